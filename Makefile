@@ -1,0 +1,45 @@
+# Two entry points for a fresh machine (see README): `make run` and `make test`.
+# Both create or reuse .venv and (re)install the project when pyproject.toml changes.
+PY      ?= python3
+VENV    := .venv
+BIN     := $(VENV)/bin
+STAMP   := $(VENV)/.installed
+export VOX_STATE_DIR ?= $(CURDIR)/.vox-state
+export DAGSTER_HOME  ?= $(VOX_STATE_DIR)/dagster
+# Never reach a model hub at run time (there is no network here; on a GPU box set these to 0 yourself).
+export HF_HUB_OFFLINE ?= 1
+export HF_DATASETS_OFFLINE ?= 1
+export TRANSFORMERS_NO_ADVISORY_WARNINGS ?= 1
+export LITELLM_LOCAL_MODEL_COST_MAP ?= True
+
+.PHONY: run test install bench clean ui mlflow
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	# torch first, pinned, so nothing below can pull a CUDA build
+	$(BIN)/python -m pip install -q "torch==2.13.0"
+	$(BIN)/python -m pip install -q -e ".[test]"
+	touch $(STAMP)
+
+install: $(STAMP)
+
+run: $(STAMP)
+	mkdir -p $(DAGSTER_HOME)
+	$(BIN)/python -m assets.main
+
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+bench: $(STAMP)
+	for b in bench/*.py; do $(BIN)/python $$b || exit 1; done
+
+ui: $(STAMP)
+	mkdir -p $(DAGSTER_HOME)
+	$(BIN)/dagster dev -w workspace.yaml
+
+mlflow: $(STAMP)
+	$(BIN)/mlflow ui --backend-store-uri sqlite:///$(VOX_STATE_DIR)/mlflow/mlflow.db
+
+clean:
+	rm -rf $(VOX_STATE_DIR)

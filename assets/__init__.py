@@ -1,0 +1,1 @@
+"""Dagster wiring: thin software-defined assets over ``pipeline`` (loaded by workspace.yaml)."""

@@ -1,0 +1,1 @@
+"""One module per domain: corpus, training, evaluation, export, orchestration, resources."""

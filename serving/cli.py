@@ -1,0 +1,35 @@
+"""The ``vox`` command: a thin shell over ``serving.commands.*`` (one module per command).
+
+Command modules import only typer at load time; heavy libraries are imported inside the
+command bodies so that ``vox check`` starts fast (no torch, transformers, Dagster, LiteLLM).
+"""
+
+from __future__ import annotations
+
+import typer
+
+from serving.commands import chat as _chat
+from serving.commands import check as _check
+from serving.commands import model as _model
+from serving.commands import serve as _serve
+
+app = typer.Typer(
+    name="vox",
+    help="Vox toolchain: check programs, chat with routed models, serve exported MENS models.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+_check.register(app)
+_chat.register(app)
+_serve.register(app)
+_model.register(app)
+
+
+def main() -> None:
+    """Console-script entry point (``vox``)."""
+    app()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""One module per ``vox`` subcommand; each exposes ``register(app)``."""

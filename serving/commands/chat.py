@@ -1,0 +1,9 @@
+"""`vox chat` (not built yet)."""
+
+from __future__ import annotations
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    """Attach this command to the `vox` app."""

@@ -1,0 +1,31 @@
+"""Serving's small error hierarchy; the CLI maps these to clear messages and exit codes."""
+
+from __future__ import annotations
+
+
+class ServingError(Exception):
+    """Root of every error raised by ``serving``."""
+
+
+class ModelLoadError(ServingError):
+    """A model directory is missing, incomplete or unreadable (message names the path and file)."""
+
+
+class UnknownModel(ServingError):
+    """A ``--model`` value is neither a routing mode, an alias, nor a catalog model id."""
+
+
+class NoCandidates(ServingError):
+    """Routing found no usable model (no keys, nothing local reachable, filters too strict)."""
+
+
+class AllProvidersFailed(ServingError):
+    """Every model of the cascade failed; ``attempts`` lists ``(model_id, reason)`` pairs."""
+
+    def __init__(self, message: str, attempts: list[tuple[str, str]] | None = None) -> None:
+        super().__init__(message)
+        self.attempts = attempts or []
+
+
+class CatalogError(ServingError):
+    """The model catalog cache is corrupt or a source returned malformed data."""

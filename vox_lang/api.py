@@ -1,0 +1,129 @@
+"""The front end's entry points: :func:`check` runs lex → parse → lower → type check and
+returns every diagnostic; :func:`compile_source` is the raising variant for pipelines."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from vox_lang.diagnostics import Diagnostic, DiagnosticSink, render_human, render_json, render_repair
+from vox_lang.errors import CompileError
+from vox_lang.source import SourceFile, Span
+
+if TYPE_CHECKING:
+    from vox_lang import hir, syntax
+
+#: codes that stop name/type checking (spec §6: "Names and types are checked only if there
+#: is no E01xx/E02xx, E0301 or E0305").
+_BLOCKING_PREFIXES = ("E01", "E02", "E0301", "E0305")
+
+
+def decode_source(data: str | bytes) -> tuple[str, list[tuple[int, int]]]:
+    """Decode ``data`` as UTF-8, keeping going past bad bytes.
+
+    Returns:
+        ``(text, bad)``: text with each invalid byte replaced by U+FFFD, and for each such
+        byte its code-point offset in ``text`` and its value (for E0106).
+    """
+    if isinstance(data, str):
+        return data, []
+    raw = data.decode("utf-8", errors="surrogateescape")
+    bad: list[tuple[int, int]] = []
+    if any("\udc80" <= ch <= "\udcff" for ch in raw):
+        chars = list(raw)
+        for i, ch in enumerate(chars):
+            if "\udc80" <= ch <= "\udcff":
+                bad.append((i, ord(ch) - 0xDC00))
+                chars[i] = "\ufffd"
+        raw = "".join(chars)
+    return raw, bad
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """Outcome of :func:`check`.
+
+    Attributes:
+        source: the decoded file (for rendering).
+        diagnostics: every diagnostic, sorted by position then code (strict mode applied).
+        module: the AST (items with syntax errors dropped).
+        hir: the lowered module, or ``None`` when syntax errors stopped name/type checking.
+    """
+
+    source: SourceFile
+    diagnostics: tuple[Diagnostic, ...]
+    module: "syntax.Module"
+    hir: "hir.Module | None"
+
+    @property
+    def errors(self) -> tuple[Diagnostic, ...]:
+        """Diagnostics with severity error."""
+        return tuple(d for d in self.diagnostics if d.is_error)
+
+    @property
+    def warnings(self) -> tuple[Diagnostic, ...]:
+        """Diagnostics with severity warning (empty in strict mode)."""
+        return tuple(d for d in self.diagnostics if not d.is_error)
+
+    @property
+    def ok(self) -> bool:
+        """True when there is no error (warnings allowed)."""
+        return not self.errors
+
+    @property
+    def codes(self) -> tuple[str, ...]:
+        """The codes of all diagnostics, in order."""
+        return tuple(d.code for d in self.diagnostics)
+
+    def render(self, fmt: str = "human") -> str:
+        """Render as ``"human"``, ``"repair"`` or ``"json"`` (spec §6).
+
+        Raises:
+            ValueError: unknown ``fmt``.
+        """
+        if fmt == "human":
+            return render_human(self.diagnostics, self.source)
+        if fmt == "repair":
+            return render_repair(self.diagnostics)
+        if fmt == "json":
+            return render_json(self.diagnostics)
+        raise ValueError(f"unknown format {fmt!r}: use human, repair or json")
+
+
+def check(source: str | bytes, path: str = "<input>", strict: bool = False) -> CheckResult:
+    """Run the whole front end on one module and collect every diagnostic.
+
+    Never raises for any input (text or bytes of any size); invalid UTF-8 is E0106.
+
+    Args:
+        source: the module text, or raw bytes (decoded as UTF-8).
+        path: display name for renderings.
+        strict: promote every warning to an error (same code).
+    """
+    from vox_lang.checker import check_module
+    from vox_lang.lower import lower_module
+    from vox_lang.parser import parse_module
+
+    text, bad = decode_source(source)
+    src = SourceFile(text, path)
+    sink = DiagnosticSink(src)
+    for offset, byte in bad:
+        sink.report("E0106", Span(offset, offset + 1), hex=f"{byte:02X}")
+    module = parse_module(src, sink)
+    lowered = None
+    if not sink.has_code_prefix(*_BLOCKING_PREFIXES):
+        lowered = lower_module(module, sink)
+        check_module(lowered, sink)
+    return CheckResult(src, sink.sorted(strict=strict), module, lowered)
+
+
+def compile_source(source: str | bytes, path: str = "<input>", strict: bool = False) -> "hir.Module":
+    """Like :func:`check` but return the HIR of a valid program.
+
+    Raises:
+        CompileError: the program has errors (all diagnostics attached).
+    """
+    result = check(source, path=path, strict=strict)
+    if not result.ok or result.hir is None:
+        raise CompileError(result.diagnostics, path)
+    return result.hir

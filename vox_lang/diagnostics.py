@@ -1,0 +1,197 @@
+"""The one Diagnostic type, the sink passes append to, and the three renderings (spec §6).
+
+Passes never raise diagnostics: they call :meth:`DiagnosticSink.report` and carry on.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, replace
+from enum import Enum
+from typing import Any, Iterable, Sequence
+
+from vox_lang.codes import REGISTRY, ErrorCode
+from vox_lang.messages import RETIRED_PREFIX, TEMPLATES
+from vox_lang.source import SourceFile, Span
+
+
+class Severity(str, Enum):
+    """Diagnostic severity; strict mode turns every ``WARNING`` into ``ERROR`` (same code)."""
+
+    ERROR = "error"
+    WARNING = "warning"
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnostic:
+    """One finding, with exactly the fields of spec §6 plus the code-point span.
+
+    Attributes:
+        code: registry code, e.g. ``"E0401"``.
+        severity: error or warning.
+        message: text before `` — `` in the spec's table, formatted.
+        line, col, end_line, end_col: 1-based code-point positions, end exclusive.
+        hint: text after `` — `` (``None`` when the template has none or no suggestion exists).
+        fix: replacement text for the span (compat warnings, mechanical migrations), else ``None``.
+        span: the code-point offsets the positions were computed from.
+    """
+
+    code: str
+    severity: Severity
+    message: str
+    line: int
+    col: int
+    end_line: int
+    end_col: int
+    hint: str | None = None
+    fix: str | None = None
+    span: Span = Span(0, 0)
+
+    @property
+    def is_error(self) -> bool:
+        """True when ``severity`` is error."""
+        return self.severity is Severity.ERROR
+
+    def sort_key(self) -> tuple[int, int, str]:
+        """Order of spec §6: by position, then code."""
+        return (self.line, self.col, self.code)
+
+    def to_json(self) -> dict[str, Any]:
+        """The spec's JSON object (key order as in §6)."""
+        return {
+            "code": self.code,
+            "severity": self.severity.value,
+            "message": self.message,
+            "line": self.line,
+            "col": self.col,
+            "end_line": self.end_line,
+            "end_col": self.end_col,
+            "hint": self.hint,
+            "fix": self.fix,
+        }
+
+
+def format_message(code: str, **fields: object) -> tuple[str, str | None]:
+    """Format ``code``'s message and hint templates with ``fields``.
+
+    A hint whose fields are missing from ``fields`` (e.g. no "did you mean" candidate) is
+    dropped rather than printed with holes. E03xx messages get the ``retired syntax: `` prefix.
+
+    Raises:
+        KeyError: ``code`` is not in the registry, or the *message* needs a missing field
+            (a bug in the caller, not a user error).
+    """
+    msg_t, hint_t = TEMPLATES[code]
+    message = msg_t.format(**fields)
+    if code.startswith("E03"):
+        message = RETIRED_PREFIX + message
+    hint: str | None = None
+    if hint_t is not None:
+        try:
+            hint = hint_t.format(**fields)
+        except KeyError:
+            hint = None
+    return message, hint
+
+
+class DiagnosticSink:
+    """Collects diagnostics for one :class:`SourceFile`; positions are resolved on report."""
+
+    def __init__(self, source: SourceFile) -> None:
+        self.source = source
+        self._items: list[Diagnostic] = []
+
+    def report(
+        self,
+        code: ErrorCode | str,
+        span: Span,
+        *,
+        hint: str | None = None,
+        fix: str | None = None,
+        **fields: object,
+    ) -> Diagnostic:
+        """Record one diagnostic for ``code`` at ``span``.
+
+        Args:
+            code: registry entry or its string.
+            span: offsets into ``self.source``; an empty span is rendered one column wide.
+            hint: overrides the template hint when given.
+            fix: replacement text for the span.
+            **fields: template fields (``n``, ``s``, ``t``...).
+
+        Returns:
+            The recorded diagnostic.
+        """
+        key = code.code if isinstance(code, ErrorCode) else code
+        entry = REGISTRY[key]
+        message, tmpl_hint = format_message(key, **fields)
+        line, col = self.source.line_col(span.start)
+        end_line, end_col = self.source.line_col(max(span.end, span.start))
+        diag = Diagnostic(
+            code=key,
+            severity=Severity.WARNING if entry.is_warning else Severity.ERROR,
+            message=message,
+            line=line,
+            col=col,
+            end_line=end_line,
+            end_col=end_col,
+            hint=hint if hint is not None else tmpl_hint,
+            fix=fix,
+            span=span,
+        )
+        self._items.append(diag)
+        return diag
+
+    def extend(self, diags: Iterable[Diagnostic]) -> None:
+        """Append already-built diagnostics."""
+        self._items.extend(diags)
+
+    def has_code_prefix(self, *prefixes: str) -> bool:
+        """True if any collected code starts with one of ``prefixes`` (e.g. ``"E01"``)."""
+        return any(d.code.startswith(prefixes) for d in self._items)
+
+    def sorted(self, strict: bool = False) -> tuple[Diagnostic, ...]:
+        """All diagnostics by position then code; ``strict`` promotes warnings to errors."""
+        items = sorted(set(self._items), key=Diagnostic.sort_key)
+        if strict:
+            items = [replace(d, severity=Severity.ERROR) for d in items]
+        return tuple(items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
+def render_human(diags: Sequence[Diagnostic], source: SourceFile) -> str:
+    """Human rendering: ``path:line:col: severity[CODE]: message``, source line, carets, hint.
+
+    Carets cover the span (at least one; to line end when the span is multi-line).
+    """
+    out: list[str] = []
+    for d in diags:
+        out.append(f"{source.path}:{d.line}:{d.col}: {d.severity.value}[{d.code}]: {d.message}")
+        text = source.line_text(d.line)
+        gutter = str(d.line)
+        out.append(f"{gutter} | {text}")
+        if d.end_line == d.line:
+            width = max(1, d.end_col - d.col)
+        else:
+            width = max(1, len(text) - d.col + 1)
+        pad = "".join("\t" if ch == "\t" else " " for ch in text[: d.col - 1])
+        out.append(f"{' ' * len(gutter)} | {pad}{'^' * width}")
+        if d.hint:
+            out.append(f"hint: {d.hint}")
+    return "\n".join(out)
+
+
+def render_repair(diags: Sequence[Diagnostic]) -> str:
+    """Repair format, one line each: ``Line 12, Col 9: error[E0401] msg (hint: ...)``."""
+    lines = []
+    for d in diags:
+        tail = f" (hint: {d.hint})" if d.hint else ""
+        lines.append(f"Line {d.line}, Col {d.col}: {d.severity.value}[{d.code}] {d.message}{tail}")
+    return "\n".join(lines)
+
+
+def render_json(diags: Sequence[Diagnostic]) -> str:
+    """The spec's JSON list, as text."""
+    return json.dumps([d.to_json() for d in diags], ensure_ascii=False)

@@ -1,0 +1,63 @@
+"""Source text and spans: offsets are stored, line/column computed only when rendering.
+
+Positions are 1-based code-point line/column, end exclusive (spec §6).
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """Half-open code-point offsets ``[start, end)`` into one :class:`SourceFile`."""
+
+    start: int
+    end: int
+
+    def cover(self, other: "Span") -> "Span":
+        """Return the smallest span covering ``self`` and ``other``."""
+        return Span(min(self.start, other.start), max(self.end, other.end))
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    """A decoded source text with a line-start index.
+
+    Attributes:
+        text: the whole file as ``str`` (code points).
+        path: display name used in renderings (``<stdin>``, ``shop.vox``...).
+    """
+
+    text: str
+    path: str = "<input>"
+    _line_starts: tuple[int, ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        starts = [0]
+        text = self.text
+        i = text.find("\n")
+        while i != -1:
+            starts.append(i + 1)
+            i = text.find("\n", i + 1)
+        object.__setattr__(self, "_line_starts", tuple(starts))
+
+    def line_col(self, offset: int) -> tuple[int, int]:
+        """Map a code-point offset to a 1-based ``(line, col)``; offsets past the end clamp."""
+        offset = max(0, min(offset, len(self.text)))
+        line = bisect.bisect_right(self._line_starts, offset) - 1
+        return line + 1, offset - self._line_starts[line] + 1
+
+    def line_text(self, line: int) -> str:
+        """Return 1-based ``line`` without its line terminator (``""`` if out of range)."""
+        if line < 1 or line > len(self._line_starts):
+            return ""
+        start = self._line_starts[line - 1]
+        end = self._line_starts[line] - 1 if line < len(self._line_starts) else len(self.text)
+        return self.text[start:end].rstrip("\r")
+
+    @property
+    def line_count(self) -> int:
+        """Number of lines (a trailing newline opens one more, empty, line)."""
+        return len(self._line_starts)
