@@ -29,3 +29,16 @@ class AllProvidersFailed(ServingError):
 
 class CatalogError(ServingError):
     """The model catalog cache is corrupt or a source returned malformed data."""
+
+
+class RequestError(ServingError):
+    """A generation request is invalid (bad message, parameter out of range, prompt too long).
+
+    ``param`` names the offending request field (OpenAI's ``error.param``); ``code`` is a short
+    machine-readable reason such as ``"context_length_exceeded"``.
+    """
+
+    def __init__(self, message: str, param: str | None = None, code: str | None = None) -> None:
+        super().__init__(message)
+        self.param = param
+        self.code = code
