@@ -6,6 +6,7 @@ Passes never raise diagnostics: they call :meth:`DiagnosticSink.report` and carr
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, replace
 from enum import Enum
 from typing import Any, Iterable, Sequence
@@ -71,18 +72,31 @@ class Diagnostic:
         }
 
 
+_OPTIONAL_GROUP = re.compile(r" \([^()]*\{\w+\}[^()]*\)")
+_FIELD = re.compile(r"\{(\w+)\}")
+
+
 def format_message(code: str, **fields: object) -> tuple[str, str | None]:
     """Format ``code``'s message and hint templates with ``fields``.
 
     A hint whose fields are missing from ``fields`` (e.g. no "did you mean" candidate) is
-    dropped rather than printed with holes. E03xx messages get the ``retired syntax: `` prefix.
+    dropped rather than printed with holes, and so is an optional `` (…)`` group of the
+    message (E0510 for a unary operator has no ``u``). E03xx messages get the ``retired syntax: `` prefix.
 
     Raises:
         KeyError: ``code`` is not in the registry, or the *message* needs a missing field
             (a bug in the caller, not a user error).
     """
     msg_t, hint_t = TEMPLATES[code]
-    message = msg_t.format(**fields)
+    try:
+        message = msg_t.format(**fields)
+    except KeyError:
+        # An optional parenthesised group (E0510's " (and `{u}`)" for unary operators) is
+        # dropped when its fields are missing; a missing field elsewhere still raises.
+        message = _OPTIONAL_GROUP.sub(
+            lambda m: m.group(0) if all(f in fields for f in _FIELD.findall(m.group(0))) else "",
+            msg_t,
+        ).format(**fields)
     if code.startswith("E03"):
         message = RETIRED_PREFIX + message
     hint: str | None = None
