@@ -1,9 +1,75 @@
-"""`vox serve` (not built yet)."""
+"""`vox serve [MODEL_DIR]`: serve an exported model over an OpenAI-compatible HTTP API.
+
+Without MODEL_DIR it serves the pipeline's latest export that passed its eval gate. Only typer
+and the standard library are imported here; torch, transformers and FastAPI load when it runs.
+"""
 
 from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
 
 import typer
 
 
+def resolve_model_dir(model_dir: Path | None) -> Path:
+    """The directory to serve: ``model_dir`` if given, else the latest passing export.
+
+    Raises:
+        typer.BadParameter: no directory given and no export passed its eval gate (the message
+            says where exports are looked for and how to make one).
+    """
+    if model_dir is not None:
+        return model_dir
+    from pipeline.paths import exports_dir, latest_export
+
+    latest = latest_export(require_passed=True)
+    if latest is not None:
+        return latest
+    failed = latest_export(require_passed=False)
+    if failed is not None:
+        reason = f"the latest export {failed} did not pass its eval gate"
+    else:
+        reason = f"there is no exported model under {exports_dir()}"
+    raise typer.BadParameter(
+        f"{reason}; pass MODEL_DIR explicitly or run the pipeline (`make run`) to export one",
+        param_hint="MODEL_DIR",
+    )
+
+
+def serve(
+    model_dir: Annotated[
+        Path | None,
+        typer.Argument(help="Exported model dir (default: the latest export that passed its eval gate)."),
+    ] = None,
+    host: Annotated[str, typer.Option(help="Interface to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="TCP port.", min=0, max=65535)] = 8000,
+    adapter: Annotated[Path | None, typer.Option(help="PEFT adapter dir served on top of MODEL_DIR.")] = None,
+    device: Annotated[str | None, typer.Option(help="cuda, cuda:N, mps or cpu (default: best available).")] = None,
+    max_tokens: Annotated[int, typer.Option(help="Default completion cap when a request sets none.", min=1)] = 512,
+) -> None:
+    """Serve an exported MENS model: /v1/models, /v1/chat/completions (streaming too), /health."""
+    from serving.errors import ServingError
+
+    path = resolve_model_dir(model_dir)
+    try:
+        from serving.engine import Engine
+        from serving.server import bind_socket, serve as run_server
+
+        bind_socket(host, port).close()  # fail fast on a busy port, before loading weights
+        typer.echo(f"loading {path} ...", err=True)
+        engine = Engine.load(path, adapter, device=device)
+        cache = "kv-cache" if engine.use_cache else "full-sequence forward"
+        typer.echo(
+            f"serving {engine.model_id!r} on http://{host}:{port}/v1 ({engine.device}, {cache}); Ctrl-C to stop",
+            err=True,
+        )
+        run_server(engine, host, port, default_max_tokens=max_tokens)
+    except ServingError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(1) from exc
+
+
 def register(app: typer.Typer) -> None:
-    """Attach this command to the `vox` app."""
+    """Attach ``serve`` to the `vox` app."""
+    app.command("serve")(serve)

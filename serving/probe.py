@@ -1,0 +1,111 @@
+"""Reachability probe for local OpenAI-compatible endpoints (used by the router).
+
+``probe(base_url)`` answers within a hard deadline (default 200 ms) whether the endpoint is up
+and which model ids it serves, by calling ``GET {base_url}/models``. ``probe_all`` probes several
+endpoints in parallel under one deadline. Standard library only: importing this is free.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Final
+
+DEFAULT_ENDPOINT: Final = "http://127.0.0.1:8000/v1"
+DEFAULT_TIMEOUT_S: Final = 0.2
+
+
+@dataclass(frozen=True, slots=True)
+class ProbeResult:
+    """What a probe found.
+
+    Attributes:
+        base_url: the endpoint probed (no trailing slash), e.g. ``http://127.0.0.1:8000/v1``.
+        up: the endpoint answered ``/models`` with a valid model list in time.
+        models: the served model ids (empty when down).
+        latency_ms: time until the answer or the failure, in milliseconds.
+        error: why it is down (``None`` when up), e.g. ``"connection refused"``, ``"timeout"``.
+    """
+
+    base_url: str
+    up: bool
+    models: tuple[str, ...] = ()
+    latency_ms: float = 0.0
+    error: str | None = None
+
+
+def local_endpoints() -> list[str]:
+    """Base URLs from ``$VOX_LOCAL_ENDPOINTS`` (comma-separated), default ``[DEFAULT_ENDPOINT]``."""
+    raw = os.environ.get("VOX_LOCAL_ENDPOINTS")
+    if raw is None:
+        return [DEFAULT_ENDPOINT]
+    return [url.strip().rstrip("/") for url in raw.split(",") if url.strip()]
+
+
+def _fetch(base_url: str, timeout: float) -> tuple[tuple[str, ...], str | None]:
+    """GET ``/models``; return ``(model ids, None)`` or ``((), reason)``."""
+    request = urllib.request.Request(f"{base_url}/models", headers={"Accept": "application/json"})
+    # No proxies: a probe of a loopback URL must never leave the machine or wait on a proxy.
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    try:
+        with opener.open(request, timeout=timeout) as response:
+            body = json.loads(response.read(1_000_000))
+    except urllib.error.HTTPError as exc:
+        return (), f"HTTP {exc.code}"
+    except urllib.error.URLError as exc:
+        reason = exc.reason
+        if isinstance(reason, ConnectionRefusedError):
+            return (), "connection refused"
+        if isinstance(reason, TimeoutError):
+            return (), "timeout"
+        return (), str(reason)
+    except TimeoutError:
+        return (), "timeout"
+    except (OSError, ValueError) as exc:
+        return (), f"bad response: {exc}"
+    data = body.get("data") if isinstance(body, dict) else None
+    if not isinstance(data, list):
+        return (), "bad response: no model list"
+    ids = tuple(str(item["id"]) for item in data if isinstance(item, dict) and isinstance(item.get("id"), str))
+    return ids, None
+
+
+def probe_all(base_urls: Iterable[str], timeout: float = DEFAULT_TIMEOUT_S) -> list[ProbeResult]:
+    """Probe every endpoint in parallel; all results are back within ``timeout`` seconds.
+
+    Args:
+        base_urls: OpenAI base URLs (``.../v1``).
+        timeout: overall deadline in seconds; an endpoint not answered by then is down
+            (``error="timeout"``).
+
+    Returns:
+        One :class:`ProbeResult` per URL, in the given order. Never raises for a bad endpoint.
+    """
+    urls = [url.rstrip("/") for url in base_urls]
+    results: list[ProbeResult | None] = [None] * len(urls)
+    start = time.perf_counter()
+
+    def run(i: int) -> None:
+        models, error = _fetch(urls[i], timeout)
+        ms = (time.perf_counter() - start) * 1000
+        results[i] = ProbeResult(urls[i], error is None, models, round(ms, 1), error)
+
+    threads = [threading.Thread(target=run, args=(i,), daemon=True) for i in range(len(urls))]
+    for thread in threads:
+        thread.start()
+    deadline = start + timeout
+    for thread in threads:
+        thread.join(max(0.0, deadline - time.perf_counter()))
+    timeout_ms = round(timeout * 1000, 1)
+    return [r if r is not None else ProbeResult(u, False, (), timeout_ms, "timeout") for u, r in zip(urls, results)]
+
+
+def probe(base_url: str = DEFAULT_ENDPOINT, timeout: float = DEFAULT_TIMEOUT_S) -> ProbeResult:
+    """Is the endpoint at ``base_url`` up, and which models does it serve? (≤ ``timeout`` s)."""
+    return probe_all([base_url], timeout)[0]

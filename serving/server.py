@@ -1,0 +1,362 @@
+"""OpenAI-compatible HTTP server over one :class:`~serving.engine.Engine` (FastAPI + uvicorn).
+
+Routes: ``GET /health``, ``GET /v1/models``, ``GET /v1/models/{id}``, ``POST /v1/chat/completions``
+(JSON or SSE streaming, with usage). Bad requests get OpenAI-style error bodies
+(``{"error": {"message", "type", "param", "code"}}``) with 4xx codes; a failing request never
+takes the server down. Generation runs on one worker thread, so concurrent requests queue and
+are answered one after another (never interleaved in one model call). Imported only by
+``vox serve`` and tests, so FastAPI is imported at module level here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import socket
+import threading
+import time
+import uuid
+from collections.abc import AsyncIterator
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse, Response, StreamingResponse
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from serving.engine import Engine, Prepared, StreamEvent
+from serving.errors import RequestError, ServingError
+
+log = logging.getLogger(__name__)
+
+_END = object()  # marks the end of a streamed generation on the event queue
+
+
+class ChatRequest(BaseModel):
+    """The subset of OpenAI's chat-completions request that we honour (other fields ignored)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    model: str
+    messages: list[dict[str, Any]] = Field(min_length=1)
+    stream: bool = False
+    max_tokens: int | None = Field(default=None, ge=1)
+    max_completion_tokens: int | None = Field(default=None, ge=1)
+    temperature: float | None = Field(default=None, ge=0.0, le=2.0)
+    top_p: float | None = Field(default=None, gt=0.0, le=1.0)
+    stop: str | list[str] | None = None
+    n: int | None = Field(default=None, ge=1)
+    seed: int | None = None
+    stream_options: dict[str, Any] | None = None
+
+
+def error_response(status: int, message: str, *, param: str | None = None, code: str | None = None) -> JSONResponse:
+    """An OpenAI-style error body (``type`` follows the status: 4xx invalid request, 5xx server)."""
+    kind = {401: "authentication_error", 404: "invalid_request_error", 429: "rate_limit_error"}.get(
+        status, "invalid_request_error" if status < 500 else "server_error"
+    )
+    body = {"error": {"message": message, "type": kind, "param": param, "code": code}}
+    return JSONResponse(body, status_code=status)
+
+
+def _validation_message(exc: ValidationError) -> tuple[str, str | None]:
+    first = exc.errors()[0]
+    loc = ".".join(str(part) for part in first.get("loc", ()))
+    more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+    return (f"{loc}: {first.get('msg', 'invalid value')}{more}" if loc else str(first.get("msg"))), loc or None
+
+
+class _Service:
+    """Request handling state: the engine, its single worker thread and the queue depth."""
+
+    def __init__(self, engine: Engine, default_max_tokens: int, max_queue: int) -> None:
+        self.engine = engine
+        self.default_max_tokens = default_max_tokens
+        self.max_queue = max_queue
+        self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vox-generate")
+        self.pending = 0  # requests submitted to the worker and not finished (event-loop only)
+        self.created = int(time.time())
+
+    def model_card(self) -> dict[str, Any]:
+        return {"id": self.engine.model_id, "object": "model", "created": self.created, "owned_by": "vox-mens"}
+
+    def parse(self, raw: bytes) -> ChatRequest | JSONResponse:
+        """Parse and validate a request body, or return the 4xx response explaining why not."""
+        try:
+            data = json.loads(raw)
+        except (ValueError, UnicodeDecodeError) as exc:
+            return error_response(400, f"could not parse the JSON body of your request: {exc}")
+        if not isinstance(data, dict):
+            return error_response(400, "the request body must be a JSON object")
+        try:
+            req = ChatRequest.model_validate(data)
+        except ValidationError as exc:
+            message, param = _validation_message(exc)
+            return error_response(400, message, param=param)
+        if req.model != self.engine.model_id:
+            return error_response(
+                404,
+                f"the model {req.model!r} does not exist here; this server serves {self.engine.model_id!r}",
+                param="model",
+                code="model_not_found",
+            )
+        if (req.n or 1) != 1:
+            return error_response(400, "only n=1 is supported", param="n")
+        return req
+
+    def prepare(self, req: ChatRequest) -> Prepared:
+        stop = [req.stop] if isinstance(req.stop, str) else list(req.stop or [])
+        return self.engine.prepare(
+            req.messages,
+            max_tokens=req.max_completion_tokens or req.max_tokens,
+            temperature=1.0 if req.temperature is None else req.temperature,
+            top_p=1.0 if req.top_p is None else req.top_p,
+            stop=stop,
+            seed=req.seed,
+            default_max_tokens=self.default_max_tokens,
+        )
+
+    def submit(self, fn: Any, *args: Any) -> asyncio.Future[Any]:
+        """Run ``fn(*args)`` on the worker thread (FIFO), tracking the queue depth."""
+        loop = asyncio.get_running_loop()
+        self.pending += 1
+        future = loop.run_in_executor(self.executor, fn, *args)
+
+        def done(_: Any) -> None:
+            self.pending -= 1
+
+        future.add_done_callback(done)
+        return future
+
+
+def _usage(event: StreamEvent) -> dict[str, int]:
+    total = event.prompt_tokens + event.completion_tokens
+    return {"prompt_tokens": event.prompt_tokens, "completion_tokens": event.completion_tokens, "total_tokens": total}
+
+
+def create_app(engine: Engine, *, default_max_tokens: int = 512, max_queue: int = 32) -> FastAPI:
+    """Build the FastAPI app serving ``engine``.
+
+    Args:
+        engine: the loaded model.
+        default_max_tokens: completion cap when a request gives no ``max_tokens``.
+        max_queue: requests waiting or running beyond this get 429 (server busy).
+    """
+    service = _Service(engine, default_max_tokens, max_queue)
+    app = FastAPI(title="vox-mens local model server", docs_url=None, redoc_url=None)
+    app.state.service = service
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        return error_response(exc.status_code, f"{request.method} {request.url.path}: {exc.detail}")
+
+    @app.get("/health")
+    async def health() -> dict[str, Any]:
+        return {
+            "status": "ok",
+            "model": engine.model_id,
+            "device": engine.device,
+            "kv_cache": engine.use_cache,
+            "busy": engine.busy,
+            "queued": service.pending,
+        }
+
+    @app.get("/v1/models")
+    async def list_models() -> dict[str, Any]:
+        return {"object": "list", "data": [service.model_card()]}
+
+    @app.get("/v1/models/{model_id:path}", response_model=None)
+    async def get_model(model_id: str) -> dict[str, Any] | JSONResponse:
+        if model_id != engine.model_id:
+            return error_response(404, f"the model {model_id!r} does not exist", param="model", code="model_not_found")
+        return service.model_card()
+
+    @app.post("/v1/chat/completions", response_model=None)
+    async def chat_completions(request: Request) -> Response:
+        parsed = service.parse(await request.body())
+        if isinstance(parsed, JSONResponse):
+            return parsed
+        try:
+            prepared = service.prepare(parsed)
+        except RequestError as exc:
+            return error_response(400, str(exc), param=exc.param, code=exc.code)
+        if service.pending >= service.max_queue:
+            return error_response(429, f"server busy: {service.pending} requests queued; retry later")
+        completion_id = f"chatcmpl-{uuid.uuid4().hex}"
+        if parsed.stream:
+            include_usage = bool((parsed.stream_options or {}).get("include_usage"))
+            events = _stream(service, prepared, completion_id, include_usage)
+            return StreamingResponse(events, media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
+        try:
+            result = await service.submit(engine.complete, prepared)
+        except ServingError as exc:
+            return error_response(500, f"generation failed: {exc}")
+        except Exception as exc:  # noqa: BLE001 - one request's failure must not take the server down
+            log.exception("generation failed")
+            return error_response(500, f"generation failed: {type(exc).__name__}: {exc}")
+        usage = {
+            "prompt_tokens": result.prompt_tokens,
+            "completion_tokens": result.completion_tokens,
+            "total_tokens": result.prompt_tokens + result.completion_tokens,
+        }
+        return JSONResponse(
+            {
+                "id": completion_id,
+                "object": "chat.completion",
+                "created": int(time.time()),
+                "model": engine.model_id,
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": result.text},
+                        "finish_reason": result.finish_reason,
+                        "logprobs": None,
+                    }
+                ],
+                "usage": usage,
+            }
+        )
+
+    return app
+
+
+async def _stream(service: _Service, prepared: Prepared, completion_id: str, include_usage: bool) -> AsyncIterator[str]:
+    """SSE events for one streamed completion; client disconnect cancels the generation."""
+    engine = service.engine
+    loop = asyncio.get_running_loop()
+    queue: asyncio.Queue[Any] = asyncio.Queue()
+    cancel = threading.Event()
+    created = int(time.time())
+
+    def put(item: Any) -> None:
+        try:
+            loop.call_soon_threadsafe(queue.put_nowait, item)
+        except RuntimeError:  # the event loop is gone (server shutting down)
+            cancel.set()
+
+    def work() -> None:
+        try:
+            if cancel.is_set():
+                return
+            for event in engine.stream(prepared, cancel):
+                put(event)
+        except Exception as exc:  # noqa: BLE001 - reported to the client as an SSE error event
+            put(exc)
+        finally:
+            put(_END)
+
+    def chunk(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> str:
+        body = {
+            "id": completion_id,
+            "object": "chat.completion.chunk",
+            "created": created,
+            "model": engine.model_id,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}],
+            **extra,
+        }
+        return f"data: {json.dumps(body)}\n\n"
+
+    service.submit(work)
+    try:
+        yield chunk({"role": "assistant", "content": ""})
+        while (item := await queue.get()) is not _END:
+            if isinstance(item, Exception):
+                log.error("streamed generation failed: %s", item)
+                error = {"message": f"generation failed: {type(item).__name__}: {item}", "type": "server_error"}
+                yield f"data: {json.dumps({'error': error})}\n\n"
+                continue
+            if item.text:
+                yield chunk({"content": item.text})
+            if item.finish_reason is not None:
+                finish = "stop" if item.finish_reason == "cancelled" else item.finish_reason
+                if include_usage:
+                    yield chunk({}, finish)
+                    usage_chunk = {
+                        "id": completion_id,
+                        "object": "chat.completion.chunk",
+                        "created": created,
+                        "model": engine.model_id,
+                        "choices": [],
+                        "usage": _usage(item),
+                    }
+                    yield f"data: {json.dumps(usage_chunk)}\n\n"
+                else:
+                    yield chunk({}, finish, usage=_usage(item))
+        yield "data: [DONE]\n\n"
+    finally:
+        cancel.set()  # client went away or we finished: stop generating, free the queue
+
+
+def bind_socket(host: str, port: int) -> socket.socket:
+    """A listening-ready TCP socket bound to ``host:port`` (port 0: any free port).
+
+    Raises:
+        ServingError: the address is in use or cannot be bound (message names it).
+    """
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise ServingError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc
+    return sock
+
+
+class ServerThread:
+    """Serve an engine from a background thread (tests, benchmarks, embedding).
+
+    ``start()`` returns once the server accepts connections; ``base_url`` is then
+    ``http://<host>:<port>/v1``; ``stop()`` shuts it down.
+    """
+
+    def __init__(self, engine: Engine, host: str = "127.0.0.1", port: int = 0, **app_kwargs: Any) -> None:
+        import uvicorn
+
+        self.host = host
+        self._sock = bind_socket(host, port)
+        self.port: int = self._sock.getsockname()[1]
+        config = uvicorn.Config(create_app(engine, **app_kwargs), log_level="warning", lifespan="off")
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(
+            target=self._server.run, kwargs={"sockets": [self._sock]}, name=f"vox-serve-{self.port}", daemon=True
+        )
+
+    @property
+    def base_url(self) -> str:
+        """The OpenAI base URL, ``http://<host>:<port>/v1``."""
+        return f"http://{self.host}:{self.port}/v1"
+
+    def start(self, timeout: float = 30.0) -> None:
+        """Start serving; raise ``ServingError`` if the server is not up within ``timeout`` s."""
+        self._thread.start()
+        deadline = time.monotonic() + timeout
+        while not self._server.started:
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                raise ServingError(f"server on {self.host}:{self.port} did not start")
+            time.sleep(0.01)
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Ask the server to exit and wait for its thread (at most ``timeout`` s)."""
+        self._server.should_exit = True
+        self._thread.join(timeout)
+        self._sock.close()
+
+
+def serve(engine: Engine, host: str = "127.0.0.1", port: int = 8000, **app_kwargs: Any) -> None:
+    """Serve ``engine`` in the foreground until interrupted (Ctrl-C).
+
+    Raises:
+        ServingError: ``host:port`` cannot be bound.
+    """
+    import uvicorn
+
+    sock = bind_socket(host, port)
+    config = uvicorn.Config(create_app(engine, **app_kwargs), log_level="info", lifespan="off")
+    try:
+        uvicorn.Server(config).run(sockets=[sock])
+    finally:
+        sock.close()
