@@ -1,0 +1,137 @@
+"""A tiny OpenAI-compatible server on loopback that replays scripted answers (test helper).
+
+Each ``POST /v1/chat/completions`` pops the next :class:`Scripted` answer (the last one repeats)
+and records the request body, so tests can assert exactly what the client sent. Answers can
+fail with an HTTP status, or stream a few chunks and then drop the connection (a provider dying
+mid-stream). ``GET /v1/models`` lists the served model id. Standard library only.
+
+Load it from a test with::
+
+    replay = load_replay_module()   # see the test files; plain import works too when on sys.path
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Scripted:
+    """One scripted answer.
+
+    Attributes:
+        text: the assistant content.
+        status: HTTP status to answer with instead (e.g. 429, 500); ``text`` is the error message.
+        drop_after: when streaming, send this many content chunks and then drop the connection.
+        chunk_chars: characters per streamed chunk.
+    """
+
+    text: str
+    status: int = 200
+    drop_after: int | None = None
+    chunk_chars: int = 12
+
+
+class ReplayServer:
+    """Serve ``script`` on ``127.0.0.1:<free port>`` in a daemon thread; ``base_url`` ends in ``/v1``."""
+
+    def __init__(self, script: list[Scripted | str], model: str = "replay-model") -> None:
+        self.script = [s if isinstance(s, Scripted) else Scripted(s) for s in script]
+        self.model = model
+        self.requests: list[dict[str, Any]] = []
+        self._lock = threading.Lock()
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
+
+    def __enter__(self) -> "ReplayServer":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+    def _next(self, body: dict[str, Any]) -> Scripted:
+        with self._lock:
+            self.requests.append(body)
+            return self.script[min(len(self.requests) - 1, len(self.script) - 1)]
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: object) -> None:  # keep test output clean
+                pass
+
+            def _json(self, status: int, obj: Any) -> None:
+                data = json.dumps(obj).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_GET(self) -> None:
+                if self.path.rstrip("/").endswith("/models"):
+                    self._json(200, {"object": "list", "data": [{"id": server.model, "object": "model"}]})
+                elif self.path.rstrip("/").endswith("/health"):
+                    self._json(200, {"status": "ok"})
+                else:
+                    self._json(404, {"error": {"message": "not found"}})
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                body = json.loads(self.rfile.read(length) or b"{}")
+                answer = server._next(body)
+                if answer.status != 200:
+                    self._json(answer.status, {"error": {"message": answer.text, "code": answer.status}})
+                    return
+                usage = {"prompt_tokens": 10, "completion_tokens": max(1, len(answer.text) // 4)}
+                usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+                if not body.get("stream"):
+                    self._json(200, {
+                        "id": "chatcmpl-replay", "object": "chat.completion", "created": int(time.time()),
+                        "model": server.model, "usage": usage,
+                        "choices": [{"index": 0, "finish_reason": "stop",
+                                     "message": {"role": "assistant", "content": answer.text}}],
+                    })
+                    return
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                pieces = [answer.text[i:i + answer.chunk_chars]
+                          for i in range(0, len(answer.text), answer.chunk_chars)] or [""]
+                for n, piece in enumerate(pieces):
+                    if answer.drop_after is not None and n >= answer.drop_after:
+                        self.wfile.flush()
+                        self.close_connection = True
+                        self.connection.shutdown(2)  # mid-stream death: no terminating chunk
+                        return
+                    self._event({"choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": None}]})
+                self._event({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}], "usage": usage})
+                self._chunk(b"data: [DONE]\n\n")
+                self._chunk(b"")
+
+            def _event(self, payload: dict[str, Any]) -> None:
+                payload = {"id": "chatcmpl-replay", "object": "chat.completion.chunk",
+                           "created": int(time.time()), "model": server.model, **payload}
+                self._chunk(f"data: {json.dumps(payload)}\n\n".encode())
+
+            def _chunk(self, data: bytes) -> None:
+                self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+                self.wfile.flush()
+
+        return Handler
