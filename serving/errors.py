@@ -42,3 +42,7 @@ class RequestError(ServingError):
         super().__init__(message)
         self.param = param
         self.code = code
+
+
+class BudgetExceeded(ServingError):
+    """``vox chat --max-cost`` is spent: no further model call is made in this chat."""
