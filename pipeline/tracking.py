@@ -1,0 +1,118 @@
+"""A small MLflow wrapper: one local store under the state dir, explicit run ids, no globals.
+
+The store is ``sqlite:///<state>/mlflow/mlflow.db`` with artifacts in ``<state>/mlflow/artifacts``
+(``make mlflow`` opens the UI on it). ``mlflow`` is imported lazily. Uses ``MlflowClient``
+rather than the fluent API so that resuming a run and running several runs in one process
+never depend on hidden state.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+DEFAULT_EXPERIMENT = "vox-mens"
+
+
+def default_tracking_uri() -> str:
+    """``sqlite:///<state>/mlflow/mlflow.db`` (the Makefile's ``make mlflow`` reads the same)."""
+    from pipeline.paths import mlflow_dir
+
+    return f"sqlite:///{mlflow_dir() / 'mlflow.db'}"
+
+
+def _flat(params: dict[str, Any], prefix: str = "") -> dict[str, str]:
+    """Flatten nested dicts to ``a.b`` keys; values as strings (MLflow limit: 6000 chars)."""
+    out: dict[str, str] = {}
+    for key, value in params.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            out.update(_flat(value, name + "."))
+        else:
+            out[name] = str(value)[:6000]
+    return out
+
+
+class Tracker:
+    """One MLflow run at a time in a local store.
+
+    Args:
+        tracking_uri: MLflow backend URI (default :func:`default_tracking_uri`).
+        experiment: experiment name, created with artifacts under ``<state>/mlflow/artifacts``.
+    """
+
+    def __init__(self, tracking_uri: str | None = None, experiment: str = DEFAULT_EXPERIMENT) -> None:
+        from mlflow.tracking import MlflowClient
+
+        from pipeline.paths import mlflow_dir
+
+        self.tracking_uri = tracking_uri or default_tracking_uri()
+        self.client = MlflowClient(tracking_uri=self.tracking_uri)
+        found = self.client.get_experiment_by_name(experiment)
+        if found is None:
+            artifacts = (mlflow_dir() / "artifacts").as_uri()
+            self.experiment_id = self.client.create_experiment(experiment, artifact_location=artifacts)
+        else:
+            self.experiment_id = found.experiment_id
+        self.run_id: str | None = None
+
+    def start(self, run_name: str, run_id: str | None = None, tags: dict[str, str] | None = None) -> str:
+        """Start a new run, or reopen ``run_id`` (resume). Returns the run id."""
+        if run_id:
+            self.client.update_run(run_id, status="RUNNING")
+            self.run_id = run_id
+        else:
+            run = self.client.create_run(self.experiment_id, run_name=run_name, tags=tags or {})
+            self.run_id = run.info.run_id
+        return self.run_id
+
+    def _need_run(self) -> str:
+        if self.run_id is None:
+            raise RuntimeError("Tracker: no active run; call start() first")
+        return self.run_id
+
+    def log_params(self, params: dict[str, Any]) -> None:
+        """Log (nested) params once; params already logged with the same value are skipped."""
+        from mlflow.entities import Param
+
+        run_id = self._need_run()
+        existing = self.client.get_run(run_id).data.params
+        flat = {k: v for k, v in _flat(params).items() if existing.get(k) != v}
+        items = [Param(k, v) for k, v in flat.items() if k not in existing]
+        for i in range(0, len(items), 100):
+            self.client.log_batch(run_id, params=items[i : i + 100])
+
+    def log_metrics(self, metrics: dict[str, float], step: int) -> None:
+        """Log numeric metrics at ``step`` in one batch (non-numeric values are skipped)."""
+        from mlflow.entities import Metric
+
+        run_id = self._need_run()
+        now = int(time.time() * 1000)
+        items = [Metric(k, float(v), now, step) for k, v in metrics.items()
+                 if isinstance(v, (int, float)) and not isinstance(v, bool)]
+        if items:
+            self.client.log_batch(run_id, metrics=items)
+
+    def set_tags(self, tags: dict[str, Any]) -> None:
+        """Set run tags (stringified)."""
+        run_id = self._need_run()
+        for key, value in tags.items():
+            self.client.set_tag(run_id, key, str(value))
+
+    def log_artifacts(self, local_dir: Path, artifact_path: str) -> None:
+        """Copy a directory into the run's artifacts under ``artifact_path``."""
+        self.client.log_artifacts(self._need_run(), str(local_dir), artifact_path)
+
+    def log_dict(self, data: dict[str, Any], name: str) -> None:
+        """Store a dict as a JSON artifact file ``name``."""
+        self.client.log_dict(self._need_run(), data, name)
+
+    def end(self, status: str = "FINISHED") -> None:
+        """Terminate the run (``FINISHED``, ``FAILED`` or ``KILLED``)."""
+        if self.run_id is not None:
+            self.client.set_terminated(self.run_id, status=status)
+            self.run_id = None

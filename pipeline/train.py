@@ -1,0 +1,359 @@
+"""QLoRA supervised fine-tuning: trl ``SFTTrainer`` + peft LoRA on a 4-bit NF4 base.
+
+Loss on assistant tokens only (chat template ``{% generation %}`` markers), best-fit-decreasing
+packing (padding-free batches), eval loss on the held-out split, checkpoints every
+``save_steps`` with automatic resume. A run is keyed by a fingerprint of the train recipe, the
+base model and the corpus version: the same key resumes (or reuses a finished adapter), a
+changed key starts a new run and says so. Every run is logged to the local MLflow store.
+
+Usage::
+
+    python -m pipeline.train --config cpu-tiny                    # QLoRA (4-bit base + LoRA)
+    python -m pipeline.train --config cuda-qlora --max-steps 500  # GPU recipe, flag override
+    python -m pipeline.train --config cpu-tiny --quantization none  # plain LoRA, 16-bit base
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import logging
+import os
+import shutil
+import time
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from pipeline.chat_format import check_mode, present
+from pipeline.errors import TrainingError
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Recipe section ``train:`` (defaults = a small CPU QLoRA run)."""
+
+    base_model: str = ""  # model to adapt; "" = the base_model stage's output
+    quantization: str = "nf4"  # "nf4" = QLoRA (bitsandbytes 4-bit), "none" = plain LoRA
+    double_quant: bool = True  # quantise the quantisation constants (saves ~0.4 bit/param)
+    compute_dtype: str = "auto"  # 4-bit matmul dtype: auto = bf16 on CUDA, fp32 on CPU
+    adapter_dtype: str = "auto"  # LoRA weight dtype: auto = bf16 on CUDA (trl default), fp32 on CPU
+    device: str = "auto"  # auto | cuda | mps | cpu
+    lora_r: int = 16  # LoRA rank
+    lora_alpha: int = 32  # LoRA scale numerator (scale = alpha / r)
+    lora_dropout: float = 0.05  # dropout on the LoRA input
+    target_modules: tuple[str, ...] = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
+    system_prompt_mode: str = "none"  # "ssot" = train with the full SSOT system prompt, "none" = drop it
+    max_length: int = 512  # tokens per packed row (and truncation of single examples)
+    batch_size: int = 4  # packed rows per device step
+    grad_accum: int = 1  # micro-batches per optimizer step
+    max_steps: int = 100  # optimizer steps (-1 = use epochs)
+    epochs: float = 1.0  # used when max_steps = -1
+    learning_rate: float = 2e-3  # peak LR (LoRA tolerates high LRs; 2e-4 typical for 1B+ models)
+    warmup_ratio: float = 0.05  # share of steps in linear warm-up
+    lr_scheduler: str = "cosine"  # transformers scheduler name
+    weight_decay: float = 0.0  # on LoRA weights
+    max_train_rows: int = 0  # cap on train rows (0 = all)
+    max_eval_rows: int = 64  # held-out rows used for eval loss (eval cost bound)
+    eval_steps: int = 50  # eval loss every N steps (and at the end)
+    save_steps: int = 25  # checkpoint every N steps (resume granularity)
+    save_total_limit: int = 2  # checkpoints kept
+    logging_steps: int = 5  # loss / LR / tokens-per-second logging interval
+    gradient_checkpointing: bool = False  # trade compute for memory (on for big GPU models)
+    seed: int = 0  # data order, LoRA init
+    resume: bool = True  # continue an interrupted run with the same fingerprint
+
+
+@dataclass(frozen=True)
+class SFTData:
+    """Training inputs: conversational ``datasets.Dataset`` s (column ``messages``) + provenance."""
+
+    train: Any
+    eval: Any | None
+    corpus_version: str = ""
+    base_fingerprint: str = ""
+
+
+@dataclass(frozen=True)
+class TrainResult:
+    """Outcome of :func:`train`.
+
+    Attributes:
+        adapter_dir: the saved LoRA adapter (+ tokenizer).
+        run_dir: the run folder (checkpoints, ``run.json``).
+        fingerprint: run key (recipe + base + corpus).
+        steps: optimizer steps done in total.
+        train_loss: last logged training loss. eval_loss: last held-out loss (None if no eval).
+        tokens: non-pad tokens trained on; tokens_per_s over this session's training time.
+        seconds: wall time of this call. resumed_from: checkpoint resumed, if any.
+        reused: a finished run with this fingerprint was returned without training.
+        quantized: whether the base was 4-bit. device: where it ran.
+        system_prompt_mode: how prompts were presented. mlflow_run_id: the MLflow run.
+        losses: ``(step, loss)`` pairs logged; eval_losses likewise.
+    """
+
+    adapter_dir: str
+    run_dir: str
+    fingerprint: str
+    steps: int
+    train_loss: float | None
+    eval_loss: float | None
+    tokens: int
+    tokens_per_s: float
+    seconds: float
+    quantized: bool
+    device: str
+    system_prompt_mode: str
+    base_model: str
+    mlflow_run_id: str | None = None
+    resumed_from: str | None = None
+    reused: bool = False
+    losses: tuple[tuple[int, float], ...] = ()
+    eval_losses: tuple[tuple[int, float], ...] = ()
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def peft_config(cfg: TrainConfig) -> Any:
+    """The one place LoRA is configured: a ``peft.LoraConfig`` from the recipe."""
+    from peft import LoraConfig
+
+    return LoraConfig(r=cfg.lora_r, lora_alpha=cfg.lora_alpha, lora_dropout=cfg.lora_dropout,
+                      target_modules=list(cfg.target_modules), bias="none", task_type="CAUSAL_LM")
+
+
+def make_sft_data(train_rows: list[dict[str, Any]], eval_rows: list[dict[str, Any]], cfg: TrainConfig,
+                  corpus_version: str = "", base_fingerprint: str = "") -> SFTData:
+    """Conversational datasets from corpus rows, presented per ``cfg.system_prompt_mode``."""
+    from datasets import Dataset
+
+    check_mode(cfg.system_prompt_mode)
+    if cfg.max_train_rows:
+        train_rows = train_rows[: cfg.max_train_rows]
+    eval_rows = eval_rows[: cfg.max_eval_rows] if cfg.max_eval_rows else []
+
+    def convo(rows: list[dict[str, Any]]) -> Any:
+        return Dataset.from_list([{"messages": present(r["messages"], cfg.system_prompt_mode)} for r in rows])
+
+    return SFTData(train=convo(train_rows), eval=convo(eval_rows) if eval_rows else None,
+                   corpus_version=corpus_version, base_fingerprint=base_fingerprint)
+
+
+def run_fingerprint(cfg: TrainConfig, data: SFTData) -> str:
+    """Digest of recipe + base + corpus (+ system prompt when presented): same key, same run."""
+    from pipeline.prompt import system_prompt
+
+    ignore = {"resume", "eval_steps", "save_steps", "save_total_limit", "logging_steps", "device"}
+    blob = {k: v for k, v in asdict(cfg).items() if k not in ignore}
+    blob.update(corpus=data.corpus_version, base=data.base_fingerprint, rows=len(data.train))
+    if cfg.system_prompt_mode == "ssot":
+        blob["system_prompt"] = hashlib.sha256(system_prompt().encode()).hexdigest()
+    return hashlib.sha256(json.dumps(blob, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def sft_args(cfg: TrainConfig, run_dir: Path, device: str, has_eval: bool) -> Any:
+    """The ``trl.SFTConfig`` for ``cfg`` (no hub, no integrations: MLflow is ours)."""
+    import torch
+    from trl import SFTConfig
+
+    bf16 = device == "cuda" and torch.cuda.is_bf16_supported()
+    return SFTConfig(
+        output_dir=str(run_dir), max_steps=cfg.max_steps, num_train_epochs=cfg.epochs,
+        per_device_train_batch_size=cfg.batch_size, per_device_eval_batch_size=cfg.batch_size,
+        gradient_accumulation_steps=cfg.grad_accum, learning_rate=cfg.learning_rate,
+        warmup_steps=cfg.warmup_ratio, lr_scheduler_type=cfg.lr_scheduler, weight_decay=cfg.weight_decay,
+        max_length=cfg.max_length, packing=True, packing_strategy="bfd", padding_free=True,
+        assistant_only_loss=True, eval_strategy="steps" if has_eval else "no", eval_steps=cfg.eval_steps,
+        save_strategy="steps", save_steps=cfg.save_steps, save_total_limit=cfg.save_total_limit,
+        logging_steps=cfg.logging_steps, logging_first_step=True, report_to="none",
+        include_num_input_tokens_seen="non_padding", seed=cfg.seed, data_seed=cfg.seed,
+        bf16=bf16, fp16=False, use_cpu=device == "cpu", gradient_checkpointing=cfg.gradient_checkpointing,
+        dataloader_pin_memory=device == "cuda", disable_tqdm=True, dataset_num_proc=None,
+    )
+
+
+def _last_checkpoint(run_dir: Path) -> Path | None:
+    ckpts = [p for p in run_dir.glob("checkpoint-*") if (p / "trainer_state.json").is_file()]
+    return max(ckpts, key=lambda p: int(p.name.split("-")[1]), default=None)
+
+
+def _write_json(path: Path, data: dict[str, Any]) -> None:
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data, indent=1, default=str))
+    os.replace(tmp, path)
+
+
+def build_trainer(cfg: TrainConfig, data: SFTData, run_dir: Path, callbacks: list[Any] = ()) -> Any:
+    """Load the base (4-bit unless ``quantization: none``) and build the ``SFTTrainer``.
+
+    Returns:
+        the trainer; ``trainer.vox_info`` holds ``{"device", "quantized", "base_model"}``.
+    """
+    import torch
+    from transformers import AutoTokenizer
+    from trl import SFTTrainer
+
+    from pipeline.quant import load_for_training, pick_device, torch_dtype
+
+    device = pick_device(cfg.device)
+    if not cfg.base_model:
+        raise TrainingError("train.base_model is empty: pass the base_model stage's output")
+    if device == "cpu":
+        torch.set_num_threads(min(torch.get_num_threads(), int(os.environ.get("VOX_TORCH_THREADS", "2"))))
+    tokenizer = AutoTokenizer.from_pretrained(cfg.base_model)
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    model, quantized = load_for_training(cfg.base_model, cfg.quantization, device, cfg.compute_dtype,
+                                         cfg.double_quant)
+    trainer = SFTTrainer(model=model, args=sft_args(cfg, run_dir, device, data.eval is not None),
+                         train_dataset=data.train, eval_dataset=data.eval, processing_class=tokenizer,
+                         peft_config=peft_config(cfg), callbacks=list(callbacks))
+    adapter_dtype = torch_dtype(cfg.adapter_dtype, device)
+    for p in trainer.model.parameters():  # trl casts LoRA weights to bf16 on 4-bit bases
+        if p.requires_grad and p.dtype != adapter_dtype:
+            p.data = p.data.to(adapter_dtype)
+    trainer.vox_info = {"device": device, "quantized": quantized, "base_model": cfg.base_model}
+    return trainer
+
+
+def train(cfg: TrainConfig, dataset: SFTData, out_dir: Path, *, tracker: Any | None = None,
+          callbacks: list[Any] = (), recipe_name: str = "") -> TrainResult:
+    """Fine-tune a LoRA adapter on ``dataset``; resume or reuse by fingerprint.
+
+    Args:
+        cfg: the train recipe section (``cfg.base_model`` must be set).
+        dataset: see :func:`make_sft_data`.
+        out_dir: stage folder; runs live in ``out_dir/runs/<fingerprint>``.
+        tracker: a :class:`pipeline.tracking.Tracker` (default: a new one on the local store).
+        callbacks: extra ``TrainerCallback`` s (tests use one to interrupt).
+        recipe_name: recorded in MLflow.
+
+    Returns:
+        a :class:`TrainResult`; the adapter is at ``result.adapter_dir``.
+
+    Raises:
+        TrainingError: no base model, or the trainer failed (the run is marked FAILED).
+    """
+    from pipeline.tracking import Tracker
+    from pipeline.train_callbacks import MlflowCallback
+
+    start = time.perf_counter()
+    fp = run_fingerprint(cfg, dataset)
+    run_dir = out_dir / "runs" / fp
+    run_dir.mkdir(parents=True, exist_ok=True)
+    state_path, latest_path = run_dir / "run.json", out_dir / "latest_run.json"
+    state = json.loads(state_path.read_text()) if state_path.is_file() else {}
+    if latest_path.is_file():
+        previous = json.loads(latest_path.read_text()).get("fingerprint")
+        if previous and previous != fp:
+            log.info("train: recipe, base model or corpus changed (run %s -> %s): starting a new run", previous, fp)
+    _write_json(latest_path, {"fingerprint": fp, "run_dir": str(run_dir)})
+    if cfg.resume and state.get("status") == "complete" and Path(state["result"]["adapter_dir"]).is_dir():
+        log.info("train: run %s already finished; reusing its adapter", fp)
+        return TrainResult(**{**state["result"], "reused": True, "seconds": time.perf_counter() - start,
+                              "losses": tuple(map(tuple, state["result"]["losses"])),
+                              "eval_losses": tuple(map(tuple, state["result"]["eval_losses"]))})
+    checkpoint = _last_checkpoint(run_dir) if cfg.resume else None
+    if not cfg.resume:
+        for old in run_dir.glob("checkpoint-*"):
+            shutil.rmtree(old)
+    tracker = tracker or Tracker()
+    run_id = tracker.start(f"qlora-{fp[:8]}", run_id=state.get("mlflow_run_id") if checkpoint else None,
+                           tags={"fingerprint": fp, "recipe": recipe_name})
+    _write_json(state_path, {"status": "running", "fingerprint": fp, "mlflow_run_id": run_id})
+    mlcb = MlflowCallback(tracker)
+    try:
+        trainer = build_trainer(cfg, dataset, run_dir, [mlcb, *callbacks])
+        info = trainer.vox_info
+        tracker.log_params({"train": asdict(cfg), "recipe": recipe_name, "corpus_version": dataset.corpus_version,
+                            "base_fingerprint": dataset.base_fingerprint, "device": info["device"],
+                            "quantized": info["quantized"], "train_rows": len(dataset.train),
+                            "trainable_params": sum(p.numel() for p in trainer.model.parameters() if p.requires_grad)})
+        if checkpoint:
+            log.info("train: resuming run %s from %s", fp, checkpoint.name)
+        output = trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
+        adapter_dir = run_dir / "adapter"
+        tmp = run_dir / "adapter.tmp"
+        shutil.rmtree(tmp, ignore_errors=True)
+        trainer.model.save_pretrained(tmp)
+        trainer.processing_class.save_pretrained(tmp)
+        shutil.rmtree(adapter_dir, ignore_errors=True)
+        os.replace(tmp, adapter_dir)
+    except BaseException as exc:
+        tracker.end("KILLED" if isinstance(exc, KeyboardInterrupt) else "FAILED")
+        _write_json(state_path, {"status": "interrupted", "fingerprint": fp, "mlflow_run_id": run_id})
+        if isinstance(exc, (KeyboardInterrupt, TrainingError)) or not isinstance(exc, Exception):
+            raise
+        raise TrainingError(f"training run {fp} failed: {type(exc).__name__}: {exc}") from exc
+    hist = trainer.state.log_history
+    losses = tuple((h["step"], float(h["loss"])) for h in hist if "loss" in h)
+    eval_losses = tuple((h["step"], float(h["eval_loss"])) for h in hist if "eval_loss" in h)
+    runtime = float(output.metrics.get("train_runtime", 0.0)) or 1e-9
+    session_tokens = trainer.state.num_input_tokens_seen - mlcb.tokens_at_start
+    result = TrainResult(
+        adapter_dir=str(adapter_dir), run_dir=str(run_dir), fingerprint=fp, steps=trainer.state.global_step,
+        train_loss=losses[-1][1] if losses else None, eval_loss=eval_losses[-1][1] if eval_losses else None,
+        tokens=int(trainer.state.num_input_tokens_seen), tokens_per_s=session_tokens / runtime,
+        seconds=time.perf_counter() - start, quantized=info["quantized"], device=info["device"],
+        system_prompt_mode=cfg.system_prompt_mode, base_model=cfg.base_model, mlflow_run_id=run_id,
+        resumed_from=checkpoint.name if checkpoint else None, losses=losses, eval_losses=eval_losses,
+    )
+    tracker.log_metrics({"final_train_loss": result.train_loss or 0.0, "tokens_per_s": result.tokens_per_s,
+                         "tokens": result.tokens}, step=result.steps)
+    (adapter_dir / "vox_train.json").write_text(json.dumps(asdict(result), indent=1, default=str))
+    tracker.log_artifacts(adapter_dir, "adapter")
+    tracker.end("FINISHED")
+    _write_json(state_path, {"status": "complete", "fingerprint": fp, "mlflow_run_id": run_id,
+                             "result": asdict(result)})
+    log.info("train: %d steps, loss %s, eval loss %s, %.0f tok/s, %.0fs", result.steps, result.train_loss,
+             result.eval_loss, result.tokens_per_s, result.seconds)
+    return result
+
+
+def make_parser() -> argparse.ArgumentParser:
+    """CLI: ``--config`` recipe plus one flag per :class:`TrainConfig` field (overrides)."""
+    parser = argparse.ArgumentParser(prog="python -m pipeline.train", description=__doc__.splitlines()[0])
+    parser.add_argument("--config", default=None, help="recipe name or YAML path (default $VOX_RECIPE)")
+    parser.add_argument("--out", type=Path, default=None, help="stage dir (default artifacts/qlora_adapter)")
+    for f in fields(TrainConfig):
+        kind = type(f.default)
+        flag = "--" + f.name.replace("_", "-")
+        if kind is bool:
+            parser.add_argument(flag, type=lambda s: s.lower() in ("1", "true", "yes"), default=None, metavar="BOOL")
+        elif kind is tuple:
+            parser.add_argument(flag, nargs="+", default=None)
+        else:
+            parser.add_argument(flag, type=kind, default=None)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Train from the command line on the built corpus and base model; print the result JSON."""
+    from pipeline import corpus_io, paths
+    from pipeline.errors import PipelineError
+    from pipeline.recipes import stage_config
+
+    args = make_parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    overrides = {f.name: getattr(args, f.name) for f in fields(TrainConfig)}
+    try:
+        cfg = stage_config(TrainConfig, "train", args.config, overrides)
+        if not cfg.base_model:
+            bootstrap = paths.artifacts_dir("base_model") / "model"
+            cfg = stage_config(TrainConfig, "train", args.config, {**overrides, "base_model": str(bootstrap)})
+        corpus = corpus_io.load_corpus()
+        meta = Path(cfg.base_model) / "bootstrap.json"
+        base_fp = json.loads(meta.read_text())["fingerprint"] if meta.is_file() else cfg.base_model
+        data = make_sft_data(corpus.train_rows(), corpus.heldout_rows(), cfg, corpus.version, base_fp)
+        result = train(cfg, data, args.out or paths.artifacts_dir("qlora_adapter"), recipe_name=str(args.config))
+    except PipelineError as exc:
+        print(f"error: {exc}")
+        return 2
+    print(json.dumps({k: v for k, v in asdict(result).items() if k not in ("losses", "eval_losses")}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
