@@ -92,7 +92,8 @@ def build_tiny_export(
         system_prompt_mode: ``"ssot"`` or ``"none"``.
         eval_passed: recorded in ``vox_mens.json``.
         config_overrides: extra config fields (e.g. ``{"eos_token_id": [...]}``).
-        model_type: ``"qwen3"`` or ``"qwen3_next"`` (hybrid linear/full attention).
+        model_type: ``"qwen3"``, or a hybrid linear/full attention ``"qwen3_next"`` /
+            ``"qwen3_5_text"``.
         seed: torch seed for the random weights.
     """
     import torch
@@ -136,7 +137,7 @@ def build_tiny_export(
 
 
 def tiny_config_fields(model_type: str) -> dict[str, Any]:
-    """Config fields for a tiny model of ``model_type`` (``qwen3`` or ``qwen3_next``)."""
+    """Config fields for a tiny model of ``model_type`` (``qwen3``, ``qwen3_next``, ``qwen3_5_text``)."""
     common: dict[str, Any] = dict(
         hidden_size=64,
         intermediate_size=128,
@@ -165,6 +166,18 @@ def tiny_config_fields(model_type: str) -> dict[str, Any]:
             moe_intermediate_size=32,
             shared_expert_intermediate_size=32,
             decoder_sparse_step=1,
+        )
+    if model_type == "qwen3_5_text":
+        # Qwen3.5 text decoder: same 3:1 hybrid, dense MLP.
+        return dict(
+            common,
+            num_hidden_layers=4,
+            layer_types=["linear_attention"] * 3 + ["full_attention"],
+            linear_num_value_heads=4,
+            linear_num_key_heads=2,
+            linear_key_head_dim=16,
+            linear_value_head_dim=16,
+            linear_conv_kernel_dim=4,
         )
     raise ValueError(f"no tiny config for model_type {model_type!r}")
 

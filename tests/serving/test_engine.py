@@ -1,0 +1,252 @@
+"""Engine tests: model-dir validation, chat template and system prompt mode, EOS handling
+(int or list, generation_config.json and config.json), stop strings, streaming, sampling."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from serving.engine import Engine, StreamEvent, _safe_prefix_len
+from serving.errors import ModelLoadError, RequestError, ServingError
+from serving.generation import SamplingParams, generate_ids
+from serving.model_dir import eos_token_ids, inspect_model_dir
+
+USER = [{"role": "user", "content": "Write a function that adds two integers."}]
+
+
+@pytest.fixture(scope="module")
+def engine(tiny_export_dir: Path) -> Engine:
+    import torch
+
+    torch.set_num_threads(2)
+    return Engine.load(tiny_export_dir, device="cpu")
+
+
+def _copy(src: Path, dst: Path) -> Path:
+    shutil.copytree(src, dst)
+    return dst
+
+
+def _set_json(path: Path, **fields: Any) -> None:
+    data = json.loads(path.read_text())
+    data.update(fields)
+    path.write_text(json.dumps(data))
+
+
+# -- model directory validation ----------------------------------------------------------------
+
+
+def test_inspect_exported_dir(tiny_export_dir: Path) -> None:
+    info = inspect_model_dir(tiny_export_dir)
+    assert info.model_name == "vox-mens-tiny"
+    assert info.system_prompt_mode == "ssot"
+    assert info.model_type == "qwen3"
+    assert len(info.eos_token_ids) == 2  # generation_config.json lists <|im_end|> and <|endoftext|>
+
+
+@pytest.mark.parametrize(
+    ("remove", "expected"),
+    [
+        ("config.json", "config.json is missing"),
+        ("model.safetensors", "no model weights"),
+        ("tokenizer.json", "no tokenizer"),
+        ("chat_template.jinja", "no chat template"),
+    ],
+)
+def test_incomplete_dir_is_a_clear_error(tiny_export_dir: Path, tmp_path: Path, remove: str, expected: str) -> None:
+    broken = _copy(tiny_export_dir, tmp_path / "m")
+    (broken / remove).unlink()
+    with pytest.raises(ModelLoadError, match=expected) as info:
+        Engine.load(broken, device="cpu")
+    assert str(broken) in str(info.value)
+
+
+def test_missing_dir_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(ModelLoadError, match="does not exist"):
+        inspect_model_dir(tmp_path / "nope")
+
+
+def test_bad_metadata_is_a_clear_error(tiny_export_dir: Path, tmp_path: Path) -> None:
+    broken = _copy(tiny_export_dir, tmp_path / "m")
+    _set_json(broken / "vox_mens.json", system_prompt_mode="sometimes")
+    with pytest.raises(ModelLoadError, match="vox_mens.json.*system_prompt_mode"):
+        inspect_model_dir(broken)
+    (broken / "vox_mens.json").write_text("{oops")
+    with pytest.raises(ModelLoadError, match="not valid JSON"):
+        inspect_model_dir(broken)
+
+
+def test_plain_hf_dir_is_named_after_the_dir(tiny_export_dir: Path, tmp_path: Path) -> None:
+    plain = _copy(tiny_export_dir, tmp_path / "plain-qwen")
+    (plain / "vox_mens.json").unlink()
+    assert inspect_model_dir(plain).model_name == "plain-qwen"
+
+
+def test_eos_ids_union_of_both_files_int_or_list(tmp_path: Path) -> None:
+    (tmp_path / "config.json").write_text(json.dumps({"eos_token_id": 7}))
+    assert eos_token_ids(tmp_path) == (7,)
+    (tmp_path / "generation_config.json").write_text(json.dumps({"eos_token_id": [3, 7, 9]}))
+    assert eos_token_ids(tmp_path) == (3, 7, 9)
+    (tmp_path / "config.json").write_text(json.dumps({"text_config": {"eos_token_id": [11]}}))
+    assert eos_token_ids(tmp_path) == (3, 7, 9, 11)
+    (tmp_path / "config.json").write_text(json.dumps({"eos_token_id": "x"}))
+    with pytest.raises(ModelLoadError, match="eos_token_id"):
+        eos_token_ids(tmp_path)
+
+
+def test_unavailable_device_is_a_clear_error(tiny_export_dir: Path) -> None:
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has CUDA")
+    with pytest.raises(ServingError, match="not available"):
+        Engine.load(tiny_export_dir, device="cuda")
+
+
+# -- prompts -------------------------------------------------------------------------------
+
+
+def test_system_prompt_mode(engine: Engine, tiny_export_factory: Callable[..., Path]) -> None:
+    messages = [{"role": "system", "content": "SYSTEM-TEXT"}, *USER]
+    text = engine.tokenizer.decode(engine.render(messages))
+    assert "<|im_start|>system\nSYSTEM-TEXT<|im_end|>" in text
+    assert text.endswith("<|im_start|>assistant\n")
+
+    none_engine = Engine.load(tiny_export_factory(system_prompt_mode="none"), device="cpu")
+    text = none_engine.tokenizer.decode(none_engine.render(messages))
+    assert "SYSTEM-TEXT" not in text and "adds two integers" in text
+
+
+def test_bad_messages_are_request_errors(engine: Engine) -> None:
+    with pytest.raises(RequestError, match="role"):
+        engine.render([{"role": "wizard", "content": "x"}])
+    with pytest.raises(RequestError, match="at least one"):
+        engine.render([])
+    with pytest.raises(RequestError, match="text parts"):
+        engine.render([{"role": "user", "content": [{"type": "image_url", "image_url": {}}]}])
+    parts = [{"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}]
+    assert engine.render(parts) == engine.render([{"role": "user", "content": "ab"}])
+
+
+def test_oversized_max_tokens(engine: Engine) -> None:
+    with pytest.raises(RequestError) as info:
+        engine.prepare(USER, max_tokens=engine.max_context)
+    assert info.value.param == "max_tokens" and info.value.code == "context_length_exceeded"
+    assert engine.prepare(USER).params.max_new_tokens == 512 - len(engine.render(USER))
+
+
+# -- generation ------------------------------------------------------------------------------
+
+
+def test_stream_equals_complete_and_counts_tokens(engine: Engine) -> None:
+    prepared = engine.prepare(USER, max_tokens=24, temperature=0.0)
+    events = list(engine.stream(prepared))
+    done = engine.complete(prepared)
+    assert "".join(e.text for e in events) == done.text
+    assert events[-1].finish_reason == done.finish_reason
+    assert all(e.finish_reason is None for e in events[:-1])
+    assert done.prompt_tokens == len(prepared.prompt_ids)
+    assert done.completion_tokens <= 24
+    if done.finish_reason == "length":
+        assert done.completion_tokens == 24
+
+
+def test_stop_strings_cut_text_and_never_leak(engine: Engine) -> None:
+    full = engine.chat(USER, max_tokens=24, temperature=0.0).text
+    assert len(full) > 6, full
+    stop = full[3:6]  # a string the greedy output is known to contain
+    events = list(engine.stream(engine.prepare(USER, max_tokens=24, temperature=0.0, stop=[stop, "never"])))
+    text = "".join(e.text for e in events)
+    assert text == full[: full.index(stop)]
+    assert events[-1].finish_reason == "stop"
+
+
+def test_safe_prefix_holds_back_partial_stop_and_partial_utf8() -> None:
+    assert _safe_prefix_len("hello wor", ("world",)) == len("hello ")
+    assert _safe_prefix_len("hello", ("xyz",)) == 5
+    assert _safe_prefix_len("ab\ufffd", ()) == 2
+
+
+def test_sampling_is_seeded_and_top_p_tiny_is_greedy(engine: Engine) -> None:
+    sample = {"max_tokens": 16, "temperature": 1.5, "top_p": 0.95}
+    first = engine.chat(USER, seed=123, **sample).text
+    assert engine.chat(USER, seed=123, **sample).text == first
+    greedy = engine.chat(USER, max_tokens=16, temperature=0.0).text
+    # top_p so small that only the most likely token survives: sampling becomes argmax.
+    assert engine.chat(USER, max_tokens=16, temperature=1.0, top_p=1e-9, seed=5).text == greedy
+
+
+def test_bad_sampling_params() -> None:
+    with pytest.raises(ValueError, match="top_p"):
+        SamplingParams(top_p=0.0)
+    with pytest.raises(ValueError, match="max_new_tokens"):
+        SamplingParams(max_new_tokens=0)
+
+
+def _first_occurrences(seq: list[int]) -> list[int]:
+    return [i for i in range(1, len(seq)) if seq[i] not in seq[:i]]
+
+
+def test_multi_eos_stops_at_either(engine: Engine, tiny_export_dir: Path, tmp_path: Path) -> None:
+    prompt = engine.render(USER)
+    seq = list(generate_ids(engine.model, prompt, SamplingParams(max_new_tokens=24)))
+    firsts = _first_occurrences(seq)
+    assert len(firsts) >= 2, seq
+    i, j = firsts[0], firsts[1]
+    unused = next(t for t in range(len(engine.tokenizer)) if t not in seq)
+
+    def run(gen_eos: Any, config_eos: Any) -> StreamEvent:
+        model_dir = _copy(tiny_export_dir, tmp_path / f"m{len(list(tmp_path.iterdir()))}")
+        _set_json(model_dir / "generation_config.json", eos_token_id=gen_eos)
+        _set_json(model_dir / "config.json", eos_token_id=config_eos)
+        eng = Engine.load(model_dir, device="cpu")
+        return list(eng.stream(eng.prepare(USER, max_tokens=24, temperature=0.0)))[-1]
+
+    # Two EOS ids in generation_config.json: generation stops at whichever comes first...
+    last = run([seq[j], seq[i]], unused)
+    assert (last.finish_reason, last.completion_tokens) == ("stop", i + 1)
+    # ...and at the second one when the first never appears.
+    last = run([unused, seq[j]], None)
+    assert (last.finish_reason, last.completion_tokens) == ("stop", j + 1)
+    # An EOS id given only in config.json (as an int) counts too.
+    last = run([unused], seq[i])
+    assert (last.finish_reason, last.completion_tokens) == ("stop", i + 1)
+
+
+def test_eos_is_not_part_of_the_text(engine: Engine) -> None:
+    prompt = engine.render(USER)
+    seq = list(generate_ids(engine.model, prompt, SamplingParams(max_new_tokens=8)))
+    out = list(generate_ids(engine.model, prompt, SamplingParams(max_new_tokens=8), eos_ids=(seq[2],)))
+    assert out == seq[: seq.index(seq[2]) + 1]
+
+
+def test_base_plus_adapter(engine: Engine, tiny_export_dir: Path, tmp_path: Path) -> None:
+    from peft import LoraConfig, get_peft_model
+    from transformers import AutoModelForCausalLM
+
+    base = AutoModelForCausalLM.from_pretrained(tiny_export_dir)
+    # init_lora_weights=False: random B, so the adapter really changes the output.
+    lora = LoraConfig(r=4, lora_alpha=64, target_modules=["q_proj", "v_proj"], init_lora_weights=False)
+    peft_model = get_peft_model(base, lora)
+    peft_model.save_pretrained(tmp_path / "adapter")
+    (tmp_path / "adapter" / "vox_mens.json").write_text(
+        json.dumps({"model_name": "vox-mens-tiny-lora", "system_prompt_mode": "ssot"})
+    )
+    expected = list(generate_ids(peft_model.eval(), engine.render(USER), SamplingParams(max_new_tokens=12)))
+
+    tuned = Engine.load(tiny_export_dir, tmp_path / "adapter", device="cpu")
+    assert tuned.model_id == "vox-mens-tiny-lora"
+    assert list(generate_ids(tuned.model, tuned.render(USER), SamplingParams(max_new_tokens=12))) == expected
+    base_out = list(generate_ids(engine.model, engine.render(USER), SamplingParams(max_new_tokens=12)))
+    assert expected != base_out
+
+    # An adapter dir alone works when its adapter_config.json names a local base model.
+    alone = Engine.load(tmp_path / "adapter", device="cpu")
+    assert alone.info.path == tiny_export_dir.resolve()
+    with pytest.raises(ModelLoadError, match="adapter_config.json is missing"):
+        Engine.load(tiny_export_dir, tmp_path, device="cpu")

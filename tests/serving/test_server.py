@@ -1,0 +1,266 @@
+"""Server tests over a real loopback socket: the `openai` client and LiteLLM (``openai/`` prefix +
+``api_base``), streaming and not; 4xx errors for bad requests while the server keeps serving;
+concurrent requests queued, never interleaved; and `vox serve`'s model-dir resolution."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+MESSAGES = [{"role": "user", "content": "Write fn add(a: int, b: int) to int."}]
+
+
+@pytest.fixture(scope="module")
+def client(local_server: str) -> Any:
+    import openai
+
+    return openai.OpenAI(base_url=local_server, api_key="unused", max_retries=0, timeout=30)
+
+
+def _health(base_url: str) -> dict[str, Any]:
+    response = httpx.get(base_url.removesuffix("/v1") + "/health", timeout=5)
+    assert response.status_code == 200
+    body: dict[str, Any] = response.json()
+    return body
+
+
+def test_health_and_models(local_server: str, client: Any, tiny_model_name: str) -> None:
+    assert _health(local_server)["status"] == "ok"
+    assert [m.id for m in client.models.list().data] == [tiny_model_name]
+    assert client.models.retrieve(tiny_model_name).id == tiny_model_name
+
+
+def test_openai_client_non_streaming(client: Any, tiny_model_name: str) -> None:
+    out = client.chat.completions.create(model=tiny_model_name, messages=MESSAGES, max_tokens=12, temperature=0)
+    assert out.model == tiny_model_name
+    assert out.choices[0].message.role == "assistant"
+    assert out.choices[0].finish_reason in ("stop", "length")
+    assert out.usage.prompt_tokens > 0 and 0 < out.usage.completion_tokens <= 12
+    assert out.usage.total_tokens == out.usage.prompt_tokens + out.usage.completion_tokens
+
+
+def test_openai_client_streaming_matches_non_streaming(client: Any, tiny_model_name: str) -> None:
+    args = dict(model=tiny_model_name, messages=MESSAGES, max_tokens=12, temperature=0)
+    whole = client.chat.completions.create(**args)
+    chunks = list(client.chat.completions.create(stream=True, stream_options={"include_usage": True}, **args))
+    text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+    assert text == whole.choices[0].message.content
+    assert [c.choices[0].finish_reason for c in chunks if c.choices and c.choices[0].finish_reason] == [
+        whole.choices[0].finish_reason
+    ]
+    assert chunks[-1].choices == [] and chunks[-1].usage.completion_tokens == whole.usage.completion_tokens
+
+    plain = list(client.chat.completions.create(stream=True, **args))  # usage rides on the last chunk
+    assert plain[-1].usage.total_tokens == whole.usage.total_tokens
+
+
+def test_litellm_streaming_and_not(local_server: str, tiny_model_name: str) -> None:
+    import litellm
+
+    args: dict[str, Any] = dict(
+        model=f"openai/{tiny_model_name}", api_base=local_server, api_key="unused", messages=MESSAGES, max_tokens=10
+    )
+    out = litellm.completion(temperature=0, **args)
+    expected = out.choices[0].message.content
+    assert isinstance(expected, str) and out.usage.completion_tokens > 0
+    streamed = "".join(c.choices[0].delta.content or "" for c in litellm.completion(stream=True, temperature=0, **args))
+    assert streamed == expected
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "param"),
+    [
+        (b'{"model": "vox-mens-tiny", "messages": [', 400, None),  # malformed JSON
+        (b"[1, 2]", 400, None),
+        (json.dumps({"model": "vox-mens-tiny"}).encode(), 400, "messages"),
+        (json.dumps({"model": "gpt-99", "messages": MESSAGES}).encode(), 404, "model"),
+        (json.dumps({"model": "vox-mens-tiny", "messages": MESSAGES, "max_tokens": 10**6}).encode(), 400, "max_tokens"),
+        (json.dumps({"model": "vox-mens-tiny", "messages": MESSAGES, "max_tokens": 0}).encode(), 400, "max_tokens"),
+        (json.dumps({"model": "vox-mens-tiny", "messages": MESSAGES, "temperature": 9}).encode(), 400, "temperature"),
+        (json.dumps({"model": "vox-mens-tiny", "messages": [{"role": "x", "content": "y"}]}).encode(), 400, None),
+        (json.dumps({"model": "vox-mens-tiny", "messages": MESSAGES, "n": 3}).encode(), 400, "n"),
+    ],
+)
+def test_bad_requests_get_openai_errors_and_server_keeps_serving(
+    local_server: str, body: bytes, status: int, param: str | None
+) -> None:
+    for stream in (False, True):
+        payload = body
+        if stream and body.startswith(b"{") and body.endswith(b"}"):
+            payload = body[:-1] + b', "stream": true}'
+        response = httpx.post(
+            f"{local_server}/chat/completions", content=payload, headers={"Content-Type": "application/json"}
+        )
+        assert response.status_code == status, response.text
+        error = response.json()["error"]
+        assert error["message"] and error["type"] == "invalid_request_error"
+        if param is not None:
+            assert error["param"] == param
+    assert _health(local_server)["status"] == "ok"
+
+
+def test_openai_client_sees_typed_errors(client: Any, tiny_model_name: str) -> None:
+    import openai
+
+    with pytest.raises(openai.NotFoundError):
+        client.chat.completions.create(model="no-such-model", messages=MESSAGES)
+    with pytest.raises(openai.BadRequestError) as info:
+        client.chat.completions.create(model=tiny_model_name, messages=MESSAGES, max_tokens=100_000, stream=True)
+    assert info.value.code == "context_length_exceeded"
+    ok = client.chat.completions.create(model=tiny_model_name, messages=MESSAGES, max_tokens=4)
+    assert ok.choices[0].finish_reason in ("stop", "length")
+
+
+def test_unknown_route_is_an_openai_404(local_server: str) -> None:
+    response = httpx.get(f"{local_server}/embeddings")
+    assert response.status_code == 404 and "error" in response.json()
+
+
+@pytest.fixture
+def recording_server(tiny_export_dir: Path) -> Iterator[tuple[str, list[tuple[Any, float, float]]]]:
+    """A server whose engine records (last event, start, end) of every generation."""
+    from serving.engine import Engine
+    from serving.server import ServerThread
+
+    engine = Engine.load(tiny_export_dir, device="cpu")
+    spans: list[tuple[Any, float, float]] = []
+    original = engine.stream
+
+    def stream(prepared: Any, cancel: Any = None) -> Iterator[Any]:
+        start = time.perf_counter()
+        for event in original(prepared, cancel):
+            yield event
+        spans.append((event, start, time.perf_counter()))
+
+    engine.stream = stream  # type: ignore[method-assign]
+    server = ServerThread(engine)
+    server.start()
+    yield server.base_url, spans
+    server.stop()
+
+
+def test_concurrent_requests_are_queued_not_interleaved(
+    recording_server: tuple[str, list[tuple[Any, float, float]]], tiny_model_name: str
+) -> None:
+    base_url, spans = recording_server
+    results: dict[int, str] = {}
+
+    def call(i: int) -> None:
+        payload = {"model": tiny_model_name, "messages": MESSAGES, "max_tokens": 20 + i, "temperature": 0}
+        if i % 2:
+            with httpx.stream("POST", f"{base_url}/chat/completions", json={**payload, "stream": True}) as r:
+                lines = [json.loads(line[6:]) for line in r.iter_lines() if line.startswith("data: {")]
+            results[i] = "".join(c["choices"][0]["delta"].get("content") or "" for c in lines if c["choices"])
+        else:
+            r = httpx.post(f"{base_url}/chat/completions", json=payload, timeout=30)
+            results[i] = r.json()["choices"][0]["message"]["content"]
+
+    threads = [threading.Thread(target=call, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert sorted(results) == [0, 1, 2, 3]
+    assert len(spans) == 4
+    ordered = sorted(spans, key=lambda s: s[1])
+    for (_, _, end), (_, start, _) in zip(ordered, ordered[1:]):
+        assert start >= end, "two generations overlapped"
+    # Same greedy prompt: each answer is a prefix of the longest one (none was corrupted).
+    longest = max(results.values(), key=len)
+    assert all(longest.startswith(text) for text in results.values())
+
+
+def test_client_disconnect_mid_stream_cancels_generation(
+    recording_server: tuple[str, list[tuple[Any, float, float]]], tiny_model_name: str
+) -> None:
+    base_url, spans = recording_server
+    payload = {"model": tiny_model_name, "messages": MESSAGES, "max_tokens": 480, "stream": True}
+    with httpx.stream("POST", f"{base_url}/chat/completions", json=payload) as r:
+        next(r.iter_lines())  # read one event, then hang up
+    deadline = time.monotonic() + 20
+    while not spans and time.monotonic() < deadline:
+        time.sleep(0.02)
+    last = spans[0][0]
+    assert last.finish_reason in ("cancelled", "stop"), last
+    if last.finish_reason == "cancelled":
+        assert last.completion_tokens < 480
+    assert not _health(base_url)["busy"]
+
+
+# -- `vox serve` -------------------------------------------------------------------------------
+
+
+def _write_latest(path: Path, passed: bool) -> None:
+    from pipeline.paths import exports_dir
+
+    (exports_dir() / "latest.json").write_text(
+        json.dumps({"path": str(path), "eval_passed": passed, "model_name": "vox-mens-tiny"})
+    )
+
+
+def test_vox_serve_resolves_latest_passing_export(tiny_export_dir: Path) -> None:
+    import typer
+
+    from serving.commands.serve import resolve_model_dir
+
+    with pytest.raises(typer.BadParameter, match="no exported model"):
+        resolve_model_dir(None)
+    _write_latest(tiny_export_dir, passed=False)
+    with pytest.raises(typer.BadParameter, match="did not pass its eval gate"):
+        resolve_model_dir(None)
+    _write_latest(tiny_export_dir, passed=True)
+    assert resolve_model_dir(None) == tiny_export_dir
+    assert resolve_model_dir(Path("/x")) == Path("/x")
+
+
+def test_vox_serve_cli_errors_are_clear(tmp_path: Path, tiny_export_dir: Path) -> None:
+    import typer
+    from typer.testing import CliRunner
+
+    from serving.commands import serve
+
+    app = typer.Typer()
+    serve.register(app)
+    app.command("noop")(lambda: None)  # two commands, so `serve` is a subcommand as in `vox`
+    runner = CliRunner()
+    result = runner.invoke(app, ["serve"])
+    assert result.exit_code == 2 and "no exported model" in result.output
+    result = runner.invoke(app, ["serve", str(tmp_path / "missing"), "--port", "0"])
+    assert result.exit_code == 1 and "does not exist" in result.output
+    from serving.server import bind_socket
+
+    busy = bind_socket("127.0.0.1", 0)
+    busy.listen()
+    try:
+        result = runner.invoke(app, ["serve", str(tiny_export_dir), "--port", str(busy.getsockname()[1])])
+    finally:
+        busy.close()
+    assert result.exit_code == 1 and "cannot listen" in result.output
+
+
+def test_server_keeps_serving_after_engine_failure(
+    recording_server: tuple[str, list[Any]], tiny_model_name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    base_url, _ = recording_server
+    import serving.engine
+
+    def boom(*args: Any, **kwargs: Any) -> Iterator[int]:
+        raise RuntimeError("simulated device failure")
+        yield 0  # pragma: no cover
+
+    monkeypatch.setattr(serving.engine, "generate_ids", boom)
+    payload = {"model": tiny_model_name, "messages": MESSAGES, "max_tokens": 4}
+    r = httpx.post(f"{base_url}/chat/completions", json=payload)
+    assert r.status_code == 500 and "simulated device failure" in r.json()["error"]["message"]
+    with httpx.stream("POST", f"{base_url}/chat/completions", json={**payload, "stream": True}) as s:
+        body = s.read().decode()
+    assert "simulated device failure" in body and body.rstrip().endswith("data: [DONE]")
+    monkeypatch.undo()
+    assert httpx.post(f"{base_url}/chat/completions", json=payload).status_code == 200
