@@ -1,7 +1,8 @@
 """Message and hint templates for every diagnostic code, in one place.
 
 Source: ``vox-language.md`` §6 (text before `` — `` is the message, after it the hint;
-E03xx messages are prefixed ``retired syntax: ``). Templates use ``str.format`` fields.
+E03xx messages are prefixed ``retired syntax: ``). Templates use ``str.format`` fields, so a
+literal brace is written doubled (``{{``).
 """
 
 from __future__ import annotations
@@ -31,11 +32,11 @@ TEMPLATES: Final[dict[str, tuple[str, str | None]]] = {
     'E0210': ('only `on` handlers may appear in an actor', None),
     'E0211': ('`match` needs at least one arm', None),
     'E0212': ('child block after positional arguments', 'name every argument'),
-    'E0301': ('colon block after `{kw}`', 'use braces: `{kw} … { … }`'),
+    'E0301': ('colon block after `{kw}`', 'use braces: `{kw} … {{ … }}`'),
     'E0302': ('`state` field', 'use `let mut` in a function'),
     'E0303': ('decorator `@{name}`', 'per decorator, §2'),
     'E0304': ('`#` comment', 'use `//`'),
-    'E0305': ('angle-bracket markup', 'use a view call: `column(gap=1) { … }`'),
+    'E0305': ('angle-bracket markup', 'use a view call: `column(gap=1) {{ … }}`'),
     'E0306': ('`isnt`', 'use `!=`'),
     'E0307': ('match arm written with `to`', 'use `->`'),
     'E0308': ('`->` as return arrow', 'use `to`'),
@@ -81,7 +82,7 @@ TEMPLATES: Final[dict[str, tuple[str, str | None]]] = {
     'E0524': ('pattern `{p}` cannot match `{t}`', None),
     'W0001': ('`return` is a compat spelling', 'fix: `ret`'),
     'W0002': ('`=>` in a match arm', 'fix: `->`'),
-    'W0003': ('record type without `=`', 'fix: `{` → `= {`'),
+    'W0003': ('record type without `=`', 'fix: `{{` → `= {{`'),
     'W0101': ('unreachable match arm', 'remove it or move it up'),
     'W0102': ('unknown decorator `@{d}` (ignored)', None),
 }
