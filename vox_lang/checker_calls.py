@@ -1,0 +1,212 @@
+"""Calls and members (spec §4): argument binding (by position, then by name, each parameter
+once unless defaulted), view elements, methods, actor handlers, record fields, activities."""
+
+from __future__ import annotations
+
+from vox_lang import hir
+from vox_lang.checker_env import VAR_KINDS, CheckerBase
+from vox_lang.prelude import METHOD_REQUIRES, METHODS, MUTATING_METHODS, RECEIVER_KEYS, ParamSig, Sig
+from vox_lang.scopes import suggest
+from vox_lang.types import ELEMENT, UNKNOWN, TActor, TCon, TFn, TNever, TUnknown, TVar, Type
+
+
+def callee_text(e: hir.Expr) -> str:
+    """A short source-like name for a callee (``fs.read``, ``xs.push``, ``make(…)``)."""
+    if isinstance(e, hir.Ref):
+        return e.name
+    if isinstance(e, hir.Member):
+        return f"{callee_text(e.obj)}.{e.name}"
+    if isinstance(e, hir.Call):
+        return f"{callee_text(e.callee)}(…)"
+    return "expression"
+
+
+class CallChecker(CheckerBase):
+    """Call and member rules (mixed into :class:`vox_lang.checker.Checker`)."""
+
+    def expr(self, e: hir.Expr, expected: Type | None = None, used: bool = True) -> Type:
+        raise NotImplementedError  # provided by ExprChecker
+
+    def call(self, e: hir.Call, expected: Type | None) -> Type:
+        callee = e.callee
+        if isinstance(callee, hir.Ref):
+            d = self.defs[callee.def_id]
+            if d.kind == "view":
+                return self.view_call(e, d.name)
+            if d.kind == "activity" and not self.ctx.in_workflow:
+                self.sink.report("E0522", callee.span, a=d.name)
+            sig = self.sig_of(d.id) if d.kind not in VAR_KINDS else None
+            if sig is not None and not (d.kind in ("ctor", "variant") and not sig.params):
+                return self.apply(sig, e, callee.name, expected)
+        if isinstance(callee, hir.Member):
+            found = self.member_sig(callee)
+            if found is not None:
+                sig, mapping = found
+                return self.apply(sig, e, callee_text(callee), expected, mapping)
+            if found is None and self._member_failed:
+                return self.skip_args(e)
+        t = self.u.resolve(self.expr(callee))
+        if isinstance(t, TFn):
+            sig = Sig(tuple(ParamSig(f"#{i + 1}", p) for i, p in enumerate(t.params)), t.ret)
+            return self.apply(sig, e, callee_text(callee), expected, positional_only=True)
+        if not isinstance(t, (TUnknown, TVar, TNever)):
+            self.sink.report("E0502", callee.span, n=callee_text(callee), t=self.show(t))
+        return self.skip_args(e)
+
+    def skip_args(self, e: hir.Call) -> Type:
+        for a in e.args:
+            self.expr(a.value)
+        return UNKNOWN
+
+    def apply(
+        self,
+        sig: Sig,
+        e: hir.Call,
+        fname: str,
+        expected: Type | None,
+        mapping: dict[int, Type] | None = None,
+        positional_only: bool = False,
+    ) -> Type:
+        """Bind ``e``'s arguments to ``sig`` (E0503/E0505), check each (E0504), return the result."""
+        params, ret = self.instantiate(sig, mapping)
+        if expected is not None:
+            self.u.unify(ret, expected)  # lets the context type literals in the arguments
+        bound: list[hir.Arg | None] = [None] * len(params)
+        extra = 0
+        named_error = False
+        pos = 0
+        for a in e.args:
+            if a.name is None:
+                if pos < len(params):
+                    bound[pos] = a
+                else:
+                    extra += 1
+                    self.expr(a.value)
+                pos += 1
+                continue
+            idx = None if positional_only else next((i for i, p in enumerate(params) if p.name == a.name), None)
+            if idx is None or bound[idx] is not None:
+                self.sink.report("E0505", a.name_span or a.span, f=fname, p=a.name)
+                named_error = True
+                self.expr(a.value)
+                continue
+            bound[idx] = a
+        required = sum(1 for p in params if not p.has_default)
+        given = len(e.args)
+        missing = any(b is None and not p.has_default for b, p in zip(bound, params))
+        if extra or given < required or (missing and not named_error):
+            n = str(required) if required == len(params) else f"{required} to {len(params)}"
+            self.sink.report("E0503", e.span, f=fname, n=n, m=given)
+        for a, p in zip(bound, params):
+            if a is not None:
+                self.argument(a, p, fname)
+        return ret
+
+    def argument(self, a: hir.Arg, p: ParamSig, fname: str) -> None:
+        t = self.expr(a.value, p.type)
+        if not self.u.unify(p.type, t):
+            self.sink.report("E0504", a.span, p=p.name, f=fname, t=self.show(p.type), u=self.show(t))
+
+    def view_call(self, e: hir.Call, name: str) -> Type:
+        """A view element: named arguments of any type, optional children → ``Element``."""
+        seen: set[str] = set()
+        for i, a in enumerate(e.args):
+            t = self.expr(a.value)
+            if a.name is None:
+                self.sink.report("E0504", a.span, p=str(i + 1), f=name, t="name=value", u=self.show(t))
+            elif a.name in seen:
+                self.sink.report("E0505", a.name_span or a.span, f=name, p=a.name)
+            else:
+                seen.add(a.name)
+        return ELEMENT
+
+    # ------------------------------------------------------------------ members
+
+    _member_failed = False
+
+    def member_sig(self, m: hir.Member) -> tuple[Sig, dict[int, Type]] | None:
+        """The signature a ``obj.name(...)`` call uses: a method or an actor handler.
+
+        Returns ``None`` when the member is not a method/handler (a field of function type is
+        then called through its type); sets ``_member_failed`` when an error was reported.
+        """
+        self._member_failed = False
+        obj_t = self.u.resolve(self.expr(m.obj))
+        if isinstance(obj_t, TActor):
+            table = self.handler_sigs(obj_t.def_id)
+            if m.name in table:
+                return table[m.name], {}
+            hint = {"g": g} if (g := suggest(m.name, table)) else {}
+            self.sink.report("E0518", m.name_span, A=obj_t.name, h=m.name, **hint)
+            self._member_failed = True
+            return None
+        if isinstance(obj_t, (TUnknown, TVar, TNever)):
+            self._member_failed = True
+            return None
+        fields = dict(self.u.fields(obj_t) or ())
+        if m.name in fields:
+            return None
+        method = self.method(obj_t, m.name)
+        if method is not None:
+            if m.name in MUTATING_METHODS:
+                self.check_mutable_root(m.obj)
+            return method
+        self.no_member(obj_t, m, fields)
+        self._member_failed = True
+        return None
+
+    def method(self, obj_t: Type, name: str) -> tuple[Sig, dict[int, Type]] | None:
+        """A built-in method of ``obj_t`` with the receiver's type arguments bound."""
+        if not isinstance(obj_t, TCon) or name not in METHODS.get(obj_t.name, {}):
+            return None
+        required = METHOD_REQUIRES.get((obj_t.name, name))
+        if required is not None and not self.u.unify(obj_t.args[0], required):
+            return None
+        mapping = dict(zip(RECEIVER_KEYS.get(obj_t.name, ()), obj_t.args))
+        return METHODS[obj_t.name][name], mapping
+
+    def no_member(self, obj_t: Type, m: hir.Member, fields: dict[str, Type]) -> None:
+        head = obj_t.name if isinstance(obj_t, TCon) else ""
+        names = list(fields) + list(METHODS.get(head, {}))
+        hint = {"g": g} if (g := suggest(m.name, names)) else {}
+        self.sink.report("E0512", m.name_span, T=self.show(obj_t), f=m.name, **hint)
+
+    def member(self, m: hir.Member) -> Type:
+        """``obj.name`` as a value: a field, or a method/handler as a function."""
+        obj_t = self.u.resolve(self.expr(m.obj))
+        if isinstance(obj_t, (TUnknown, TVar, TNever)):
+            return UNKNOWN
+        if isinstance(obj_t, TActor):
+            table = self.handler_sigs(obj_t.def_id)
+            if m.name in table:
+                return table[m.name].fn_type
+            hint = {"g": g} if (g := suggest(m.name, table)) else {}
+            self.sink.report("E0518", m.name_span, A=obj_t.name, h=m.name, **hint)
+            return UNKNOWN
+        fields = dict(self.u.fields(obj_t) or ())
+        if m.name in fields:
+            return fields[m.name]
+        method = self.method(obj_t, m.name)
+        if method is not None:
+            params, ret = self.instantiate(method[0], method[1])
+            return TFn(tuple(p.type for p in params), ret)
+        self.no_member(obj_t, m, fields)
+        return UNKNOWN
+
+    # ------------------------------------------------------------------ mutability
+
+    def check_mutable_root(self, target: hir.Expr) -> None:
+        """Assignment and ``push`` need a ``let mut`` root binding (E0509)."""
+        root = target
+        while isinstance(root, (hir.Member, hir.Index)):
+            root = root.obj
+        if not isinstance(root, hir.Ref):
+            return
+        d = self.defs[root.def_id]
+        if d.kind == "let" and d.mutable:
+            return
+        if d.kind in ("param", "loopvar"):
+            hint = f"copy it into a new binding: `let mut {d.name}2 = {d.name}`"
+            self.sink.report("E0509", root.span, n=d.name, hint=hint)
+        else:
+            self.sink.report("E0509", root.span, n=d.name)

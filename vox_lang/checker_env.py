@@ -1,0 +1,197 @@
+"""The checker's shared state: declaration tables, HIR type → :class:`Type` resolution,
+signatures of everything callable, and the per-function context (spec §4)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from vox_lang import hir
+from vox_lang.depth import MAX_DEPTH
+from vox_lang.diagnostics import DiagnosticSink
+from vox_lang.prelude import BUILTINS, CONSTRUCTORS, ParamSig, Sig, std_member
+from vox_lang.types import (
+    ELEMENT, FLOAT, INT, NEVER, STR, UNIT, UNKNOWN, TActor, TCon, TFn, TNamedRec, TParam, TRecord,
+    TSum, Type, Unifier,
+)
+
+_PRIMS = {"int": INT, "float": FLOAT, "str": STR, "bool": TCon("bool"), "Unit": UNIT, "Element": ELEMENT}
+
+#: variable-like definitions (their types live in :attr:`CheckerBase.var_types`)
+VAR_KINDS = frozenset({"let", "param", "loopvar", "armvar"})
+
+
+@dataclass(frozen=True, slots=True)
+class FnCtx:
+    """What the body being checked returns and where it sits.
+
+    Attributes:
+        name: shown in E0507/E0508 (``area``, ``bump``, ``lambda``, ``<script>``).
+        ret: the declared return type (Unit when omitted).
+        kind: ``fn workflow activity handler lambda script``.
+        in_workflow: inside a workflow (activities may be called, E0522).
+    """
+
+    name: str
+    ret: Type
+    kind: str
+    in_workflow: bool
+
+
+class CheckerBase:
+    """Tables and type resolution shared by the checker mixins."""
+
+    def __init__(self, module: hir.Module, sink: DiagnosticSink) -> None:
+        self.module = module
+        self.sink = sink
+        self.defs = module.defs
+        self.u = Unifier(self.record_fields)
+        self.var_types: dict[int, Type] = {}
+        self.fns: dict[int, hir.FnDecl] = {}
+        self.type_decls: dict[int, hir.TypeDecl] = {}
+        self.variants: dict[int, tuple[hir.Variant, int]] = {}  # variant id -> (variant, sum id)
+        self.actors: dict[int, hir.ActorDecl] = {}
+        self._sigs: dict[int, Sig] = {}
+        self._handler_sigs: dict[int, dict[str, Sig]] = {}
+        self._fields: dict[int, tuple[tuple[str, Type], ...]] = {}
+        self._aliases: dict[int, Type] = {}
+        self._resolving: set[int] = set()
+        self.exhaustive: set[int] = set()  # id() of matches found exhaustive (for E0508)
+        self.ctx = FnCtx("<script>", UNIT, "script", False)
+        self.depth = 0
+        for decl in module.decls:
+            if isinstance(decl, hir.FnDecl):
+                self.fns.setdefault(decl.def_id, decl)
+            elif isinstance(decl, hir.TypeDecl):
+                self.type_decls[decl.def_id] = decl
+                for var in decl.variants:
+                    self.variants[var.def_id] = (var, decl.def_id)
+            elif isinstance(decl, hir.ActorDecl):
+                self.actors[decl.def_id] = decl
+
+    # ------------------------------------------------------------------ helpers
+
+    def show(self, t: Type) -> str:
+        return self.u.show(t)
+
+    def enter(self) -> bool:
+        if self.depth >= MAX_DEPTH:
+            return False
+        self.depth += 1
+        return True
+
+    # ------------------------------------------------------------------ types
+
+    def resolve_type(self, tr: hir.TypeRef | None) -> Type:
+        """The checker type of an annotation (``None``, an omitted return type, is Unit)."""
+        if tr is None:
+            return UNIT
+        if isinstance(tr, hir.NamedType):
+            d = self.defs[tr.def_id]
+            if d.kind == "prim":
+                if d.key in _PRIMS:
+                    return _PRIMS[d.key]
+                args = [self.resolve_type(a) for a in tr.args]
+                if d.key == "Result" and len(args) == 1:
+                    args.append(STR)
+                return TCon(d.key, tuple(args))
+            if d.kind == "record":
+                return TNamedRec(d.name, d.id)
+            if d.kind == "sum":
+                return TSum(d.name, d.id)
+            if d.kind == "actor":
+                return TActor(d.name, d.id)
+            if d.kind == "generic":
+                return TParam(d.name, d.id)
+            if d.kind == "alias":
+                return self.alias_type(d.id)
+            return UNKNOWN
+        if isinstance(tr, hir.FnType):
+            return TFn(tuple(self.resolve_type(p) for p in tr.params), self.resolve_type(tr.ret))
+        if isinstance(tr, hir.RecordType):
+            return TRecord(tuple((f.name, self.resolve_type(f.type)) for f in tr.fields))
+        return UNKNOWN
+
+    def alias_type(self, def_id: int) -> Type:
+        """An alias is transparent: its target type (a cyclic alias is ``?``)."""
+        if def_id in self._aliases:
+            return self._aliases[def_id]
+        decl = self.type_decls.get(def_id)
+        if decl is None or def_id in self._resolving:
+            return UNKNOWN
+        self._resolving.add(def_id)
+        try:
+            t = self.resolve_type(decl.alias)
+        finally:
+            self._resolving.discard(def_id)
+        self._aliases[def_id] = t
+        return t
+
+    def record_fields(self, def_id: int) -> tuple[tuple[str, Type], ...]:
+        """Fields of a declared record type, resolved once."""
+        if def_id not in self._fields:
+            decl = self.type_decls.get(def_id)
+            self._fields[def_id] = ()
+            if decl is not None and decl.record is not None:
+                self._fields[def_id] = tuple((f.name, self.resolve_type(f.type)) for f in decl.record.fields)
+        return self._fields[def_id]
+
+    # ------------------------------------------------------------------ signatures
+
+    def params_sig(self, params: tuple[hir.Param, ...]) -> tuple[ParamSig, ...]:
+        return tuple(ParamSig(p.name, self.resolve_type(p.type), p.default is not None) for p in params)
+
+    def sig_of(self, def_id: int) -> Sig | None:
+        """The signature of a callable definition (function, builtin, constructor, std member)."""
+        if def_id in self._sigs:
+            return self._sigs[def_id]
+        d = self.defs[def_id]
+        sig: Sig | None = None
+        if d.kind in ("fn", "workflow", "activity") and def_id in self.fns:
+            fn = self.fns[def_id]
+            sig = Sig(self.params_sig(fn.params), self.resolve_type(fn.ret), tuple(g.def_id for g in fn.generics))
+        elif d.kind == "builtin":
+            sig = BUILTINS[d.key]
+        elif d.kind == "ctor":
+            sig = CONSTRUCTORS[d.key][1]
+        elif d.kind == "std_fn":
+            found = std_member(tuple(d.key.split(".")[1:]))
+            sig = found if isinstance(found, Sig) else None
+        elif d.kind == "variant" and def_id in self.variants:
+            var, sum_id = self.variants[def_id]
+            params = tuple(ParamSig(f.name, self.resolve_type(f.type)) for f in var.fields)
+            sig = Sig(params, TSum(self.defs[sum_id].name, sum_id))
+        if sig is not None:
+            self._sigs[def_id] = sig
+        return sig
+
+    def handler_sigs(self, actor_id: int) -> dict[str, Sig]:
+        """Handler name → signature for one actor."""
+        if actor_id not in self._handler_sigs:
+            actor = self.actors.get(actor_id)
+            table: dict[str, Sig] = {}
+            for h in actor.handlers if actor else ():
+                table.setdefault(h.name, Sig(self.params_sig(h.params), self.resolve_type(h.ret)))
+            self._handler_sigs[actor_id] = table
+        return self._handler_sigs[actor_id]
+
+    def instantiate(self, sig: Sig, mapping: dict[int, Type] | None = None) -> tuple[list[ParamSig], Type]:
+        """Fresh variables for the signature's generics (``mapping`` pre-binds some keys)."""
+        subst = dict(mapping or {})
+        for key in sig.generics:
+            subst.setdefault(key, self.u.fresh())
+        params = [ParamSig(p.name, self.u.substitute(p.type, subst), p.has_default) for p in sig.params]
+        return params, self.u.substitute(sig.ret, subst)
+
+    def value_type(self, ref: hir.Ref) -> Type:
+        """The type of a resolved value name."""
+        d = self.defs[ref.def_id]
+        if d.kind in VAR_KINDS:
+            t = self.var_types.get(d.id, UNKNOWN)
+            return UNKNOWN if t is NEVER else t
+        sig = self.sig_of(d.id)
+        if sig is None:
+            return UNKNOWN
+        params, ret = self.instantiate(sig)
+        if d.kind in ("ctor", "variant") and not params:
+            return ret
+        return TFn(tuple(p.type for p in params), ret)

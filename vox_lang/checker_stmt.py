@@ -1,0 +1,171 @@
+"""Statements, blocks and function bodies (spec §4): ``let``, assignment, loops, ``ret``, and
+the every-path-returns rule (E0508)."""
+
+from __future__ import annotations
+
+from vox_lang import hir
+from vox_lang.checker_env import CheckerBase, FnCtx
+from vox_lang.source import Span
+from vox_lang.types import BOOL, INT, NEVER, STR, UNIT, UNKNOWN, TCon, TNever, TUnknown, TVar, Type
+
+
+class StmtChecker(CheckerBase):
+    """Statement rules (mixed into :class:`vox_lang.checker.Checker`)."""
+
+    def expr(self, e: hir.Expr, expected: Type | None = None, used: bool = True) -> Type:
+        raise NotImplementedError  # provided by ExprChecker
+
+    def check_mutable_root(self, target: hir.Expr) -> None:
+        raise NotImplementedError  # provided by CallChecker
+
+    def block(self, b: hir.Block, expected: Type | None = None, used: bool = False) -> Type:
+        """Check a block; its value is its final expression (else Unit, or never after ``ret``)."""
+        if not self.enter():
+            return UNKNOWN
+        try:
+            last = len(b.stmts) - 1
+            for i, s in enumerate(b.stmts):
+                if i == last and isinstance(s, hir.ExprStmt):
+                    return self.expr(s.expr, expected, used)
+                self.stmt(s)
+                if i == last and isinstance(s, (hir.Ret, hir.Break, hir.Continue)):
+                    return NEVER
+            return UNIT
+        finally:
+            self.depth -= 1
+
+    def stmt(self, s: hir.Stmt) -> None:
+        if isinstance(s, hir.ExprStmt):
+            self.expr(s.expr, None, used=False)
+        elif isinstance(s, hir.Let):
+            self.let(s)
+        elif isinstance(s, hir.Assign):
+            self.check_mutable_root(s.target)
+            target_t = self.expr(s.target)
+            t = self.expr(s.value, target_t)
+            if not self.u.unify(target_t, t):
+                self.sink.report("E0501", s.value.span, t=self.show(target_t), u=self.show(t))
+        elif isinstance(s, hir.Ret):
+            self.ret(s)
+        elif isinstance(s, hir.While):
+            self.condition(s.cond)
+            self.block(s.body)
+        elif isinstance(s, hir.For):
+            self.for_(s)
+
+    def let(self, s: hir.Let) -> None:
+        declared = self.resolve_type(s.type) if s.type is not None else None
+        t = self.expr(s.value, declared)
+        if declared is not None:
+            if not self.u.unify(declared, t):
+                self.sink.report("E0506", s.value.span, n=s.name, t=self.show(declared), u=self.show(t))
+            t = declared
+        if s.def_id is not None:
+            self.var_types[s.def_id] = UNKNOWN if isinstance(self.u.resolve(t), TNever) else t
+
+    def ret(self, s: hir.Ret) -> None:
+        ctx = self.ctx
+        if ctx.kind == "script":  # E0406 was reported by lowering
+            if s.value is not None:
+                self.expr(s.value)
+            return
+        if s.value is None:
+            if not self.u.unify(ctx.ret, UNIT):
+                self.sink.report("E0507", s.span, u="Unit", f=ctx.name, t=self.show(ctx.ret))
+            return
+        t = self.expr(s.value, ctx.ret)
+        if not self.u.unify(ctx.ret, t):
+            self.sink.report("E0507", s.value.span, u=self.show(t), f=ctx.name, t=self.show(ctx.ret))
+
+    def condition(self, cond: hir.Expr) -> None:
+        t = self.expr(cond, BOOL)
+        if not self.u.unify(BOOL, t):
+            self.sink.report("E0511", cond.span, t=self.show(t))
+
+    def for_(self, s: hir.For) -> None:
+        it = self.u.resolve(self.expr(s.iterable))
+        elem: Type = UNKNOWN
+        if isinstance(it, TCon) and it.name in ("List", "Set", "Map") and it.args:
+            elem = it.args[0]
+        elif it == STR:
+            elem = STR
+        elif not isinstance(it, (TUnknown, TVar, TNever)):
+            self.sink.report("E0501", s.iterable.span, t="List[?]", u=self.show(it))
+        if s.var_id is not None:
+            self.var_types[s.var_id] = elem
+        if s.index_id is not None:
+            self.var_types[s.index_id] = INT
+        self.block(s.body)
+
+    # ------------------------------------------------------------------ bodies
+
+    def body(
+        self,
+        ctx: FnCtx,
+        params: tuple[hir.Param, ...],
+        param_types: tuple[Type, ...],
+        body: hir.Block,
+        name_span: Span,
+    ) -> None:
+        """Check one function-like body under ``ctx``; E0508 at ``name_span`` if a path misses ``ret``."""
+        saved = self.ctx
+        self.ctx = ctx
+        try:
+            for p, t in zip(params, param_types):
+                self.var_types[p.def_id] = t
+                if p.default is not None:
+                    dt = self.expr(p.default, t)
+                    if not self.u.unify(t, dt):
+                        self.sink.report("E0506", p.default.span, n=p.name, t=self.show(t), u=self.show(dt))
+            self.block(body)
+            ret = self.u.resolve(ctx.ret)
+            if ret != UNIT and not isinstance(ret, TUnknown) and not self.block_returns(body):
+                self.sink.report("E0508", name_span, f=ctx.name, t=self.show(ret))
+        finally:
+            self.ctx = saved
+
+    def block_returns(self, b: hir.Block) -> bool:
+        """True when every path through ``b`` ends in ``ret`` (spec §4)."""
+        return any(self.stmt_returns(s) for s in b.stmts)
+
+    def stmt_returns(self, s: hir.Stmt) -> bool:
+        if isinstance(s, hir.Ret):
+            return True
+        if isinstance(s, hir.ExprStmt):
+            return self.expr_returns(s.expr)
+        if isinstance(s, hir.While):
+            cond = s.cond
+            return isinstance(cond, hir.Lit) and cond.value is True and not has_break(s.body)
+        return False
+
+    def expr_returns(self, e: hir.Expr) -> bool:
+        if isinstance(e, hir.If):
+            else_ok = self.expr_returns(e.else_) if isinstance(e.else_, hir.If) else self.block_returns(e.else_)
+            return else_ok and self.block_returns(e.then)
+        if isinstance(e, hir.Match):
+            return id(e) in self.exhaustive and all(self.expr_returns(a.body) for a in e.arms)
+        if isinstance(e, hir.Block):
+            return self.block_returns(e)
+        return False
+
+
+def has_break(b: hir.Block) -> bool:
+    """True if ``b`` holds a ``break`` for the loop it belongs to (not nested loops/lambdas)."""
+    stack: list[object] = list(b.stmts)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, hir.Break):
+            return True
+        if isinstance(node, hir.ExprStmt):
+            stack.append(node.expr)
+        elif isinstance(node, hir.If):
+            stack.extend(node.then.stmts)
+            stack.append(node.else_)
+        elif isinstance(node, hir.Block):
+            stack.extend(node.stmts)
+        elif isinstance(node, hir.Match):
+            stack.extend(a.body for a in node.arms)
+    return False
+
+
+__all__ = ["StmtChecker", "has_break", "BOOL"]
