@@ -225,16 +225,17 @@ def decide(request: RouteRequest, mode: str, *, catalog: Catalog, keys: Collecti
     skipped = sum(len(v) for p, v in ranking.items() if p not in usable)
     if not chosen:
         why = "; ".join(f"{c.id}: {c.rejected}" for c in rejected[:3]) or "no local model reachable"
-        raise NoCandidates(f"no model can serve this request in mode {profile.name!r} ({why}); "
-                           f"{skipped} models skipped for lack of an API key — set a provider key "
-                           f"(e.g. OPENAI_API_KEY) or start a local model with `vox serve`")
+        keyless = f"; {skipped} models skipped for lack of an API key" if skipped else ""
+        raise NoCandidates(f"no model can serve this request in mode {profile.name!r} ({why}{keyless}): "
+                           "set a provider key (e.g. OPENAI_API_KEY) or start a local model with `vox serve`")
+    full = len(chosen) >= k  # when the cascade is short, every rejection cost it a place
+    floor = chosen[-1].score
+    shown = tuple(c for c in rejected if not full or c.score >= floor)
     if profile.router_fallback and "openrouter" in keys and not request.local_only:
         chosen.append(Candidate(profile.router_fallback, profile.router_fallback, "openrouter", 0.0,
                                 "provider-side router fallback (free)" if profile.free_only
                                 else "provider-side router fallback"))
-    floor = chosen[-1].score if chosen else 0.0
-    return Decision(profile.name, category, vox, rule_text(profile, category), tuple(chosen),
-                    tuple(c for c in rejected if c.score >= floor), skipped)
+    return Decision(profile.name, category, vox, rule_text(profile, category), tuple(chosen), shown, skipped)
 
 
 # ---------------------------------------------------------------------------- execution

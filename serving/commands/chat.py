@@ -1,9 +1,103 @@
-"""`vox chat` (not built yet)."""
+"""`vox chat [PROMPT]`: one-shot or interactive chat, routed by mode, with Vox verification.
+
+A shell around :func:`serving.chat.run_chat`: it loads the catalog, resolves keys, builds the
+routed sender and maps errors to exit codes (0 ok, 1 no model answered / verify FAIL / budget
+spent, 2 usage error). Only typer and the standard library are imported at load time; LiteLLM
+starts importing in a background thread as soon as the command runs.
+"""
 
 from __future__ import annotations
 
+import sys
+import threading
+from collections.abc import Callable
+from typing import Annotated
+
 import typer
+
+MODEL_HELP = ("Mode: free | auto | efficient | balanced | genius (aliases auto-free, fast, standard, "
+              "sota, frontier, max), or a concrete model id such as openai/gpt-5 or vox-mens-tiny.")
+
+
+def chat(
+    prompt: Annotated[str | None, typer.Argument(help="The request (omit for an interactive session).")] = None,
+    model: Annotated[str, typer.Option("--model", "-m", help=MODEL_HELP)] = "auto",
+    system: Annotated[str | None, typer.Option(help="System prompt (replaces the Vox SSOT prompt).")] = None,
+    explain: Annotated[bool, typer.Option(help="Print the routing decision (scores, filters, rule).")] = False,
+    dry_run: Annotated[bool, typer.Option(help="Only route (implies --explain); call no model.")] = False,
+    local_only: Annotated[bool, typer.Option(help="Use local models only.")] = False,
+    max_cost: Annotated[float | None, typer.Option(help="Spend cap for this chat, in USD.", min=0)] = None,
+    max_repairs: Annotated[int, typer.Option(help="Repair rounds for Vox code.", min=0, max=10)] = 2,
+    cascade: Annotated[int, typer.Option("--cascade", "-k", help="Models in the cascade.", min=1, max=10)] = 4,
+    vox: Annotated[bool | None, typer.Option("--vox/--no-vox", help="Force Vox-code checking on/off.")] = None,
+    key: Annotated[list[str] | None, typer.Option(help="PROVIDER=KEY (beats config, env, keyring).")] = None,
+    max_tokens: Annotated[int, typer.Option(help="Answer length cap (tokens).", min=1)] = 1024,
+    timeout: Annotated[float, typer.Option(help="Seconds per model attempt.", min=0.1)] = 120.0,
+    stream: Annotated[bool, typer.Option("--stream/--no-stream", help="Stream answers.")] = True,
+) -> None:
+    """Chat with the best model for the request; Vox code is compiler-checked and repaired."""
+    from serving.router import import_litellm
+
+    if not dry_run:
+        threading.Thread(target=import_litellm, daemon=True, name="import-litellm").start()
+    from serving.errors import AllProvidersFailed, BudgetExceeded, ServingError, UnknownModel
+    from serving.keys import redact
+
+    def err(text: str) -> None:
+        typer.echo(redact(text), err=True, nl=False)
+
+    try:
+        result = _run(prompt, model, system, explain or dry_run, dry_run, local_only, max_cost, max_repairs,
+                      cascade, vox, key or [], max_tokens, timeout, stream, err)
+    except UnknownModel as exc:
+        err(f"error: {exc}\n")
+        raise typer.Exit(2) from None
+    except (AllProvidersFailed, BudgetExceeded, ServingError) as exc:
+        err(f"error: {exc}\n")
+        raise typer.Exit(1) from None
+    if result is not None and not result.ok:
+        raise typer.Exit(1)
+
+
+def _run(prompt: str | None, model: str, system: str | None, explain: bool, dry_run: bool, local_only: bool,
+         max_cost: float | None, max_repairs: int, k: int, vox: bool | None, key_opts: list[str],
+         max_tokens: int, timeout: float, stream: bool, err: Callable[[str], None]) -> object:
+    from serving.catalog import load_or_build, with_live_local
+    from serving.chat import ChatOptions, routed_sender, run_chat
+    from serving.keys import install_log_redaction, load_config_keys, parse_key_options, redact, resolve_all
+    from serving.router import RouteRequest, decide
+
+    install_log_redaction()
+    keys = resolve_all(explicit=parse_key_options(key_opts), config=load_config_keys())
+    catalog, rebuilt = load_or_build(warn=lambda m: err(f"warning: {m}\n"))
+    if not rebuilt:
+        catalog = with_live_local(catalog)
+    if dry_run:
+        if prompt is None:
+            raise typer.BadParameter("--dry-run needs a PROMPT")
+        decision = decide(RouteRequest(prompt, est_input_tokens=len(prompt) // 4 + 1, max_output_tokens=max_tokens,
+                                       vox=vox, local_only=local_only, budget_usd=max_cost),
+                          model, catalog=catalog, keys=set(keys), k=k)
+        typer.echo(decision.explain())
+        return None
+
+    def write(text: str) -> None:
+        sys.stdout.write(redact(text))
+        sys.stdout.flush()
+
+    def read_line(label: str) -> str | None:
+        try:
+            return input(label)
+        except EOFError:
+            return None
+
+    send = routed_sender(catalog, keys, model, k=k, local_only=local_only,
+                         explain=(lambda t: err(t)) if explain else None,
+                         timeout=timeout, max_tokens=max_tokens, stream=stream)
+    options = ChatOptions(system=system, max_repairs=max_repairs, vox=vox, max_cost_usd=max_cost)
+    return run_chat(send, read_line, write, prompt=prompt, options=options)
 
 
 def register(app: typer.Typer) -> None:
-    """Attach this command to the `vox` app."""
+    """Attach ``vox chat`` to the `vox` app."""
+    app.command("chat")(chat)

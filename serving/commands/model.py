@@ -1,9 +1,72 @@
-"""`vox model` (not built yet)."""
+"""`vox model discover|list`: build and inspect the model catalog
+(``$VOX_HOME/cache/model-catalog.v1.json``). Only typer and the standard library load here.
+"""
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import typer
+
+model_app = typer.Typer(help="The model catalog used by `vox chat` routing.", no_args_is_help=True)
+
+
+@model_app.command("discover")
+def discover(
+    force: Annotated[bool, typer.Option("--force", help="Rebuild even if the cache is fresh.")] = False,
+    max_age: Annotated[float | None, typer.Option(help="Reuse a cache younger than this (seconds; "
+                                                       "default VOX_CATALOG_MAX_AGE or 86400).", min=0)] = None,
+) -> None:
+    """Gather models from LiteLLM's cost map, OpenRouter (if reachable) and local endpoints."""
+    from serving.catalog import cache_path, load_or_build
+    from serving.errors import ServingError
+
+    try:
+        catalog, rebuilt = load_or_build(force=force, max_age=max_age,
+                                         warn=lambda m: typer.echo(f"warning: {m}", err=True))
+    except ServingError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(1) from None
+    state = "rebuilt" if rebuilt else "cached (use --force to refresh)"
+    typer.echo(f"{cache_path()}: {len(catalog.entries)} models, {state}")
+    for name, info in sorted(catalog.sources.items()):
+        detail = ", ".join(f"{k}={v}" for k, v in info.items() if k != "status")
+        typer.echo(f"  {name}: {info.get('status', '')} {detail}".rstrip())
+    for e in catalog.entries:
+        if e.local:
+            p1 = "n/a" if e.vox_pass_at_1 is None else f"{e.vox_pass_at_1:.2f}"
+            typer.echo(f"  local model {e.id} at {e.api_base} (Vox pass@1 {p1})")
+
+
+@model_app.command("list")
+def list_models(
+    provider: Annotated[str | None, typer.Option(help="Only this provider (e.g. openai, local).")] = None,
+    free: Annotated[bool, typer.Option("--free", help="Only free models.")] = False,
+    limit: Annotated[int, typer.Option(help="Rows to show.", min=1)] = 50,
+) -> None:
+    """List catalog entries (prices in USD per million tokens)."""
+    from serving.catalog import load_or_build
+    from serving.errors import ServingError
+
+    try:
+        catalog, _ = load_or_build(warn=lambda m: typer.echo(f"warning: {m}", err=True))
+    except ServingError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(1) from None
+    rows = [e for e in catalog.entries
+            if (provider is None or e.provider == provider) and (not free or e.is_free or e.local)]
+
+    def price(v: float | None) -> str:
+        return "?" if v is None else f"{v:g}"
+
+    typer.echo(f"{'id':60} {'in$/M':>8} {'out$/M':>8} {'ctx':>8} {'IQ':>4} {'tok/s':>6}")
+    for e in rows[:limit]:
+        typer.echo(f"{e.id:60} {price(e.input_usd_per_mtok):>8} {price(e.output_usd_per_mtok):>8} "
+                   f"{e.context_window or '?':>8} {e.intelligence_prior:>4.0f} {e.speed_prior_tps:>6.0f}")
+    if len(rows) > limit:
+        typer.echo(f"... and {len(rows) - limit} more (--limit)")
 
 
 def register(app: typer.Typer) -> None:
-    """Attach this command to the `vox` app."""
+    """Attach ``vox model`` to the `vox` app."""
+    app.add_typer(model_app, name="model")

@@ -29,12 +29,14 @@ class Scripted:
         status: HTTP status to answer with instead (e.g. 429, 500); ``text`` is the error message.
         drop_after: when streaming, send this many content chunks and then drop the connection.
         chunk_chars: characters per streamed chunk.
+        delay_s: wait this long before answering (timeouts).
     """
 
     text: str
     status: int = 200
     drop_after: int | None = None
     chunk_chars: int = 12
+    delay_s: float = 0.0
 
 
 class ReplayServer:
@@ -95,6 +97,8 @@ class ReplayServer:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = json.loads(self.rfile.read(length) or b"{}")
                 answer = server._next(body)
+                if answer.delay_s:
+                    time.sleep(answer.delay_s)
                 if answer.status != 200:
                     self._json(answer.status, {"error": {"message": answer.text, "code": answer.status}})
                     return

@@ -1,0 +1,288 @@
+"""The chat loop as a plain function: :func:`run_chat(send, read_line, write)`.
+
+One-shot (``prompt`` given) or REPL (lines from ``read_line`` until ``None`` or ``/exit``).
+Answers stream through ``write`` as they arrive, reasoning sections hidden. For a Vox code
+request the SSOT system prompt is injected (unless a system prompt is given), the ```vox
+blocks of the answer are checked together as one module with :func:`vox_lang.check`, and while
+errors remain (at most ``max_repairs`` times) the diagnostics go back to the model in the
+repair format. The turn ends with ``vox-script-verify: PASS`` (zero errors) or ``FAIL`` and
+the remaining diagnostics. Model output is only ever parsed and checked, never executed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from serving.errors import BudgetExceeded, ServingError
+from serving.extract import ThinkFilter, extract_vox_blocks, join_program
+from serving.keys import redact
+from serving.router import AttemptFailed, ChatEvent, Completed, TextDelta
+from serving.scoring import is_vox_request
+
+Message = Mapping[str, str]
+EXIT_COMMANDS = ("/exit", "/quit", ":q")
+
+
+@dataclass(frozen=True)
+class Turn:
+    """What ``send`` is told besides the messages.
+
+    Attributes:
+        request: the user's request of this turn (unchanged across repair rounds).
+        vox: this turn is a Vox code request.
+        repair: 0 for the first answer, n for the n-th repair round.
+        budget_usd: what is left of ``--max-cost`` (``None`` = no cap).
+    """
+
+    request: str
+    vox: bool
+    repair: int = 0
+    budget_usd: float | None = None
+
+
+Send = Callable[[Sequence[Message], Turn], Iterable[ChatEvent]]
+
+
+@dataclass(frozen=True)
+class ChatOptions:
+    """Settings of one chat session.
+
+    Attributes:
+        system: system prompt for every turn (``--system``); overrides the SSOT prompt.
+        max_repairs: repair rounds per Vox turn (design: 2).
+        vox: force Vox-code handling on (True) or off (False); ``None`` detects per request.
+        max_cost_usd: spend cap for the whole chat, USD.
+        prompt: REPL prompt string.
+    """
+
+    system: str | None = None
+    max_repairs: int = 2
+    vox: bool | None = None
+    max_cost_usd: float | None = None
+    prompt: str = "vox> "
+
+
+@dataclass
+class _Session:
+    """Running totals (mutable: one per :func:`run_chat` call)."""
+
+    history: list[dict[str, str]] = field(default_factory=list)
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+    cost_unknown: bool = False
+    estimated: bool = False
+    models: list[str] = field(default_factory=list)
+    verdicts: list[str] = field(default_factory=list)
+    vox_active: bool = False
+
+
+@dataclass(frozen=True)
+class ChatResult:
+    """Outcome of a chat: per Vox turn ``"PASS"``/``"FAIL"``, usage and cost (USD)."""
+
+    verdicts: tuple[str, ...]
+    calls: int
+    prompt_tokens: int
+    completion_tokens: int
+    cost_usd: float
+    models: tuple[str, ...]
+
+    @property
+    def ok(self) -> bool:
+        """True when every Vox turn passed."""
+        return all(v == "PASS" for v in self.verdicts)
+
+
+def repair_message(diagnostics: str, n_errors: int, n_blocks: int) -> str:
+    """The user message asking for a corrected program (diagnostics in repair format)."""
+    joined = (f"\n(Your {n_blocks} ```vox blocks were checked together as one module, "
+              "one blank line between blocks; line numbers count from the first block.)") if n_blocks > 1 else ""
+    return (f"The Vox compiler reported {n_errors} error(s) in your program:\n{diagnostics}{joined}\n"
+            "Fix every error and reply with the complete corrected program in one ```vox block.")
+
+
+NO_BLOCK_MESSAGE = ("Your answer has no ```vox fenced block, so nothing could be checked. "
+                    "Reply with the complete program in one ```vox block.")
+
+
+def _default_check(source: str) -> Any:
+    import vox_lang
+
+    return vox_lang.check(source, path="answer.vox")
+
+
+def _render_repair(diags: Sequence[Any]) -> str:
+    import vox_lang
+
+    return str(vox_lang.render_repair(list(diags)))
+
+
+def _system_prompt() -> str:
+    from pipeline.prompt import system_prompt
+
+    return system_prompt()
+
+
+def run_chat(send: Send, read_line: Callable[[str], str | None], write: Callable[[str], None], *,
+             prompt: str | None = None, options: ChatOptions = ChatOptions(),
+             check: Callable[[str], Any] = _default_check) -> ChatResult:
+    """Run a one-shot chat (``prompt``) or a REPL (``prompt is None``).
+
+    Args:
+        send: ``(messages, turn) -> events`` (:class:`TextDelta`, :class:`AttemptFailed`,
+            :class:`Completed`); raises :class:`ServingError` when no model answers.
+        read_line: ``(prompt) -> line`` or ``None`` at end of input (REPL only).
+        write: output sink for the transcript (text, newlines included).
+        prompt: the one-shot request.
+        options: see :class:`ChatOptions`.
+        check: ``source -> CheckResult`` (default :func:`vox_lang.check`).
+
+    Returns:
+        The session's verdicts and usage; the usage line is also written.
+
+    Raises:
+        ServingError: one-shot only (the REPL reports the error and carries on), e.g.
+            :class:`AllProvidersFailed`, :class:`NoCandidates`, :class:`BudgetExceeded`.
+    """
+    s = _Session()
+    if options.system is not None:
+        s.history.append({"role": "system", "content": options.system})
+    try:
+        if prompt is not None:
+            _turn(prompt, send, write, options, check, s)
+        else:
+            while (line := read_line(options.prompt)) is not None:
+                text = line.strip()
+                if not text:
+                    continue
+                if text in EXIT_COMMANDS:
+                    break
+                try:
+                    _turn(text, send, write, options, check, s)
+                except BudgetExceeded as exc:
+                    write(f"[budget] {exc}\n")
+                    break
+                except ServingError as exc:
+                    write(f"error: {redact(str(exc))}\n")
+    finally:
+        write(_usage_line(s))
+    return ChatResult(tuple(s.verdicts), s.calls, s.prompt_tokens, s.completion_tokens, s.cost_usd, tuple(s.models))
+
+
+def _turn(text: str, send: Send, write: Callable[[str], None], options: ChatOptions,
+          check: Callable[[str], Any], s: _Session) -> None:
+    vox = options.vox if options.vox is not None else (is_vox_request(text) or s.vox_active)
+    if vox and not s.vox_active and options.system is None:
+        s.history.insert(0, {"role": "system", "content": _system_prompt()})
+    s.vox_active = s.vox_active or vox
+    s.history.append({"role": "user", "content": text})
+    answer = _ask(send, Turn(text, vox), write, options, s)
+    if not vox:
+        return
+    for repair in range(options.max_repairs + 1):
+        blocks = extract_vox_blocks(answer)
+        result = check(join_program(blocks)) if blocks else None
+        if result is not None and not result.errors:
+            if result.warnings:
+                write(f"[check] 0 errors, {len(result.warnings)} warning(s):\n{_render_repair(result.warnings)}\n")
+            write("vox-script-verify: PASS\n")
+            s.verdicts.append("PASS")
+            return
+        if result is None:
+            feedback, n_errors, summary = NO_BLOCK_MESSAGE, 1, "no ```vox block in the answer"
+        else:
+            diags = _render_repair(result.errors)
+            feedback, n_errors = repair_message(diags, len(result.errors), len(blocks)), len(result.errors)
+            summary = f"{n_errors} error(s) in {len(blocks)} ```vox block(s)"
+        if repair == options.max_repairs:
+            write("vox-script-verify: FAIL\n")
+            write((_render_repair(result.diagnostics) if result is not None else summary) + "\n")
+            s.verdicts.append("FAIL")
+            return
+        write(f"[check] {summary}; repair {repair + 1}/{options.max_repairs}, sending:\n{feedback}\n")
+        s.history.append({"role": "user", "content": feedback})
+        answer = _ask(send, Turn(text, vox, repair + 1), write, options, s)
+
+
+def _ask(send: Send, turn: Turn, write: Callable[[str], None], options: ChatOptions, s: _Session) -> str:
+    """One model call: stream the answer, report failed attempts, add usage; returns the text."""
+    budget = None
+    if options.max_cost_usd is not None:
+        budget = options.max_cost_usd - s.cost_usd
+        if budget <= 0:
+            raise BudgetExceeded(f"--max-cost ${options.max_cost_usd:.4f} is spent (${s.cost_usd:.4f} used)")
+    turn = Turn(turn.request, turn.vox, turn.repair, budget)
+    shown = ThinkFilter()
+    current: str | None = None
+    for event in send(list(s.history), turn):
+        if isinstance(event, TextDelta):
+            if event.model != current:
+                current = event.model
+                write(f"[{event.model}]\n")
+                shown = ThinkFilter()
+            write(shown.feed(event.text))
+        elif isinstance(event, AttemptFailed):
+            if event.partial:
+                write(shown.flush() + f"\n[abandoned: partial answer from {event.model} above; "
+                      f"{event.reason}; the next model answers afresh]\n")
+            else:
+                write(f"[failed: {event.model}: {event.reason}]\n")
+            current = None
+        elif isinstance(event, Completed):
+            tail = shown.flush()
+            write(tail + ("" if (tail or "\n").endswith("\n") else "\n"))
+            if shown.hidden_chars:
+                write(f"[reasoning hidden: {shown.hidden_chars} characters]\n")
+            s.calls += 1
+            s.prompt_tokens += event.prompt_tokens
+            s.completion_tokens += event.completion_tokens
+            s.estimated = s.estimated or event.estimated_usage
+            if event.cost_usd is None:
+                s.cost_unknown = True
+            else:
+                s.cost_usd += event.cost_usd
+            if event.model not in s.models:
+                s.models.append(event.model)
+            s.history.append({"role": "assistant", "content": event.text})
+            return event.text
+    raise ServingError("the model stream ended without a complete answer")
+
+
+def _usage_line(s: _Session) -> str:
+    approx = "~" if s.estimated else ""
+    cost = f"${s.cost_usd:.4f}" + (" + unknown" if s.cost_unknown else "")
+    models = ", ".join(s.models) or "none"
+    return (f"[session] {s.calls} model call(s), {approx}{s.prompt_tokens} prompt + {approx}{s.completion_tokens} "
+            f"completion tokens, cost {cost}; models: {models}\n")
+
+
+def routed_sender(catalog: Any, keys: Mapping[str, Any], mode: str, *, k: int = 4, local_only: bool = False,
+                  explain: Callable[[str], None] | None = None, timeout: float = 120.0,
+                  max_tokens: int = 1024, stream: bool = True, mock: Mapping[str, Any] | None = None) -> Send:
+    """A ``send`` that routes each call with :func:`serving.router.decide` and runs it with
+    :func:`serving.router.complete` (the CLI's sender; tests may pass ``mock`` responses).
+
+    Args:
+        catalog: the catalog (local reachability already probed).
+        keys: provider → :class:`serving.keys.ResolvedKey`.
+        mode: ``--model`` value (mode, alias or model id).
+        explain: where to print the routing decision of each new request (``--explain``).
+    """
+    from serving.router import RouteRequest, complete, decide
+
+    def send(messages: Sequence[Message], turn: Turn) -> Iterable[ChatEvent]:
+        est = sum(len(m.get("content") or "") for m in messages) // 4 + 1
+        request = RouteRequest(turn.request, est_input_tokens=est, max_output_tokens=max_tokens,
+                               category="codegen" if turn.vox else None, vox=turn.vox,
+                               local_only=local_only, budget_usd=turn.budget_usd)
+        decision = decide(request, mode, catalog=catalog, keys=set(keys), k=k)
+        if explain is not None and turn.repair == 0:
+            explain(decision.explain() + "\n")
+        return complete(decision, messages, keys=keys, stream=stream, timeout=timeout,
+                        max_tokens=max_tokens, mock=mock)
+
+    return send

@@ -1,0 +1,181 @@
+"""Catalog sources, units, priors, the cache file (age, --force, corruption) and local models."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from serving import catalog as cat
+from serving.errors import CatalogError
+from serving.priors import prior_for
+
+
+
+def load_replay() -> Any:
+    """The loopback replay server helper (``replay_server.py`` next to this file), loaded once."""
+    name = "vox_tests_replay_server"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("replay_server.py"))
+        assert spec and spec.loader
+        sys.modules[name] = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(sys.modules[name])
+    return sys.modules[name]
+
+
+replay = load_replay()
+
+OPENROUTER = {"data": [
+    {"id": "qwen/qwen3-coder:free", "pricing": {"prompt": "0", "completion": "0"}, "context_length": 262000,
+     "supported_parameters": ["tools"]},
+    {"id": "anthropic/claude-sonnet-4.5", "pricing": {"prompt": "0.000003", "completion": "0.000015"},
+     "context_length": 1000000, "supported_parameters": ["reasoning"]},
+    {"id": "openrouter/auto", "pricing": {"prompt": "-1", "completion": "-1"}},
+]}
+
+
+@pytest.fixture(autouse=True)
+def _no_network(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Never reach a real endpoint: local probing points nowhere unless a test says otherwise."""
+    monkeypatch.setenv("VOX_LOCAL_ENDPOINTS", "")
+    monkeypatch.setenv("VOX_OLLAMA", "0")
+    monkeypatch.setenv("VOX_OPENROUTER_URL", "http://127.0.0.1:9/api/v1")  # discard port: refused at once
+
+
+def fake_openrouter(url: str, timeout: float) -> Any:
+    assert url.endswith("/models") and timeout <= 5
+    return OPENROUTER
+
+
+def test_unit_conversion_and_sanity() -> None:
+    assert cat.per_token_to_per_mtok(2.5e-6, "x") == 2.5
+    assert cat.per_token_to_per_mtok("0.000015", "x") == 15.0
+    assert cat.per_token_to_per_mtok("-1", "x") is None  # OpenRouter's "variable price"
+    assert cat.per_token_to_per_mtok(0.003, "x") is None  # $3000/M: a per-1K price mistaken for per-token
+    assert cat.per_token_to_per_mtok(None, "x") is None and cat.per_token_to_per_mtok("n/a", "x") is None
+
+
+def test_openrouter_entries() -> None:
+    by_id = {e.id: e for e in cat.entries_from_openrouter(OPENROUTER)}
+    free = by_id["openrouter/qwen/qwen3-coder:free"]
+    assert free.is_free and free.input_usd_per_mtok == 0.0 and "tools" in free.capabilities
+    sonnet = by_id["openrouter/anthropic/claude-sonnet-4.5"]
+    assert (sonnet.input_usd_per_mtok, sonnet.output_usd_per_mtok, sonnet.context_window) == (3.0, 15.0, 1000000)
+    assert sonnet.prior_source.startswith("aa-v3") and "reasoning" in sonnet.capabilities
+    assert by_id["openrouter/openrouter/auto"].input_usd_per_mtok is None
+    with pytest.raises(CatalogError):
+        cat.entries_from_openrouter({"models": []})
+
+
+def test_litellm_entries_filter_and_convert() -> None:
+    cost_map = {
+        "sample_spec": {"mode": "one of: chat"},
+        "gpt-5-mini": {"litellm_provider": "openai", "mode": "chat", "input_cost_per_token": 2.5e-7,
+                       "output_cost_per_token": 2e-6, "max_input_tokens": 272000, "supports_vision": True},
+        "old-model": {"litellm_provider": "openai", "mode": "chat", "deprecation_date": "2020-01-01"},
+        "bedrock/*/1-month-commitment/x": {"litellm_provider": "bedrock", "mode": "chat"},
+        "dall-e-3": {"litellm_provider": "openai", "mode": "image_generation"},
+    }
+    entries = cat.entries_from_litellm(cost_map, today="2026-01-01")
+    assert [e.id for e in entries] == ["openai/gpt-5-mini"]
+    e = entries[0]
+    assert (e.input_usd_per_mtok, e.output_usd_per_mtok, e.context_window) == (0.25, 2.0, 272000)
+    assert e.intelligence_prior == 61 and "vision" in e.capabilities
+
+
+def test_bundled_cost_map_is_read_without_importing_litellm() -> None:
+    code = ("import sys; from serving.catalog import litellm_cost_map, entries_from_litellm; "
+            "n = len(entries_from_litellm(litellm_cost_map())); assert 'litellm' not in sys.modules; print(n)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                         env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": ""})
+    assert out.returncode == 0, out.stderr
+    assert int(out.stdout) > 500
+
+
+def test_priors_longest_family_match() -> None:
+    assert prior_for("openai/gpt-5-mini-2025-08-07").family == "gpt-5-mini"  # type: ignore[union-attr]
+    assert prior_for("openai/gpt-5").family == "gpt-5"  # type: ignore[union-attr]
+    assert prior_for("openrouter/anthropic/claude-opus-4.5").family == "claude-opus-4.5"  # type: ignore[union-attr]
+    assert prior_for("openai/gpt-5.6-luna") is None  # a new minor version is not claimed by gpt-5
+    assert prior_for("some/unknown-model") is None
+    p = prior_for("gemini/gemini-2.5-flash-lite")
+    assert p is not None and p.source.split()[1].count("-") == 1  # "aa-v3 2025-10": source and date
+
+
+def test_build_with_openrouter_reachable_and_unreachable() -> None:
+    built = cat.build_catalog(openrouter_fetch=fake_openrouter, local_urls=[])
+    assert built.sources["openrouter"]["status"] == "ok"
+    assert "openrouter/qwen/qwen3-coder:free" in built.by_id()
+    assert built.sources["litellm"]["entries"] > 500
+    t0 = time.perf_counter()
+    offline = cat.build_catalog(local_urls=[])  # real fetch to a refused port
+    assert time.perf_counter() - t0 < 3
+    assert offline.sources["openrouter"]["status"] == "unreachable"
+    assert not any(e.source == "openrouter" for e in offline.entries)
+
+
+def test_cache_reuse_force_and_age(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = []
+
+    def counting(url: str, timeout: float) -> Any:
+        calls.append(url)
+        return OPENROUTER
+
+    first, rebuilt = cat.load_or_build(openrouter_fetch=counting, local_urls=[])
+    assert rebuilt and cat.cache_path().is_file() and len(calls) == 1
+    assert str(cat.cache_path()).startswith(os.environ["VOX_HOME"])
+    doc = json.loads(cat.cache_path().read_text())
+    assert doc["schema_version"] == 1 and doc["units"]["prices"] == "USD per million tokens"
+    assert "input_usd_per_mtok" in doc["entries"][0]
+    second, rebuilt = cat.load_or_build(openrouter_fetch=counting, local_urls=[])
+    assert not rebuilt and second.entries == first.entries and len(calls) == 1
+    _, rebuilt = cat.load_or_build(force=True, openrouter_fetch=counting, local_urls=[])
+    assert rebuilt and len(calls) == 2
+    monkeypatch.setenv("VOX_CATALOG_MAX_AGE", "0")
+    time.sleep(0.01)
+    _, rebuilt = cat.load_or_build(openrouter_fetch=counting, local_urls=[])
+    assert rebuilt and len(calls) == 3
+
+
+@pytest.mark.parametrize("garbage", ["{not json", '{"schema_version": 99, "entries": []}',
+                                     '{"schema_version": 1, "created_unix": 1, "entries": [{"id": "x"}]}'])
+def test_corrupt_cache_is_reported_and_rebuilt(garbage: str) -> None:
+    path = cat.cache_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(garbage)
+    with pytest.raises(CatalogError, match=str(path.name)):
+        cat.load_catalog(path)
+    warnings: list[str] = []
+    rebuilt_cat, rebuilt = cat.load_or_build(warn=warnings.append, local_urls=[])
+    assert rebuilt and len(warnings) == 1 and "corrupt" in warnings[0]
+    assert cat.load_catalog(path).entries == rebuilt_cat.entries  # the file is valid again
+
+
+def test_local_endpoint_models_carry_pass_at_1(tmp_path: Path) -> None:
+    from pipeline.paths import exports_dir
+
+    export = exports_dir() / "run-1"
+    export.mkdir(parents=True)
+    (export / "vox_mens.json").write_text(json.dumps({"model_name": "replay-model", "pass_at_1": 0.42}))
+    (exports_dir() / "latest.json").write_text(json.dumps({"path": str(export), "eval_passed": True}))
+    with replay.ReplayServer(["hi"], model="replay-model") as server:
+        built = cat.build_catalog(local_urls=[server.base_url, "http://127.0.0.1:9/v1"])
+        entry = built.by_id()["local/replay-model"]
+        assert entry.api_base == server.base_url and entry.reachable and entry.is_free
+        assert entry.vox_pass_at_1 == 0.42 and entry.litellm_model == "openai/replay-model"
+        assert "down" in built.sources["local"]["endpoints"]["http://127.0.0.1:9/v1"]
+    live = cat.with_live_local(built, urls=[server.base_url])  # the server is gone now
+    assert live.by_id()["local/replay-model"].reachable is False
+
+
+def test_model_card_fallback_for_pass_at_1(tmp_path: Path) -> None:
+    (tmp_path / "vox_mens.json").write_text(json.dumps({"model_name": "m", "pass_at_1": None}))
+    (tmp_path / "README.md").write_text("# m\n\n| metric | value |\n| pass@1 | 0.37 |\n")
+    assert cat._read_pass_at_1(tmp_path) == ("m", 0.37)

@@ -1,0 +1,186 @@
+"""Routing decisions on a fixed catalog: every mode and category, keys, reachability, prices."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from serving.catalog import Catalog, CatalogEntry, entries_from_litellm, entries_from_openrouter
+from serving.errors import NoCandidates, UnknownModel
+from serving.router import RouteRequest, decide, resolve_model
+from serving.scoring import ALIASES, MODES, infer_category, is_vox_request
+
+LITELLM = {  # USD per token, as LiteLLM ships it
+    "gpt-5": {"litellm_provider": "openai", "mode": "chat", "input_cost_per_token": 1.25e-6,
+              "output_cost_per_token": 1e-5, "max_input_tokens": 272000, "supports_reasoning": True},
+    "gpt-5-mini": {"litellm_provider": "openai", "mode": "chat", "input_cost_per_token": 2.5e-7,
+                   "output_cost_per_token": 2e-6, "max_input_tokens": 272000},
+    "gpt-4o-mini": {"litellm_provider": "openai", "mode": "chat", "input_cost_per_token": 1.5e-7,
+                    "output_cost_per_token": 6e-7, "max_input_tokens": 128000},
+    "claude-opus-4-5": {"litellm_provider": "anthropic", "mode": "chat", "input_cost_per_token": 5e-6,
+                        "output_cost_per_token": 2.5e-5, "max_input_tokens": 200000},
+    "claude-sonnet-4-5": {"litellm_provider": "anthropic", "mode": "chat", "input_cost_per_token": 3e-6,
+                          "output_cost_per_token": 1.5e-5, "max_input_tokens": 200000},
+    "claude-haiku-4-5": {"litellm_provider": "anthropic", "mode": "chat", "input_cost_per_token": 1e-6,
+                         "output_cost_per_token": 5e-6, "max_input_tokens": 200000},
+    "gemini/gemini-2.5-pro": {"litellm_provider": "gemini", "mode": "chat", "input_cost_per_token": 1.25e-6,
+                              "output_cost_per_token": 1e-5, "max_input_tokens": 1048576},
+    "gemini/gemini-2.5-flash": {"litellm_provider": "gemini", "mode": "chat", "input_cost_per_token": 3e-7,
+                                "output_cost_per_token": 2.5e-6, "max_input_tokens": 1048576},
+    "gemini/gemini-2.5-flash-lite": {"litellm_provider": "gemini", "mode": "chat", "input_cost_per_token": 1e-7,
+                                     "output_cost_per_token": 4e-7, "max_input_tokens": 1048576},
+    "mistral/mystery-model": {"litellm_provider": "mistral", "mode": "chat", "max_input_tokens": 32000},  # no price
+    "text-embedding-3-small": {"litellm_provider": "openai", "mode": "embedding", "input_cost_per_token": 2e-8},
+}
+OPENROUTER = {"data": [  # USD per token as strings, as OpenRouter serves it
+    {"id": "qwen/qwen3-coder:free", "pricing": {"prompt": "0", "completion": "0"}, "context_length": 262000},
+    {"id": "openai/gpt-oss-120b:free", "pricing": {"prompt": "0", "completion": "0"}, "context_length": 131072},
+    {"id": "z-ai/glm-4.5-air:free", "pricing": {"prompt": "0", "completion": "0"}, "context_length": 131072},
+    {"id": "openai/gpt-5", "pricing": {"prompt": "0.00000125", "completion": "0.00001"}, "context_length": 400000},
+]}
+
+
+def local(name: str, pass_at_1: float | None, reachable: bool = True) -> CatalogEntry:
+    return CatalogEntry(
+        id=f"local/{name}", provider="local", litellm_model=f"openai/{name}", input_usd_per_mtok=0.0,
+        output_usd_per_mtok=0.0, context_window=None, is_free=True, capabilities=("chat", "stream"),
+        intelligence_prior=20.0, coding_prior=20.0, speed_prior_tps=30.0, prior_source="heuristic:price",
+        source="local", api_base="http://127.0.0.1:8000/v1", vox_pass_at_1=pass_at_1, reachable=reachable)
+
+
+@pytest.fixture
+def catalog() -> Catalog:
+    entries = entries_from_litellm(LITELLM, today="2026-01-01") + entries_from_openrouter(OPENROUTER)
+    entries += [local("vox-mens-small", 0.31), local("vox-mens-large", 0.62), local("vox-mens-gone", 0.9, False)]
+    return Catalog(tuple(entries), 0.0, {})
+
+
+ALL_KEYS = {"openai", "anthropic", "gemini", "mistral", "openrouter"}
+CODE = "write a vox script that totals a list of prices"
+CHAT = "hello there, how are you today?"
+ANALYSIS = "analyze the trade-offs of actors versus workflows"
+
+
+def ids(decision: object) -> list[str]:
+    return [c.id for c in decision.candidates]  # type: ignore[attr-defined]
+
+
+def test_category_and_vox_inference() -> None:
+    assert infer_category(CODE) == "codegen"
+    assert infer_category(CHAT) == "chat"
+    assert infer_category(ANALYSIS) == "reasoning"
+    assert is_vox_request(CODE) and is_vox_request("fix this .vox file")
+    assert not is_vox_request("write a python script") and not is_vox_request("what is vox?")
+
+
+@pytest.mark.parametrize("mode", list(MODES))
+@pytest.mark.parametrize("text", [CODE, CHAT, ANALYSIS])
+def test_every_mode_and_category_gives_a_cascade(catalog: Catalog, mode: str, text: str) -> None:
+    d = decide(RouteRequest(text), mode, catalog=catalog, keys=ALL_KEYS)
+    assert d.mode == mode
+    assert 1 <= len([c for c in d.candidates if "router fallback" not in c.reasons]) <= 4
+    assert len({c.id for c in d.candidates}) == len(d.candidates)
+    scores = [c.score for c in d.candidates if "router fallback" not in c.reasons]
+    assert scores == sorted(scores, reverse=True)
+    assert "local/vox-mens-gone" not in ids(d)
+    assert "score =" in d.rule and "q" in d.explain()
+
+
+def test_mode_characters(catalog: Catalog) -> None:
+    genius = decide(RouteRequest(CODE), "genius", catalog=catalog, keys=ALL_KEYS)
+    assert genius.primary.id == "anthropic/claude-opus-4-5"  # frontier coding prior wins, price barely counts
+    assert decide(RouteRequest(ANALYSIS), "genius", catalog=catalog, keys=ALL_KEYS).category == "reasoning"
+    efficient = decide(RouteRequest(CHAT), "efficient", catalog=catalog, keys=ALL_KEYS - {"openrouter"})
+    assert efficient.primary.id in {"gemini/gemini-2.5-flash-lite", "openai/gpt-5-mini", "gemini/gemini-2.5-flash"}
+    assert "claude-opus" not in " ".join(ids(efficient))
+    free = decide(RouteRequest(CODE), "free", catalog=catalog, keys=ALL_KEYS)
+    assert all(c.id.endswith(":free") or c.id.startswith("local/") or "router fallback" in c.reasons
+               for c in free.candidates)
+    assert free.candidates[-1].id == "openrouter/openrouter/free"  # free-router fallback last
+    auto_code = decide(RouteRequest("write a python function"), "auto", catalog=catalog, keys=ALL_KEYS)
+    auto_chat = decide(RouteRequest(CHAT), "auto", catalog=catalog, keys=ALL_KEYS)
+    assert auto_code.category == "codegen" and auto_chat.category == "chat"
+    assert "performance" in auto_code.rule and "balanced" in auto_chat.rule
+
+
+@pytest.mark.parametrize("alias,mode", sorted(ALIASES.items()))
+def test_aliases(catalog: Catalog, alias: str, mode: str) -> None:
+    assert decide(RouteRequest(CHAT), alias, catalog=catalog, keys=ALL_KEYS).mode == mode
+
+
+def test_no_keys_leaves_only_free_and_local(catalog: Catalog) -> None:
+    for mode in MODES:
+        d = decide(RouteRequest(CODE), mode, catalog=catalog, keys=set())
+        assert all(c.id.startswith("local/") for c in d.candidates), mode
+        assert d.skipped_no_key > 0 or mode == "free"
+
+
+def test_vox_code_ranks_local_models_by_pass_at_1(catalog: Catalog) -> None:
+    d = decide(RouteRequest(CODE), "free", catalog=catalog, keys=set())
+    assert ids(d) == ["local/vox-mens-large", "local/vox-mens-small"]
+    assert "Vox pass@1 0.62" in d.primary.reasons
+
+
+def test_unreachable_local_model_is_rejected_with_reason(catalog: Catalog) -> None:
+    d = decide(RouteRequest(CODE), "free", catalog=catalog, keys=set())
+    gone = [c for c in d.rejected if c.id == "local/vox-mens-gone"]
+    assert gone and "unreachable" in (gone[0].rejected or "")
+    with pytest.raises(NoCandidates, match="unreachable"):
+        decide(RouteRequest(CODE), "local/vox-mens-gone", catalog=catalog, keys=set())
+
+
+def test_unknown_price(catalog: Catalog) -> None:
+    entry = catalog.by_id()["mistral/mystery-model"]
+    assert entry.input_usd_per_mtok is None and entry.blended_usd_per_mtok is None
+    d = decide(RouteRequest(CHAT), "mistral/mystery-model", catalog=catalog, keys=ALL_KEYS)
+    assert "price unknown" in d.primary.reasons
+    d = decide(RouteRequest(CHAT), "efficient", catalog=catalog, keys={"mistral"})
+    assert "mistral/mystery-model" in ids(d)  # still usable without a budget...
+    capped = decide(RouteRequest(CHAT, budget_usd=1.0), "efficient", catalog=catalog, keys={"mistral"})
+    assert "mistral/mystery-model" not in ids(capped)  # ...but not under --max-cost
+    assert any(c.id == "mistral/mystery-model" and "price unknown" in (c.rejected or "") for c in capped.rejected)
+
+
+def test_price_units_agree_across_sources(catalog: Catalog) -> None:
+    by_id = catalog.by_id()
+    a, b = by_id["openai/gpt-5"], by_id["openrouter/openai/gpt-5"]
+    assert (a.input_usd_per_mtok, a.output_usd_per_mtok) == (1.25, 10.0) == (b.input_usd_per_mtok,
+                                                                            b.output_usd_per_mtok)
+    assert by_id["openrouter/qwen/qwen3-coder:free"].is_free
+    assert "openai/text-embedding-3-small" not in by_id
+
+
+def test_max_cost_filters_expensive_models(catalog: Catalog) -> None:
+    req = RouteRequest(CODE, est_input_tokens=2000, max_output_tokens=2000, budget_usd=0.002)
+    d = decide(req, "genius", catalog=catalog, keys=ALL_KEYS - {"openrouter"})
+    assert "anthropic/claude-opus-4-5" not in ids(d)
+    assert any("budget" in (c.rejected or "") for c in d.rejected)
+
+
+def test_local_only_and_context_window(catalog: Catalog) -> None:
+    d = decide(RouteRequest(CHAT, local_only=True), "genius", catalog=catalog, keys=ALL_KEYS)
+    assert all(c.id.startswith("local/") for c in d.candidates)
+    d = decide(RouteRequest(CHAT, est_input_tokens=300_000), "genius", catalog=catalog, keys=ALL_KEYS)
+    assert all((catalog.by_id()[c.id].context_window or 10**9) >= 300_000
+               for c in d.candidates if "router" not in c.reasons)
+
+
+def test_concrete_model_ids(catalog: Catalog) -> None:
+    assert resolve_model("gpt-5", catalog).id == "openai/gpt-5"  # type: ignore[union-attr]
+    assert resolve_model("vox-mens-large", catalog).id == "local/vox-mens-large"  # type: ignore[union-attr]
+    d = decide(RouteRequest(CHAT), "anthropic/claude-haiku-4-5", catalog=catalog, keys=ALL_KEYS)
+    assert ids(d) == ["anthropic/claude-haiku-4-5"]
+    with pytest.raises(NoCandidates, match="ANTHROPIC_API_KEY"):
+        decide(RouteRequest(CHAT), "anthropic/claude-haiku-4-5", catalog=catalog, keys=set())
+    with pytest.raises(UnknownModel, match="genius"):
+        decide(RouteRequest(CHAT), "genuis", catalog=catalog, keys=ALL_KEYS)
+
+
+def test_cascade_depth_and_purity(catalog: Catalog) -> None:
+    req = RouteRequest(CHAT)
+    assert len(decide(req, "balanced", catalog=catalog, keys=ALL_KEYS, k=2).candidates) == 2
+    assert len(decide(req, "balanced", catalog=catalog, keys=ALL_KEYS).candidates) == 4
+    again = dataclasses.replace(catalog, rank_cache={})
+    assert decide(req, "balanced", catalog=catalog, keys=ALL_KEYS) == decide(req, "balanced", catalog=again,
+                                                                             keys=ALL_KEYS)
