@@ -1,0 +1,163 @@
+"""Parse a module: lex (:mod:`vox_lang.layout`), then parse each item alone with the PEG
+grammar in ``grammar.peg`` and visit it into :mod:`vox_lang.syntax` nodes.
+
+Terminals are whole tokens: an item's tokens are re-joined by spaces (each token written as
+its :attr:`~vox_lang.lexer.Token.code`) and positions in that text map back to tokens. A bad
+item gives one error (E0201/E0202 at the furthest token reached) and parsing resumes at the
+next item. :func:`parse_module` never raises.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from collections import defaultdict
+from functools import lru_cache
+from importlib import resources
+from typing import Any, Final
+
+from parsimonious.exceptions import ParseError
+from parsimonious.expressions import Compound, Expression, Literal, Regex
+from parsimonious.grammar import Grammar
+
+from vox_lang import syntax
+from vox_lang.diagnostics import DiagnosticSink
+from vox_lang.layout import Item, tokenize
+from vox_lang.lexer import KEYWORDS, PUNCTUATION, Token, TokenKind
+from vox_lang.parser_errors import Expectations
+from vox_lang.parser_visitor import AstBuilder
+from vox_lang.source import SourceFile, Span
+
+#: token classes as they are spelled in the joined text (and in grammar.peg)
+CLASS_CODES: Final = frozenset({"NAME", "INT", "FLOAT", "STRING", "DECO", "NL", "_"})
+
+#: Python frames allowed per nesting level while parsing and visiting (measured: at most
+#: ~70 for one level of `not f(...)`, which the level count sees as one level, hence 2x)
+_FRAMES_PER_LEVEL: Final = 150
+#: items nested deeper than this are parsed in a thread with a large stack
+_DEEP: Final = 40
+_BIG_STACK: Final = 512 * 1024 * 1024
+_recursion_lock = threading.Lock()
+
+
+class GrammarError(Exception):
+    """grammar.peg names a terminal the lexer does not produce (a bug in this package)."""
+
+
+def _walk(expr: Expression, seen: dict[int, Expression]) -> None:
+    stack = [expr]
+    while stack:
+        e = stack.pop()
+        if id(e) in seen:
+            continue
+        seen[id(e)] = e
+        if isinstance(e, Compound):
+            stack.extend(reversed(e.members))
+
+
+@lru_cache(maxsize=1)
+def load_grammar() -> tuple[Grammar, Expectations]:
+    """Load ``grammar.peg`` once: check every literal against the lexer's vocabulary and give
+    it the separating space of the joined text.
+
+    Raises:
+        GrammarError: a literal is neither a keyword, punctuation nor a token class.
+    """
+    text = resources.files("vox_lang").joinpath("grammar.peg").read_text(encoding="utf-8")
+    grammar = Grammar(text)
+    seen: dict[int, Expression] = {}
+    for rule in grammar.values():
+        _walk(rule, seen)
+    vocabulary = KEYWORDS | frozenset(PUNCTUATION) | CLASS_CODES
+    for e in seen.values():
+        if isinstance(e, Literal):
+            if e.literal not in vocabulary:
+                raise GrammarError(f"grammar.peg: literal {e.literal!r} is not a token")
+            e.literal += " "
+        elif isinstance(e, Regex) and not e.re.pattern.endswith(" "):
+            raise GrammarError(f"grammar.peg: regex {e.name or e.re.pattern!r} must end with a space")
+    return grammar, Expectations(grammar)
+
+
+#: closes every joined text; no terminal matches it, so the grammar's optional and repeated
+#: parts are still tried (and recorded as expected) at the end of an item
+END_CODE: Final = "EOI "
+
+
+def joined_text(tokens: tuple[Token, ...] | list[Token]) -> tuple[str, dict[int, int]]:
+    """The tokens' codes, each followed by one space, then :data:`END_CODE`; and the map from
+    a code's position (or the end marker's) to its token index."""
+    index: dict[int, int] = {}
+    pos = 0
+    for i, tok in enumerate(tokens):
+        index[pos] = i
+        pos += len(tok.code) + 1
+    index[pos] = len(tokens)
+    return "".join(t.code + " " for t in tokens) + END_CODE, index
+
+
+def parse_module(source: SourceFile, sink: DiagnosticSink) -> syntax.Module:
+    """Lex and parse ``source`` item by item, reporting into ``sink``.
+
+    Items holding lexical, bracket or markup errors, nesting beyond 200 levels (E0206) or a
+    syntax error are left out of the returned module. Never raises for any input.
+    """
+    layout = tokenize(source, sink)
+    items: list[syntax.Item] = []
+    for item in layout.items:
+        if not item.parse:
+            continue
+        node = parse_item(item, sink)
+        if node is not None:
+            items.append(node)
+    return syntax.Module(tuple(items), Span(0, len(source.text)))
+
+
+def parse_item(item: Item, sink: DiagnosticSink) -> syntax.Item | None:
+    """Parse one item; on a syntax error report it and return ``None``."""
+    depth = item.depth
+    if depth <= _DEEP:
+        return _parse_guarded(item, sink)
+    result: list[syntax.Item | None] = [None]
+    limit = 2_000 + _FRAMES_PER_LEVEL * depth
+
+    def work() -> None:
+        result[0] = _parse_guarded(item, sink, limit)
+
+    with _recursion_lock:
+        old_size = threading.stack_size()
+        threading.stack_size(_BIG_STACK)
+        try:
+            worker = threading.Thread(target=work, name="vox-deep-parse")
+            worker.start()
+        finally:
+            threading.stack_size(old_size)
+        worker.join()
+    return result[0]
+
+
+def _parse_guarded(item: Item, sink: DiagnosticSink, limit: int | None = None) -> syntax.Item | None:
+    old = sys.getrecursionlimit()
+    if limit is not None and limit > old:
+        sys.setrecursionlimit(limit)
+    try:
+        return _parse(item, sink)
+    except (RecursionError, MemoryError):
+        sink.report("E0206", item.tokens[0].span)
+        return None
+    finally:
+        if limit is not None and limit > old:
+            sys.setrecursionlimit(old)
+
+
+def _parse(item: Item, sink: DiagnosticSink) -> syntax.Item | None:
+    grammar, expectations = load_grammar()
+    text, index = joined_text(item.tokens)
+    rule = grammar["item"]
+    cache: defaultdict[int, dict[int, Any]] = defaultdict(dict)
+    error = ParseError(text)
+    node = rule.match_core(text, 0, cache, error)
+    if node is None or node.end < len(text) - len(END_CODE):
+        expectations.report(item, text, index, cache, node, sink)
+        return None
+    return AstBuilder(item.tokens, index, sink).visit(node)  # type: ignore[no-any-return]

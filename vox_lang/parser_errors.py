@@ -1,0 +1,136 @@
+"""E0201/E0202 for an item that does not parse: the furthest token reached and up to five
+tokens the grammar could have taken there.
+
+The packrat cache of the failed match records every terminal tried at every position, so
+the furthest failed terminal position is the furthest token reached and the terminals
+failing there are what was expected. They are listed closers and separators first, then in
+grammar order, with operators and other continuations of a complete operand last.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from parsimonious.expressions import Compound, Expression, Literal, Regex, Sequence
+from parsimonious.grammar import Grammar
+from parsimonious.nodes import Node
+
+from vox_lang.diagnostics import DiagnosticSink
+from vox_lang.layout import Item
+from vox_lang.source import Span
+
+MAX_EXPECTED: Final = 5
+NEWLINE: Final = "<newline>"
+END: Final = "<end of input>"
+
+_CLASS_DISPLAY: Final = {
+    "NAME": "<name>", "INT": "<int>", "FLOAT": "<float>", "STRING": "<string>",
+    "DECO": "<decorator>", "NL": NEWLINE,
+}
+_FIRST: Final = frozenset({"`)`", "`]`", "`}`", "`,`", NEWLINE, END})
+#: rules whose first terminal continues an already complete operand
+_CONTINUATIONS: Final = ("call", "call_nb", "member", "index", "try", "binop", "children")
+_BINOPS: Final = "|> or and == != <= >= < > + - * / %".split()
+
+
+def _display(expr: Expression) -> tuple[str, ...]:
+    if isinstance(expr, Literal):
+        code = expr.literal.strip()
+        return (_CLASS_DISPLAY.get(code, f"`{code}`"),)
+    if expr.name == "binop":
+        return tuple(f"`{op}`" for op in _BINOPS)
+    return ("<name>",)  # WORD / binder
+
+
+def format_list(items: list[str]) -> str:
+    """``a``, ``a or b``, ``a, b or c``."""
+    if len(items) == 1:
+        return items[0]
+    return ", ".join(items[:-1]) + " or " + items[-1]
+
+
+class Expectations:
+    """Terminal metadata of one loaded grammar, used to phrase E0201/E0202."""
+
+    def __init__(self, grammar: Grammar) -> None:
+        order: dict[int, int] = {}
+        self.terminals: dict[int, Expression] = {}
+        seen: set[int] = set()
+        stack: list[Expression] = [grammar["module"]]
+        while stack:  # depth-first, in grammar order
+            e = stack.pop()
+            if id(e) in seen:
+                continue
+            seen.add(id(e))
+            if isinstance(e, (Literal, Regex)):
+                order[id(e)] = len(order)
+                self.terminals[id(e)] = e
+            elif isinstance(e, Compound):
+                stack.extend(reversed(e.members))
+        self.rank: dict[int, int] = dict(order)
+        for i, name in enumerate(_CONTINUATIONS):
+            e = grammar[name]
+            while isinstance(e, Sequence):
+                e = e.members[0]
+            self.rank[id(e)] = 100_000 + i
+
+    def expected_at(self, cache: dict[int, dict[int, Any]]) -> tuple[int, list[tuple[int, str]]]:
+        """Furthest position where a terminal failed, and the failing terminals' (rank, text)."""
+        far = -1
+        found: list[int] = []
+        for eid in self.terminals:
+            for pos, node in cache.get(eid, {}).items():
+                if node is None:
+                    if pos > far:
+                        far, found = pos, [eid]
+                    elif pos == far:
+                        found.append(eid)
+        ranked = [
+            (self.rank[eid] * 100 + i, text)
+            for eid in found
+            for i, text in enumerate(_display(self.terminals[eid]))
+        ]
+        return far, ranked
+
+    def report(
+        self,
+        item: Item,
+        text: str,
+        index: dict[int, int],
+        cache: dict[int, dict[int, Any]],
+        node: Node | None,
+        sink: DiagnosticSink,
+    ) -> None:
+        """Report the E0201/E0202 of an item whose match failed or stopped short at ``node``."""
+        far, ranked = self.expected_at(cache)
+        at_end_text = NEWLINE if item.end is not None else END
+        if node is not None and node.end >= far:
+            if node.end > far:
+                far, ranked = node.end, []
+            ranked.append((-1, at_end_text))  # the item could have ended here
+        best: dict[str, int] = {}
+        for rank, shown in ranked:
+            if shown == NEWLINE and index.get(far) == len(item.tokens) and item.end is None:
+                shown = END
+            r = -1 if shown in _FIRST else rank
+            best[shown] = min(best.get(shown, r), r)
+        names = sorted(best, key=best.__getitem__)[:MAX_EXPECTED]
+        listed = format_list(names) if names else at_end_text
+        k = index.get(far, len(item.tokens))
+        if k < len(item.tokens):
+            tok = item.tokens[k]
+            shown_tok = sink.source.text[tok.span.start : tok.span.end]
+            if tok.kind.value == "NL":
+                shown_tok = NEWLINE if tok.text == "\n" else tok.text
+            sink.report("E0201", tok.span, tok=_clip(shown_tok), list=listed)
+        elif item.end is not None:
+            end = item.end
+            shown_end = NEWLINE if end.text == "\n" else end.text
+            sink.report("E0201", end.span, tok=shown_end, list=listed)
+        else:
+            n = len(sink.source.text)
+            sink.report("E0202", Span(n, n), list=listed)
+
+
+def _clip(text: str, width: int = 24) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"

@@ -1,0 +1,269 @@
+"""The one :class:`~parsimonious.NodeVisitor` that turns a parse tree of ``grammar.peg`` into
+:mod:`vox_lang.syntax` nodes, one ``visit_<rule>`` per rule (pass-throughs share ``lift_child``).
+
+The parse tree is never changed. Terminals visit to their :class:`~vox_lang.lexer.Token`;
+spans come from the tokens. Parser-level diagnostics (E0201 for a required parameter after a
+defaulted one, E0205, E0207–E0212, E0307, E0308, W0001–W0003) are reported here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any, Final
+
+from parsimonious.nodes import Node, NodeVisitor
+
+from vox_lang import syntax as s
+from vox_lang.lexer import Token, decode_string
+from vox_lang.parser_exprs import ExprBuilder, list_of, opt
+from vox_lang.source import Span
+
+#: rules whose value is their only child's value
+PASS_THROUGH: Final = frozenset({
+    "item", "decl", "stray_mod", "deco_arg", "fn_kw", "ret_arrow", "actor_member",
+    "route_member", "type", "ret_kw", "assign_op", "unary", "unary_nb", "prefix_op",
+    "arm_arrow", "arm_body", "num", "sep", "asep", "stray_member", "rkey",
+})
+
+_STMTS: Final = (s.Let, s.Ret, s.While, s.For, s.Assign)
+
+
+class AstBuilder(ExprBuilder):
+    """Visits one item's parse tree into :mod:`vox_lang.syntax` nodes (declarations and
+    statements here, expressions and patterns in :class:`ExprBuilder`)."""
+
+    # ------------------------------------------------------------ module and items
+    def visit_module(self, node: Node, children: list[Any]) -> s.Module:
+        _, items, _ = children
+        return s.Module(tuple(i for i in opt(items, []) if i is not None), self.span(node))
+
+    def visit_items(self, node: Node, children: list[Any]) -> list[Any]:
+        first, rest = children
+        return list_of(first, rest)
+
+    def visit_decorated_decl(self, node: Node, children: list[Any]) -> Any:
+        decos, decl = children
+        if not decos:
+            return decl
+        return replace(decl, decorators=tuple(decos), span=self.span(node))
+
+    def visit_loose_stmt(self, node: Node, children: list[Any]) -> s.StmtItem:
+        decos, mods, stmt = children
+        for d in decos:
+            self.sink.report("E0205", d.span, what="@" + d.name)
+        for m in mods:
+            self.sink.report("E0205", m.span, what=m.text)
+        return s.StmtItem(stmt, tuple(decos), self.span(node))
+
+    def visit_dangling_decos(self, node: Node, children: list[Any]) -> None:
+        for d in children:
+            self.sink.report("E0205", d.span, what="@" + d.name)
+        return None
+
+    def visit_deco(self, node: Node, children: list[Any]) -> s.Decorator:
+        tok, arg = children
+        arg = opt(arg)
+        string = s.StrLit(decode_string(self.src(arg)), arg.span) if isinstance(arg, Token) else None
+        args = arg if isinstance(arg, tuple) else None
+        return s.Decorator(tok.text[1:], args, string, self.span(node))
+
+    def visit_deco_args(self, node: Node, children: list[Any]) -> tuple[s.Arg, ...]:
+        _, args, _ = children
+        return tuple(opt(args, ()))
+
+    # ------------------------------------------------------------ declarations
+    def visit_fn(self, node: Node, children: list[Any]) -> s.FnDecl:
+        pub, is_async, kind, name, generics, _, params, _, ret, body = children
+        ret_ty = opt(ret)
+        return s.FnDecl(
+            kind=kind.text, name=name.text, generics=tuple(opt(generics, ())),
+            params=tuple(opt(params, ())), ret=ret_ty[1] if ret_ty else None, body=body,
+            is_pub=bool(pub), is_async=bool(is_async), decorators=(), span=self.span(node),
+            name_span=name.span, arrow=ret_ty[0].text if ret_ty else None,
+        )
+
+    def visit_generics(self, node: Node, children: list[Any]) -> tuple[str, ...]:
+        _, first, rest, _ = children
+        return tuple(t.text for t in list_of(first, rest))
+
+    def visit_params(self, node: Node, children: list[Any]) -> tuple[s.Param, ...]:
+        first, rest, _ = children
+        params = list_of(first, rest)
+        seen_default = False
+        for p in params:
+            if p.default is not None:
+                seen_default = True
+            elif seen_default:  # spec §9: defaulted parameters come last
+                self.sink.report("E0201", p.name_span, tok=p.name, list="`)`")
+                break
+        return tuple(params)
+
+    def visit_param(self, node: Node, children: list[Any]) -> s.Param:
+        name, _, ty, default = children
+        return s.Param(name.text, ty, opt(default), self.span(node), name.span)
+
+    def visit_default(self, node: Node, children: list[Any]) -> s.Expr:
+        return children[1]
+
+    def visit_ret_ty(self, node: Node, children: list[Any]) -> tuple[Token, s.TypeExpr]:
+        arrow, ty = children
+        if arrow.text == "->":
+            self.sink.report("E0308", arrow.span, fix="to")
+        return arrow, ty
+
+    def visit_typedecl(self, node: Node, children: list[Any]) -> s.TypeDecl:
+        _, name, (has_eq, body) = children
+        return s.TypeDecl(name.text, body, has_eq, (), self.span(node), name.span)
+
+    def visit_type_body(self, node: Node, children: list[Any]) -> tuple[bool, Any]:
+        (body,) = children
+        if isinstance(body, tuple) and len(body) == 2 and body[0] == "=":
+            return True, body[1]
+        self.sink.report("W0003", Span(body.span.start, body.span.start + 1), fix="= {")
+        return False, body
+
+    def visit_eq_body(self, node: Node, children: list[Any]) -> tuple[str, Any]:
+        _, (body,) = children
+        return "=", body
+
+    def visit_variants(self, node: Node, children: list[Any]) -> tuple[s.Variant, ...]:
+        return tuple(children)
+
+    def visit_variant(self, node: Node, children: list[Any]) -> s.Variant:
+        _, name, fields = children
+        return s.Variant(name.text, tuple(opt(fields, ())), self.span(node), name.span)
+
+    def visit_variant_fields(self, node: Node, children: list[Any]) -> list[s.FieldDecl]:
+        _, first, rest, _, _ = children
+        return list_of(first, rest)
+
+    def visit_rec_ty(self, node: Node, children: list[Any]) -> s.RecordType:
+        _, _, fields, _, _ = children
+        return s.RecordType(tuple(opt(fields, ())), self.span(node))
+
+    def visit_fields(self, node: Node, children: list[Any]) -> list[s.FieldDecl]:
+        first, rest, _ = children
+        return list_of(first, rest)
+
+    def visit_field(self, node: Node, children: list[Any]) -> s.FieldDecl:
+        name, _, ty = children
+        return s.FieldDecl(name.text, ty, self.span(node), name.span)
+
+    def visit_actor(self, node: Node, children: list[Any]) -> s.ActorDecl:
+        _, name, _, members, _ = children
+        handlers = []
+        for m in members:
+            if isinstance(m, s.Handler):
+                handlers.append(m)
+            elif not isinstance(m, Token):
+                self.sink.report("E0210", m.span)
+        return s.ActorDecl(name.text, tuple(handlers), (), self.span(node), name.span)
+
+    def visit_handler(self, node: Node, children: list[Any]) -> s.Handler:
+        _, name, _, params, _, ret, body = children
+        ret_ty = opt(ret)
+        return s.Handler(
+            name.text, tuple(opt(params, ())), ret_ty[1] if ret_ty else None, body,
+            self.span(node), name.span,
+        )
+
+    def visit_routes(self, node: Node, children: list[Any]) -> s.RoutesDecl:
+        _, _, members, _ = children
+        routes = tuple(m for m in members if isinstance(m, s.Route))
+        return s.RoutesDecl(routes, (), self.span(node))
+
+    def visit_route(self, node: Node, children: list[Any]) -> s.Route:
+        path, _, target = children
+        return s.Route(decode_string(self.src(path)), target.text, self.span(node), path.span, target.span)
+
+    def visit_import(self, node: Node, children: list[Any]) -> s.ImportDecl:
+        _, first, tail, alias = children
+        segs = [first] + tail
+        alias_tok = opt(alias)
+        return s.ImportDecl(
+            tuple(t.text for t in segs), alias_tok.text if alias_tok else None, (),
+            self.span(node), tuple(t.span for t in segs), alias_tok.span if alias_tok else None,
+        )
+
+    def visit_import_tail(self, node: Node, children: list[Any]) -> Token:
+        return children[1]
+
+    visit_import_alias = visit_import_tail
+
+    def visit_fn_type(self, node: Node, children: list[Any]) -> s.FnType:
+        _, _, types, _, ret = children
+        ret_ty = opt(ret)
+        return s.FnType(tuple(opt(types, ())), ret_ty[1] if ret_ty else None, self.span(node))
+
+    def visit_type_list(self, node: Node, children: list[Any]) -> list[s.TypeExpr]:
+        first, rest = children
+        return list_of(first, rest)
+
+    def visit_named_type(self, node: Node, children: list[Any]) -> s.NamedType:
+        name, args = children
+        return s.NamedType(name.text, tuple(opt(args, ())), self.span(node), name.span)
+
+    def visit_type_args(self, node: Node, children: list[Any]) -> list[s.TypeExpr]:
+        return children[1]
+
+    # ------------------------------------------------------------ statements
+    def visit_block(self, node: Node, children: list[Any]) -> s.Block:
+        _, _, stmts, _, _ = children
+        return s.Block(tuple(opt(stmts, ())), self.span(node))
+
+    def visit_stmts(self, node: Node, children: list[Any]) -> list[s.Stmt]:
+        first, rest = children
+        return list_of(first, rest)
+
+    def visit_stmt(self, node: Node, children: list[Any]) -> s.Stmt:
+        (x,) = children
+        if isinstance(x, Token):
+            return s.Break(x.span) if x.text == "break" else s.Continue(x.span)
+        if isinstance(x, _STMTS):
+            return x
+        return s.ExprStmt(x, x.span)
+
+    def visit_let(self, node: Node, children: list[Any]) -> s.Let:
+        _, mut, name, ty, _, value = children
+        return s.Let(name.text, bool(mut), opt(ty), value, self.span(node), name.span)
+
+    def visit_let_type(self, node: Node, children: list[Any]) -> s.TypeExpr:
+        return children[1]
+
+    def visit_ret(self, node: Node, children: list[Any]) -> s.Ret:
+        kw, value = children
+        if kw.text == "return":
+            self.sink.report("W0001", kw.span, fix="ret")
+        return s.Ret(opt(value), kw.text, self.span(node), kw.span)
+
+    def visit_while(self, node: Node, children: list[Any]) -> s.While:
+        _, cond, body = children
+        return s.While(cond, body, self.span(node))
+
+    def visit_for(self, node: Node, children: list[Any]) -> s.For:
+        _, var, index, _, iterable, body = children
+        idx = opt(index)
+        return s.For(
+            var.text, idx.text if idx else None, iterable, body, self.span(node), var.span,
+            idx.span if idx else None,
+        )
+
+    def visit_for_index(self, node: Node, children: list[Any]) -> Token:
+        return children[1]
+
+    def visit_assign(self, node: Node, children: list[Any]) -> s.Assign:
+        target, op, value = children
+        if not _is_place(target):
+            self.sink.report("E0207", target.span)
+        return s.Assign(target, op.text, value, self.span(node), op.span)
+
+
+def _is_place(e: s.Expr) -> bool:
+    """``NAME ("." WORD / "[" expr "]")*`` (spec §2 ``place``)."""
+    while isinstance(e, (s.Member, s.Index)):
+        e = e.obj
+    return isinstance(e, s.Name)
+
+
+for _rule in PASS_THROUGH:
+    setattr(AstBuilder, "visit_" + _rule, NodeVisitor.lift_child)
