@@ -406,6 +406,7 @@ class FnDecl:
     span: Span
     name_span: Span
     arrow: str | None = None
+    generic_spans: tuple[Span, ...] = ()  # parallel to ``generics`` (E0402 on a repeated one)
 
 
 @dataclass(frozen=True, slots=True)
