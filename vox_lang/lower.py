@@ -141,8 +141,9 @@ class Lowerer(ExprLowerer):
     def fn_decl(self, fn: syntax.FnDecl) -> hir.FnDecl:
         def_id = self.hoisted[id(fn)]
         scope = Scope("function", self.module_scope)
+        spans = fn.generic_spans if len(fn.generic_spans) == len(fn.generics) else (fn.name_span,) * len(fn.generics)
         generics = tuple(
-            hir.Generic(self.define(scope, g, "generic", fn.name_span, types=True), g) for g in fn.generics
+            hir.Generic(self.define(scope, g, "generic", span, types=True), g) for g, span in zip(fn.generics, spans)
         )
         params = self.params(fn.params, scope)
         ret = self.type_ref(fn.ret, scope) if fn.ret is not None else None
