@@ -1,0 +1,141 @@
+"""Corpus files: Arrow schemas, atomic Parquet/JSON writes, and readers.
+
+Every write goes to a temporary file in the target directory and is moved into place with
+``os.replace``, so an interrupted materialization never leaves a half-written file. Parquet
+output is deterministic: the same rows give byte-identical files (fixed schema, compression,
+row-group size; no timestamps).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final, Iterable, Sequence
+
+from pipeline.errors import DataError
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+#: bump when a column is added, removed or changes meaning (stored in Parquet metadata and manifest)
+SCHEMA_VERSION: Final = "1.0"
+
+#: columns of ``train.parquet`` / ``heldout.parquet`` (the corpus data contract)
+CORPUS_COLUMNS: Final = ("id", "instance_id", "split", "source", "family", "construct", "difficulty",
+                         "seed", "prompt", "response", "messages")
+#: columns of the generated/gated pair tables (pre-mix: no split/messages, plus theme and repair info)
+PAIR_COLUMNS: Final = ("id", "instance_id", "source", "family", "construct", "difficulty", "seed", "theme",
+                       "prompt", "response", "broken", "expect_code")
+#: columns of the gate's rejection table
+REJECTION_COLUMNS: Final = ("id", "source", "family", "construct", "reason", "code", "line", "col", "message")
+
+
+def _schema(kind: str) -> "pa.Schema":
+    import pyarrow as pa
+
+    s, i64 = pa.string(), pa.int64()
+    fields = {
+        "corpus": [("id", s), ("instance_id", s), ("split", s), ("source", s), ("family", s), ("construct", s),
+                   ("difficulty", i64), ("seed", i64), ("prompt", s), ("response", s),
+                   ("messages", pa.list_(pa.struct([("role", s), ("content", s)])))],
+        "pairs": [("id", s), ("instance_id", s), ("source", s), ("family", s), ("construct", s),
+                  ("difficulty", i64), ("seed", i64), ("theme", s), ("prompt", s), ("response", s),
+                  ("broken", s), ("expect_code", s)],
+        "rejections": [("id", s), ("source", s), ("family", s), ("construct", s), ("reason", s), ("code", s),
+                       ("line", i64), ("col", i64), ("message", s)],
+    }[kind]
+    return pa.schema(fields, metadata={"vox.schema_version": SCHEMA_VERSION, "vox.table": kind})
+
+
+def _atomic_target(path: Path) -> tuple[int, Path]:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    return fd, Path(tmp)
+
+
+def write_parquet(rows: Sequence[dict[str, Any]], path: Path, kind: str) -> str:
+    """Write ``rows`` (dicts with the ``kind`` table's columns) to ``path`` atomically.
+
+    Args:
+        rows: one dict per row; extra keys are ignored.
+        path: the destination ``.parquet`` file.
+        kind: ``"corpus"``, ``"pairs"`` or ``"rejections"``.
+
+    Returns:
+        The sha256 hex digest of the written file.
+
+    Raises:
+        DataError: a row lacks a column or has a value of the wrong type.
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    schema = _schema(kind)
+    try:
+        table = pa.Table.from_pylist([{n: r.get(n) for n in schema.names} for r in rows], schema=schema)
+    except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+        raise DataError(f"{path}: rows do not fit the {kind} schema: {exc}") from exc
+    fd, tmp = _atomic_target(path)
+    os.close(fd)
+    try:
+        pq.write_table(table, tmp, compression="zstd", row_group_size=4096, write_statistics=False)
+        with open(tmp, "rb+") as fh:
+            os.fsync(fh.fileno())
+        digest = hashlib.sha256(tmp.read_bytes()).hexdigest()
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return digest
+
+
+def write_json(data: Any, path: Path) -> None:
+    """Write ``data`` as sorted, indented JSON to ``path`` atomically."""
+    fd, tmp = _atomic_target(path)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(data, fh, indent=2, sort_keys=True, ensure_ascii=False)
+            fh.write("\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def write_bytes(data: bytes, path: Path) -> None:
+    """Write ``data`` to ``path`` atomically (plots, reports)."""
+    fd, tmp = _atomic_target(path)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def read_rows(path: Path, columns: Iterable[str] | None = None) -> list[dict[str, Any]]:
+    """Rows of a Parquet file as dicts.
+
+    Raises:
+        DataError: the file is missing (naming the asset that writes it) or unreadable.
+    """
+    import pyarrow.parquet as pq
+
+    if not path.is_file():
+        raise DataError(f"{path} is missing: materialize the asset that writes it ({path.parent.name}) first")
+    try:
+        return pq.read_table(path, columns=list(columns) if columns else None).to_pylist()
+    except Exception as exc:  # pyarrow raises several unrelated types for bad files
+        raise DataError(f"{path}: unreadable Parquet: {exc}") from exc
+
+
+def schema_version(path: Path) -> str | None:
+    """The ``vox.schema_version`` stored in a Parquet file's schema metadata, if any."""
+    import pyarrow.parquet as pq
+
+    meta = pq.read_schema(path).metadata or {}
+    value = meta.get(b"vox.schema_version")
+    return value.decode() if value else None

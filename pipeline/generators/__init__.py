@@ -1,0 +1,169 @@
+"""Training-pair generators: nine organic template families, synthetic script and web pairs,
+and preflight repair pairs derived from every generated program.
+
+:func:`generate_pairs` is deterministic for a given :class:`GenPlan` (each program's RNG is
+seeded from the plan seed, its family and its index, so chunking and worker count never change
+the output). Modules: :mod:`.organic_core` (functions, types_match, modules),
+:mod:`.organic_services` (actors, workflows, mcp, tests), :mod:`.web` (views, web pairs),
+:mod:`.automation` (automation, script pairs), :mod:`.preflight` (repair pairs).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from typing import Final, Mapping
+
+from pipeline.errors import RecipeError
+from pipeline.generators.automation import automation, script_pairs
+from pipeline.generators.base import SOURCES, Family, Pair, Program, derive_seed, response, short_id
+from pipeline.generators.organic_core import functions, modules, types_match
+from pipeline.generators.organic_services import actors, mcp, tests, workflows
+from pipeline.generators.preflight import BREAKS, break_program, repair_prompt, repair_response
+from pipeline.generators.themes import THEMES
+from pipeline.generators.web import views, web_pairs
+
+#: every program family, in generation order (the organic nine first)
+FAMILIES: Final[tuple[Family, ...]] = (
+    Family("organic", "functions", functions),
+    Family("organic", "types_match", types_match),
+    Family("organic", "actors", actors),
+    Family("organic", "workflows", workflows),
+    Family("organic", "mcp", mcp),
+    Family("organic", "tests", tests),
+    Family("organic", "views", views),
+    Family("organic", "modules", modules),
+    Family("organic", "automation", automation),
+    Family("synthetic_script", "script", script_pairs),
+    Family("synthetic_web", "web", web_pairs),
+)
+FAMILY_BY_NAME: Final = {f.name: f for f in FAMILIES}
+#: ``family`` value of preflight rows (``construct`` holds the break kind)
+REPAIR_FAMILY: Final = "repair"
+#: diagnostics shown in a repair prompt at most (the rest are summarised)
+MAX_PROMPT_DIAGNOSTICS: Final = 3
+
+
+@dataclass(frozen=True)
+class GenPlan:
+    """How many programs to generate per family, and how many repair/paraphrase rows each gets.
+
+    Attributes:
+        seed: master seed.
+        programs: family name -> number of programs.
+        repair_rate: mean preflight rows per program.
+        paraphrase_rate: chance a program also gets its paraphrased prompt as a second row.
+    """
+
+    seed: int
+    programs: Mapping[str, int]
+    repair_rate: float
+    paraphrase_rate: float
+
+    @property
+    def total_programs(self) -> int:
+        """Programs over all families."""
+        return sum(self.programs.values())
+
+
+def plan(pairs: int, weights: Mapping[str, float], seed: int, paraphrase_rate: float = 0.25) -> GenPlan:
+    """Split a target of ``pairs`` rows over the families according to source ``weights``.
+
+    Organic rows are shared equally by the nine organic families; preflight rows are derived
+    from all programs (``repair_rate`` per program).
+
+    Raises:
+        RecipeError: an unknown source, a negative weight, or weights summing to zero.
+    """
+    unknown = sorted(set(weights) - set(SOURCES))
+    if unknown:
+        raise RecipeError(f"corpus.weights: unknown source(s) {', '.join(unknown)}; valid: {', '.join(SOURCES)}")
+    if any(w < 0 for w in weights.values()) or sum(weights.values()) <= 0:
+        raise RecipeError(f"corpus.weights must be non-negative and not all zero, got {dict(weights)}")
+    total = sum(weights.values())
+    share = {s: weights.get(s, 0.0) / total for s in SOURCES}
+    per_program_rows = 1.0 + paraphrase_rate * 0.8  # not every program has a paraphrase
+    programs: dict[str, int] = {}
+    for src in ("organic", "synthetic_script", "synthetic_web"):
+        fams = [f for f in FAMILIES if f.source == src]
+        n = pairs * share[src] / per_program_rows
+        for f in fams:
+            programs[f.name] = math.ceil(n / len(fams)) if share[src] > 0 else 0
+    n_programs = sum(programs.values())
+    if n_programs == 0:
+        raise RecipeError("corpus.weights: preflight rows are derived from programs; give another source a weight")
+    return GenPlan(seed, programs, pairs * share["preflight"] / n_programs, paraphrase_rate)
+
+
+def generate_program(family: str, seed: int, index: int) -> tuple[int, str, Program]:
+    """Program ``index`` of ``family``: ``(program_seed, theme_key, program)``."""
+    pseed = derive_seed(seed, family, index)
+    rng = random.Random(pseed)
+    theme = rng.choice(THEMES)
+    return pseed, theme.key, FAMILY_BY_NAME[family].generate(rng, theme)
+
+
+def _rows_for(family: str, plan_: GenPlan, index: int) -> list[Pair]:
+    from vox_lang import check, render_repair
+
+    fam = FAMILY_BY_NAME[family]
+    pseed, theme, prog = generate_program(family, plan_.seed, index)
+    rng = random.Random(pseed ^ 0x5EED)
+    iid = short_id(family, pseed)
+    resp = response(prog.code, prog.note)
+    common = dict(instance_id=iid, construct=prog.construct, difficulty=prog.difficulty, seed=pseed, theme=theme)
+    rows = [Pair(id=f"{iid}-p0", source=fam.source, family=family, prompt=prog.prompts[0], response=resp, **common)]
+    if len(prog.prompts) > 1 and rng.random() < plan_.paraphrase_rate:
+        rows.append(Pair(id=f"{iid}-p1", source=fam.source, family=family, prompt=prog.prompts[1],
+                         response=resp, **common))
+    n_rep = int(plan_.repair_rate) + (rng.random() < plan_.repair_rate % 1.0)
+    kinds = list(BREAKS)
+    rng.shuffle(kinds)
+    for kind in kinds:
+        if n_rep <= 0:
+            break
+        broken = break_program(prog.code, kind, rng)
+        if broken is None:
+            continue
+        result = check(broken, strict=True)
+        if kind.code not in {d.code for d in result.errors}:
+            continue  # this break did not produce its kind's diagnostic here; try another kind
+        shown = result.errors[:MAX_PROMPT_DIAGNOSTICS]
+        diags = render_repair(shown)
+        if len(result.errors) > len(shown):
+            diags += f"\n... and {len(result.errors) - len(shown)} more"
+        rows.append(Pair(id=f"{iid}-r{kind.name}", source="preflight", family=REPAIR_FAMILY,
+                         instance_id=iid, construct=kind.name, difficulty=prog.difficulty, seed=pseed, theme=theme,
+                         prompt=repair_prompt(rng, broken, diags), response=repair_response(kind, diags, prog.code),
+                         broken=broken, expect_code=kind.code))
+        n_rep -= 1
+    return rows
+
+
+def _chunk(args: tuple[str, GenPlan, int, int]) -> list[Pair]:
+    family, plan_, start, stop = args
+    return [row for i in range(start, stop) for row in _rows_for(family, plan_, i)]
+
+
+def generate_pairs(plan_: GenPlan, workers: int = 1, chunk_size: int = 250) -> list[Pair]:
+    """All rows of ``plan_`` in a fixed order (family order, then program index).
+
+    Args:
+        plan_: what to generate (see :func:`plan`).
+        workers: processes to use (1 = in this process).
+        chunk_size: programs per work unit.
+    """
+    jobs = [(f.name, plan_, s, min(s + chunk_size, plan_.programs.get(f.name, 0)))
+            for f in FAMILIES for s in range(0, plan_.programs.get(f.name, 0), chunk_size)]
+    if workers <= 1 or len(jobs) <= 1:
+        return [row for job in jobs for row in _chunk(job)]
+    from pipeline.parallel import pool_context
+
+    with ProcessPoolExecutor(max_workers=workers, mp_context=pool_context()) as pool:
+        return [row for rows in pool.map(_chunk, jobs) for row in rows]
+
+
+__all__ = ["FAMILIES", "FAMILY_BY_NAME", "GenPlan", "Pair", "Program", "REPAIR_FAMILY", "generate_pairs",
+           "generate_program", "plan"]

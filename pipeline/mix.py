@@ -1,0 +1,249 @@
+"""Corpus mix: gated pairs -> deduplicated, source-weighted, split ``train``/``heldout`` corpus.
+
+Steps (all deterministic for a given seed): drop over-long rows; exact duplicates (whitespace-
+normalised prompt + response); near duplicates across instances (MinHash/LSH over token
+3-shingles, verified by exact Jaccard); sample each source to its weight; hold out whole name
+themes (so all rows of one program — paraphrases, broken and fixed variants — fall on one side,
+and held-out names never occur in training; train rows that mention a held-out theme's names
+are dropped); attach chat ``messages`` with the SSOT system prompt.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import re
+import zlib
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
+
+from pipeline.errors import DataError
+from pipeline.generators.base import SOURCES
+from pipeline.generators.themes import THEME_BY_KEY, vocabulary, words
+
+if TYPE_CHECKING:
+    import datasets
+
+_TOKEN = re.compile(r"\w+|[^\w\s]")
+_PERMS, _BANDS = 64, 8
+_MERSENNE = (1 << 61) - 1
+
+
+def approx_tokens(text: str) -> int:
+    """Token count proxy (words and punctuation marks) used for length statistics."""
+    return len(_TOKEN.findall(text))
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _shingles(text: str) -> set[int]:
+    toks = _TOKEN.findall(text)
+    if len(toks) < 3:
+        return {zlib.crc32(" ".join(toks).encode())}
+    return {zlib.crc32("\x1f".join(toks[i: i + 3]).encode()) for i in range(len(toks) - 2)}
+
+
+def near_duplicates(rows: Sequence[Mapping[str, Any]], threshold: float, seed: int) -> set[int]:
+    """Indices of rows that nearly duplicate an earlier kept row of a *different* instance.
+
+    Rows are compared on token 3-shingles of prompt + response; candidates come from MinHash
+    LSH (64 permutations, 8 bands) and are confirmed with exact Jaccard >= ``threshold``.
+    Rows of the same instance (paraphrases, repair variants) are never merged.
+    """
+    import numpy as np
+
+    if threshold >= 1.0 or not rows:
+        return set()
+    gen = np.random.default_rng(seed)
+    a = gen.integers(1, 1 << 29, _PERMS, dtype=np.uint64)
+    b = gen.integers(0, 1 << 29, _PERMS, dtype=np.uint64)
+    rows_per_band = _PERMS // _BANDS
+    buckets: dict[tuple[int, bytes], list[int]] = {}
+    kept_sets: dict[int, set[int]] = {}
+    dropped: set[int] = set()
+    for i, row in enumerate(rows):
+        sh = _shingles(row["prompt"] + "\n" + row["response"])
+        x = np.fromiter(sh, dtype=np.uint64, count=len(sh))
+        sig = ((np.outer(x, a) + b) % np.uint64(_MERSENNE)).min(axis=0)
+        keys = [(k, sig[k * rows_per_band:(k + 1) * rows_per_band].tobytes()) for k in range(_BANDS)]
+        dup = False
+        seen: set[int] = set()
+        for key in keys:
+            for j in buckets.get(key, ()):
+                if j in seen or rows[j]["instance_id"] == row["instance_id"]:
+                    continue
+                seen.add(j)
+                other = kept_sets[j]
+                if len(sh & other) / len(sh | other) >= threshold:
+                    dup = True
+                    break
+            if dup:
+                break
+        if dup:
+            dropped.add(i)
+            continue
+        kept_sets[i] = sh
+        for key in keys:
+            buckets.setdefault(key, []).append(i)
+    return dropped
+
+
+@dataclass(frozen=True)
+class MixConfig:
+    """The mix's knobs (a view of :class:`pipeline.corpus.CorpusConfig`)."""
+
+    seed: int
+    size: int
+    weights: Mapping[str, float]
+    heldout_fraction: float
+    near_dup_threshold: float
+    max_chars: int
+
+
+@dataclass(frozen=True)
+class MixResult:
+    """The mixed corpus and what happened on the way.
+
+    Attributes:
+        train, heldout: corpus rows (dicts with :data:`pipeline.corpus_files.CORPUS_COLUMNS`).
+        stats: counts per step (``input``, ``too_long``, ``exact_dups``, ``near_dups``,
+            ``sampled_out``, ``leak_dropped``).
+        heldout_themes: the name themes held out.
+    """
+
+    train: list[dict[str, Any]]
+    heldout: list[dict[str, Any]]
+    stats: dict[str, int] = field(default_factory=dict)
+    heldout_themes: tuple[str, ...] = ()
+
+
+def _sample_by_weight(rows: list[dict[str, Any]], weights: Mapping[str, float], size: int,
+                      rng: random.Random) -> list[dict[str, Any]]:
+    by_src: dict[str, list[dict[str, Any]]] = {}
+    for r in rows:
+        by_src.setdefault(r["source"], []).append(r)
+    active = {s: w for s, w in weights.items() if w > 0}
+    total_w = sum(active.values())
+    if not active or total_w <= 0:
+        raise DataError("corpus.weights: no source has a positive weight")
+    share = {s: w / total_w for s, w in active.items()}
+    target = min([size] + [len(by_src.get(s, [])) / share[s] for s in share])
+    out: list[dict[str, Any]] = []
+    for s in sorted(share):
+        pool = list(by_src.get(s, []))
+        rng.shuffle(pool)
+        out += pool[: int(target * share[s])]
+    return out
+
+
+def _split(rows: list[dict[str, Any]], fraction: float, rng: random.Random) -> tuple[set[str], list, list, int]:
+    themes = sorted({r["theme"] for r in rows})
+    rng.shuffle(themes)
+    per_theme = Counter(r["theme"] for r in rows)
+    held: set[str] = set()
+    n_held = 0
+    for t in themes:
+        if n_held >= fraction * len(rows) or len(held) >= len(themes) - 1:
+            break
+        held.add(t)
+        n_held += per_theme[t]
+    vocab = set().union(*(vocabulary(THEME_BY_KEY[t]) for t in held)) if held else set()
+    train, heldout, leaks = [], [], 0
+    for r in rows:
+        if r["theme"] in held:
+            heldout.append(r)
+        elif vocab & words(r["prompt"] + "\n" + r["response"]):
+            leaks += 1
+        else:
+            train.append(r)
+    return held, train, heldout, leaks
+
+
+def leaked_names(train: Sequence[Mapping[str, Any]], heldout_themes: Sequence[str]) -> set[str]:
+    """Held-out theme names that occur in any train row (empty when the split is clean)."""
+    vocab = set().union(*(vocabulary(THEME_BY_KEY[t]) for t in heldout_themes)) if heldout_themes else set()
+    found: set[str] = set()
+    for r in train:
+        found |= vocab & words(r["prompt"] + "\n" + r["response"])
+    return found
+
+
+def mix(pairs: Sequence[Mapping[str, Any]], cfg: MixConfig, system: str) -> MixResult:
+    """Mix gated pair rows (dicts with :data:`pipeline.corpus_files.PAIR_COLUMNS`) into a corpus.
+
+    Raises:
+        DataError: no rows, or a row's theme or source is unknown.
+    """
+    if not pairs:
+        raise DataError("the gate kept no pairs: nothing to mix (see gate_rejections)")
+    for r in pairs:
+        if r["theme"] not in THEME_BY_KEY or r["source"] not in SOURCES:
+            raise DataError(f"pair {r['id']}: unknown theme {r['theme']!r} or source {r['source']!r}")
+    rng = random.Random(cfg.seed)
+    rows = sorted((dict(r) for r in pairs), key=lambda r: r["id"])
+    stats = {"input": len(rows)}
+    short = [r for r in rows if len(r["prompt"]) + len(r["response"]) <= cfg.max_chars]
+    stats["too_long"] = len(rows) - len(short)
+    seen: set[str] = set()
+    unique = []
+    for r in short:
+        key = hashlib.sha1((_norm(r["prompt"]) + "\0" + _norm(r["response"])).encode()).hexdigest()
+        if key not in seen:
+            seen.add(key)
+            unique.append(r)
+    stats["exact_dups"] = len(short) - len(unique)
+    near = near_duplicates(unique, cfg.near_dup_threshold, cfg.seed)
+    distinct = [r for i, r in enumerate(unique) if i not in near]
+    stats["near_dups"] = len(near)
+    sampled = _sample_by_weight(distinct, cfg.weights, cfg.size, rng)
+    stats["sampled_out"] = len(distinct) - len(sampled)
+    held, train, heldout, leaks = _split(sorted(sampled, key=lambda r: r["id"]), cfg.heldout_fraction, rng)
+    stats["leak_dropped"] = leaks
+    out = {}
+    for split, part in (("train", train), ("heldout", heldout)):
+        part = sorted(part, key=lambda r: r["id"])
+        rng.shuffle(part)
+        out[split] = [_corpus_row(r, split, system) for r in part]
+    return MixResult(out["train"], out["heldout"], stats, tuple(sorted(held)))
+
+
+def _corpus_row(r: Mapping[str, Any], split: str, system: str) -> dict[str, Any]:
+    return {
+        "id": r["id"], "instance_id": r["instance_id"], "split": split, "source": r["source"],
+        "family": r["family"], "construct": r["construct"], "difficulty": int(r["difficulty"]),
+        "seed": int(r["seed"]), "prompt": r["prompt"], "response": r["response"],
+        "messages": [{"role": "system", "content": system}, {"role": "user", "content": r["prompt"]},
+                     {"role": "assistant", "content": r["response"]}],
+    }
+
+
+def load_corpus(path: str | Path | None = None) -> dict[str, "datasets.Dataset"]:
+    """Load ``train.parquet`` and ``heldout.parquet`` from ``path`` (default
+    ``artifacts_dir("corpus")``) as in-memory ``datasets.Dataset`` objects.
+
+    Returns:
+        ``{"train": Dataset, "heldout": Dataset}`` with the corpus columns.
+
+    Raises:
+        DataError: a split file is missing (materialize ``corpus`` first) or unreadable.
+    """
+    import datasets
+    import pyarrow.parquet as pq
+
+    from pipeline.paths import artifacts_dir
+
+    root = Path(path) if path is not None else artifacts_dir("corpus")
+    out: dict[str, datasets.Dataset] = {}
+    for split in ("train", "heldout"):
+        file = root / f"{split}.parquet"
+        if not file.is_file():
+            raise DataError(f"{file} is missing: materialize the `corpus` asset first")
+        try:
+            out[split] = datasets.Dataset(pq.read_table(file))
+        except Exception as exc:  # pyarrow/datasets raise several unrelated types for bad files
+            raise DataError(f"{file}: unreadable corpus split: {exc}") from exc
+    return out
