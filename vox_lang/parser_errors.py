@@ -29,17 +29,19 @@ _CLASS_DISPLAY: Final = {
 }
 _FIRST: Final = frozenset({"`)`", "`]`", "`}`", "`,`", NEWLINE, END})
 #: rules whose first terminal continues an already complete operand
-_CONTINUATIONS: Final = ("call", "call_nb", "member", "index", "try", "binop", "children")
-_BINOPS: Final = "|> or and == != <= >= < > + - * / %".split()
+_CONTINUATIONS: Final = ("suffix_start", "call", "call_nb", "member", "index", "try", "binop", "children")
+#: what the regex terminals stand for (other regexes are names)
+_REGEX_DISPLAY: Final = {
+    "binop": tuple(f"`{op}`" for op in "|> or and == != <= >= < > + - * / %".split()),
+    "suffix_start": ("`(`", "`.`", "`[`", "`?`"),
+}
 
 
 def _display(expr: Expression) -> tuple[str, ...]:
     if isinstance(expr, Literal):
         code = expr.literal.strip()
         return (_CLASS_DISPLAY.get(code, f"`{code}`"),)
-    if expr.name == "binop":
-        return tuple(f"`{op}`" for op in _BINOPS)
-    return ("<name>",)  # WORD / binder
+    return _REGEX_DISPLAY.get(expr.name, ("<name>",))  # WORD / binder
 
 
 def format_list(items: list[str]) -> str:
