@@ -25,7 +25,8 @@ from pipeline.errors import DataError
 log = logging.getLogger(__name__)
 
 TASKS_PATH = Path(__file__).resolve().parent / "data" / "eval_tasks.yaml"
-FAMILIES = ("functions", "types", "actors", "workflows", "mcp", "tests", "views", "modules", "automation")
+FAMILIES = ("functions", "types_match", "actors", "workflows", "mcp", "tests", "views", "modules", "automation",
+            "script", "web")  # the corpus's nine organic families + synthetic script and web requests
 NO_CODE = "NO_CODE"  # failure code for a completion without a ```vox block
 _BLOCK = re.compile(r"```vox[ \t]*\n(.*?)(?:```|\Z)", re.S)
 

@@ -88,7 +88,7 @@ def _automation(r: random.Random) -> tuple[str, str]:
 
 
 FAMILIES = {
-    "functions": _fn, "types": _types, "actors": _actors, "workflows": _workflows, "mcp": _mcp,
+    "functions": _fn, "types_match": _types, "actors": _actors, "workflows": _workflows, "mcp": _mcp,
     "tests": _tests, "views": _views, "modules": _modules, "automation": _automation,
 }
 
@@ -135,3 +135,28 @@ def write_sample_corpus(out_dir: Path, n: int = 400, seed: int = 0) -> Path:
         part = [row for row in rows if row["split"] == split]
         pq.write_table(pa.Table.from_pylist(part), out_dir / f"{split}.parquet")
     return out_dir
+
+
+#: a micro recipe (seconds per stage on CPU) for tests and smoke runs; same keys as the real ones.
+#: Widths stay >= 64: bitsandbytes' CPU 4-bit kernels work on blocks of 64 input features.
+MICRO_RECIPE: dict[str, dict[str, Any]] = {
+    "base_model": {"model": "bootstrap", "vocab_size": 320, "hidden_size": 64, "num_layers": 2, "num_heads": 2,
+                   "num_kv_heads": 1, "intermediate_size": 128, "max_positions": 256, "pretrain_steps": 4,
+                   "pretrain_batch_size": 4, "pretrain_block_size": 64, "pretrain_lr": 3.0e-3,
+                   "pretrain_warmup": 1},
+    "train": {"quantization": "nf4", "lora_r": 4, "lora_alpha": 8, "max_length": 128, "batch_size": 2,
+              "max_steps": 4, "learning_rate": 1.0e-2, "warmup_ratio": 0.0, "max_train_rows": 64,
+              "max_eval_rows": 8, "eval_steps": 4, "save_steps": 2, "logging_steps": 1},
+    "eval": {"n_samples": 2, "k": 2, "temperature": 0.7, "max_new_tokens": 12, "batch_size": 64,
+             "pass_threshold": 0.0},
+    "export": {"model_name": "vox-mens-micro", "dtype": "float32", "verify_atol": 1.0e-3, "verify_new_tokens": 6},
+}
+
+
+def write_micro_recipe(path: Path, **sections: dict[str, Any]) -> Path:
+    """Write :data:`MICRO_RECIPE` (section values updated from ``sections``) as YAML at ``path``."""
+    import yaml
+
+    recipe = {name: {**body, **sections.get(name, {})} for name, body in MICRO_RECIPE.items()}
+    path.write_text(yaml.safe_dump(recipe, sort_keys=False))
+    return path

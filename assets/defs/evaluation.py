@@ -1,0 +1,49 @@
+"""Evaluation domain: the ``eval_report`` asset with its blocking release gate."""
+
+import base64
+from pathlib import Path
+
+import dagster as dg
+
+from assets.defs.resources import VoxStateResource
+
+GATE = "adapter_beats_base_and_threshold"
+
+
+def _table(per: dict[str, dict[str, float]], base: dict[str, dict[str, float]]) -> str:
+    rows = [f"| {name} | {int(v['tasks'])} | {base.get(name, {}).get('pass@1', 0):.2f} | {v['pass@1']:.2f} "
+            f"| {v['pass@k']:.2f} |" for name, v in per.items()]
+    return "| group | tasks | base pass@1 | adapter pass@1 | adapter pass@k |\n|---|---|---|---|---|\n" + "\n".join(rows)
+
+
+@dg.asset(
+    deps=["qlora_adapter"], group_name="evaluation", kinds={"pytorch"}, owners=["team:ml"],
+    check_specs=[dg.AssetCheckSpec(GATE, asset="eval_report", blocking=True,
+                                   description="adapter compile-pass@1 >= recipe threshold and > base pass@1")],
+    description="Compile-pass@1 and pass@k of base vs adapter on the held-out task suite (9 families + "
+                "script tasks), per family, with top failure codes and a plot.",
+)
+def eval_report(context: dg.AssetExecutionContext, vox_state: VoxStateResource) -> dg.MaterializeResult:
+    from pipeline.stages import run_eval
+
+    vox_state.root()
+    r = run_eval(vox_state.recipe)
+    plot = ""
+    if r.plot_path and Path(r.plot_path).is_file():
+        plot = f"![pass@1 per family](data:image/png;base64,{base64.b64encode(Path(r.plot_path).read_bytes()).decode()})"
+    k = r.adapter.k
+    return dg.MaterializeResult(
+        metadata={
+            "tasks": r.tasks, "system_prompt_mode": r.system_prompt_mode,
+            "base_pass@1": round(r.base.pass_at_1, 4), "adapter_pass@1": round(r.adapter.pass_at_1, 4),
+            f"base_pass@{k}": round(r.base.pass_at_k, 4), f"adapter_pass@{k}": round(r.adapter.pass_at_k, 4),
+            "threshold": r.threshold,
+            "per_family": dg.MetadataValue.md(_table(r.adapter.per_family, r.base.per_family)),
+            "per_kind": dg.MetadataValue.md(_table(r.adapter.per_kind, r.base.per_kind)),
+            "adapter_top_failures": dg.MetadataValue.json(dict(r.adapter.failure_codes)),
+            "base_top_failures": dg.MetadataValue.json(dict(r.base.failure_codes)),
+            "leaked_tasks": len(r.leaked_tasks), "plot": dg.MetadataValue.md(plot or "(no plot)"),
+            "eval_seconds": round(r.base.seconds + r.adapter.seconds, 1),
+        },
+        check_results=[dg.AssetCheckResult(check_name=GATE, passed=r.passed, metadata={"reason": r.reason})],
+    )

@@ -1,0 +1,77 @@
+"""Training domain: the ``base_model`` and ``qlora_adapter`` assets and the MLflow resource.
+
+Assets are thin: each calls one :mod:`pipeline.stages` runner and turns its result into
+metadata. Heavy libraries load inside the runners, so loading definitions stays fast.
+"""
+
+from typing import Any
+
+import dagster as dg
+
+from assets.defs.resources import VoxStateResource
+
+
+class MlflowResource(dg.ConfigurableResource):
+    """The local MLflow store (``tracking_uri`` empty = ``sqlite:///<state>/mlflow/mlflow.db``)."""
+
+    tracking_uri: str = ""
+    experiment: str = "vox-mens"
+
+    def tracker(self) -> Any:
+        """A fresh :class:`pipeline.tracking.Tracker` on this store."""
+        from pipeline.tracking import Tracker
+
+        return Tracker(self.tracking_uri or None, self.experiment)
+
+
+def _recipe(vox_state: VoxStateResource) -> str:
+    vox_state.root()  # make sure the state dir exists
+    return vox_state.recipe
+
+
+@dg.asset(
+    deps=["corpus"], group_name="training", kinds={"pytorch"}, owners=["team:ml"],
+    description="Base causal LM: an HF id/path, or `bootstrap` (BPE tokenizer + tiny Qwen3 pre-trained on "
+                "the train split only).",
+)
+def base_model(context: dg.AssetExecutionContext, vox_state: VoxStateResource) -> dg.MaterializeResult:
+    from pipeline.stages import run_base_model
+
+    r = run_base_model(_recipe(vox_state))
+    context.log.info(f"base model {r.model} (reused={r.reused})")
+    return dg.MaterializeResult(metadata={
+        "model": r.model, "bootstrap": r.bootstrap, "params": r.params or 0, "fingerprint": r.fingerprint,
+        "final_pretrain_loss": float(r.pretrain_losses[-1]) if r.pretrain_losses else 0.0,
+        "pretrain_tokens": r.pretrain_tokens, "seconds": round(r.seconds, 1), "reused": r.reused,
+    })
+
+
+@dg.asset(
+    deps=["corpus", base_model], group_name="training", kinds={"pytorch"}, owners=["team:ml"],
+    description="QLoRA adapter: trl SFTTrainer + peft LoRA on a 4-bit NF4 base, assistant-only loss, packed "
+                "padding-free batches, checkpoints with resume; logged to MLflow.",
+)
+def qlora_adapter(context: dg.AssetExecutionContext, vox_state: VoxStateResource,
+                  mlflow: MlflowResource) -> dg.MaterializeResult:
+    from pipeline.stages import run_train
+
+    r = run_train(_recipe(vox_state), tracker=mlflow.tracker())
+    if r.resumed_from:
+        context.log.info(f"resumed from {r.resumed_from}")
+    losses = "\n".join(f"| {s} | {l:.4f} |" for s, l in r.losses[-12:])
+    return dg.MaterializeResult(metadata={
+        "adapter_dir": dg.MetadataValue.path(r.adapter_dir), "steps": r.steps,
+        "final_train_loss": r.train_loss or 0.0, "final_eval_loss": r.eval_loss or 0.0,
+        "tokens": r.tokens, "tokens_per_s": round(r.tokens_per_s, 1), "quantized_4bit": r.quantized,
+        "device": r.device, "system_prompt_mode": r.system_prompt_mode, "fingerprint": r.fingerprint,
+        "mlflow_run_id": r.mlflow_run_id or "", "resumed_from": r.resumed_from or "", "reused": r.reused,
+        "seconds": round(r.seconds, 1), "loss_curve": dg.MetadataValue.md("| step | loss |\n|---|---|\n" + losses),
+    })
+
+
+@dg.definitions
+def training_defs() -> dg.Definitions:
+    """The training assets and the MLflow resource (``MLFLOW_TRACKING_URI`` overrides the local
+    store). A module with a ``@dg.definitions`` function contributes only what it returns."""
+    mlflow = MlflowResource(tracking_uri=dg.EnvVar("MLFLOW_TRACKING_URI").get_value(""))
+    return dg.Definitions(assets=[base_model, qlora_adapter], resources={"mlflow": mlflow})

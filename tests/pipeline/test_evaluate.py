@@ -1,0 +1,122 @@
+"""Evaluation: the pass@k estimator, block extraction, the task suite, a scripted generator."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pipeline.errors import DataError
+from pipeline.evaluate import (FAMILIES, NO_CODE, EvalConfig, ModelEval, Task, evaluate_model, extract_vox, gate,
+                               load_tasks, pass_at_k, run_eval)
+
+
+@pytest.mark.parametrize(("n", "c", "k", "expected"), [
+    (4, 0, 1, 0.0), (4, 4, 2, 1.0), (4, 1, 1, 0.25), (4, 2, 2, 1 - 1 / 6), (10, 3, 5, 1 - 21 / 252), (3, 2, 2, 1.0),
+])
+def test_pass_at_k_unbiased(n: int, c: int, k: int, expected: float) -> None:
+    assert pass_at_k(n, c, k) == pytest.approx(expected)
+
+
+def test_pass_at_k_rejects_bad_arguments() -> None:
+    with pytest.raises(ValueError):
+        pass_at_k(2, 1, 3)
+
+
+def test_extract_vox_joins_blocks_and_keeps_unterminated() -> None:
+    text = "Here:\n```vox\nfn a() { }\n```\nand\n```vox\nfn b() { }\n```"
+    assert extract_vox(text) == "fn a() { }\n\nfn b() { }"
+    assert extract_vox("```vox\nlet x = 1\n") == "let x = 1"
+    assert extract_vox("no code here") is None
+    assert extract_vox("```python\nx = 1\n```") is None
+
+
+def test_shipped_suite_covers_every_family_with_60_plus_tasks() -> None:
+    tasks = load_tasks()
+    assert len(tasks) >= 60
+    families = {t.family for t in tasks}
+    assert families >= set(FAMILIES[:9]) | {"script"}  # the nine organic families plus script tasks
+    assert all(sum(t.family == f for t in tasks) >= 6 for f in families)
+    assert len({t.id for t in tasks}) == len(tasks)
+
+
+def test_load_tasks_errors_name_the_task(tmp_path: Path) -> None:
+    bad = tmp_path / "t.yaml"
+    bad.write_text("tasks:\n  - {id: a, family: nope, prompt: x}\n")
+    with pytest.raises(DataError, match="task 'a'.*unknown family 'nope'"):
+        load_tasks(bad)
+    bad.write_text("tasks:\n  - {id: a, family: functions, prompt: x}\n  - {id: a, family: functions, prompt: y}\n")
+    with pytest.raises(DataError, match="duplicate task id 'a'"):
+        load_tasks(bad)
+
+
+TASKS = [Task("t1", "functions", "declaration", "one"), Task("t2", "actors", "declaration", "two"),
+         Task("t3", "script", "script", "three")]
+OK, BAD, NONE = "```vox\nok\n```", "```vox\nbroken\n```", "sorry, no code"
+SCRIPT = {"one": [OK, OK, BAD, NONE], "two": [BAD, BAD, BAD, NONE], "three": [OK, OK, OK, OK]}
+
+
+def scripted(conversations: list[list[dict[str, str]]], n: int) -> list[list[str]]:
+    """Known outputs keyed by the user prompt (the last message)."""
+    return [SCRIPT[c[-1]["content"]][:n] for c in conversations]
+
+
+def checker(code: str) -> tuple[bool, str | None]:
+    return (True, None) if code == "ok" else (False, "E0401")
+
+
+def test_scripted_generator_gives_known_pass_at_k() -> None:
+    cfg = EvalConfig(n_samples=4, k=2, temperature=0.5)
+    res = evaluate_model(scripted, TASKS, cfg, "none", checker)
+    # per task c = 2, 0, 4 of n = 4: pass@1 = (0.5 + 0 + 1) / 3, pass@2 = (5/6 + 0 + 1) / 3
+    assert res.pass_at_1 == pytest.approx(1.5 / 3)
+    assert res.pass_at_k == pytest.approx((5 / 6 + 1) / 3)
+    assert res.per_family["functions"]["pass@1"] == pytest.approx(0.5)
+    assert res.per_family["actors"]["pass@k"] == 0.0
+    assert res.per_kind["script"]["pass@1"] == 1.0
+    assert dict(res.failure_codes) == {"E0401": 4, NO_CODE: 2}
+
+
+def test_presentation_follows_system_prompt_mode() -> None:
+    seen: list[list[dict[str, str]]] = []
+
+    def spy(conversations: list[list[dict[str, str]]], n: int) -> list[list[str]]:
+        seen.extend(conversations)
+        return [[OK] * n for _ in conversations]
+
+    cfg = EvalConfig(n_samples=1, k=1)
+    evaluate_model(spy, TASKS[:1], cfg, "none", checker)
+    evaluate_model(spy, TASKS[:1], cfg, "ssot", checker)
+    assert [m["role"] for m in seen[0]] == ["user"]
+    assert [m["role"] for m in seen[1]] == ["system", "user"]
+
+
+def _eval(p1: float) -> ModelEval:
+    return ModelEval(p1, p1, 2, 4, {}, {}, ())
+
+
+def test_gate_needs_threshold_and_improvement() -> None:
+    assert gate(_eval(0.1), _eval(0.4), 0.3)[0]
+    assert not gate(_eval(0.1), _eval(0.2), 0.3)[0]
+    assert not gate(_eval(0.5), _eval(0.5), 0.3)[0]
+
+
+def test_run_eval_writes_report_and_plot(tmp_path: Path) -> None:
+    def base(conversations: list[list[dict[str, str]]], n: int) -> list[list[str]]:
+        return [[NONE] * n for _ in conversations]
+
+    cfg = EvalConfig(n_samples=4, k=2, temperature=0.5, pass_threshold=0.3)
+    report = run_eval(base, scripted, TASKS, cfg, "none", checker, train_prompts={"THREE"}, out_dir=tmp_path)
+    assert report.passed and report.base.pass_at_1 == 0.0
+    assert report.leaked_tasks == ("t3",)
+    assert json.loads((tmp_path / "report.json").read_text())["adapter"]["pass_at_1"] == pytest.approx(0.5)
+    assert (tmp_path / "pass_at_1.png").stat().st_size > 1000
+
+
+def test_vox_checker_uses_the_front_end() -> None:
+    from pipeline.evaluate import vox_checker
+
+    check = vox_checker()
+    assert check("fn f() to int { ret 1 }") == (True, None)
+    assert check("fn f() -> int { ret 1 }") == (False, "E0308")
