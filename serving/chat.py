@@ -218,25 +218,35 @@ def _ask(send: Send, turn: Turn, write: Callable[[str], None], options: ChatOpti
     turn = Turn(turn.request, turn.vox, turn.repair, budget)
     shown = ThinkFilter()
     current: str | None = None
+    at_line_start = True
+
+    def out(text: str) -> None:
+        nonlocal at_line_start
+        if text:
+            write(text)
+            at_line_start = text.endswith("\n")
+
     for event in send(list(s.history), turn):
         if isinstance(event, TextDelta):
             if event.model != current:
                 current = event.model
-                write(f"[{event.model}]\n")
+                out(("" if at_line_start else "\n") + f"[{event.model}]\n")
                 shown = ThinkFilter()
-            write(shown.feed(event.text))
+            out(shown.feed(event.text))
         elif isinstance(event, AttemptFailed):
             if event.partial:
-                write(shown.flush() + f"\n[abandoned: partial answer from {event.model} above; "
-                      f"{event.reason}; the next model answers afresh]\n")
+                out(shown.flush())
+                out(("" if at_line_start else "\n") + f"[abandoned: partial answer from {event.model} above; "
+                    f"{event.reason}; the next model answers afresh]\n")
             else:
-                write(f"[failed: {event.model}: {event.reason}]\n")
+                out(("" if at_line_start else "\n") + f"[failed: {event.model}: {event.reason}]\n")
             current = None
         elif isinstance(event, Completed):
-            tail = shown.flush()
-            write(tail + ("" if (tail or "\n").endswith("\n") else "\n"))
+            out(shown.flush())
+            if not at_line_start:
+                out("\n")
             if shown.hidden_chars:
-                write(f"[reasoning hidden: {shown.hidden_chars} characters]\n")
+                out(f"[reasoning hidden: {shown.hidden_chars} characters]\n")
             s.calls += 1
             s.prompt_tokens += event.prompt_tokens
             s.completion_tokens += event.completion_tokens

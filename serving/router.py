@@ -326,23 +326,54 @@ def _router(cands: Sequence[Candidate], keys: Mapping[str, ResolvedKey], timeout
     return router
 
 
-class _AttemptLog:
-    """LiteLLM callback collecting ``(deployment id, reason)`` for each failed call, in order."""
+class _Tap:
+    """Records LiteLLM's pre-call parameters of every deployment attempt, in order.
 
-    def __init__(self) -> None:
+    LiteLLM's Router passes ``metadata.previous_models`` (deployment id, exception type and
+    text of each earlier failed attempt) to the pre-call hook of the next attempt; that is how
+    fallbacks inside one ``router.completion`` are reported. One instance is registered once.
+    """
+
+    sink: list[dict[str, Any]] | None = None
+    lock = threading.Lock()
+    installed = False
+
+    @classmethod
+    def install(cls, litellm: Any) -> None:
         from litellm.integrations.custom_logger import CustomLogger
 
-        log = self
-
         class _Logger(CustomLogger):  # type: ignore[misc]
-            def log_failure_event(self, kwargs: Any, response_obj: Any, start_time: Any, end_time: Any) -> None:
-                info = (kwargs.get("litellm_params") or {}).get("model_info") or {}
-                exc = kwargs.get("exception")
-                log.failures.append((str(info.get("id") or kwargs.get("model")),
-                                     _failure_reason(exc) if exc is not None else "failed"))
+            def log_pre_api_call(self, model: Any, messages: Any, kwargs: Any) -> None:
+                sink = cls.sink
+                if sink is not None:
+                    sink.append(dict(kwargs.get("litellm_params") or {}))
 
-        self.failures: list[tuple[str, str]] = []
-        self.logger = _Logger()
+        with cls.lock:
+            if not cls.installed:
+                litellm.callbacks.append(_Logger())
+                cls.installed = True
+
+
+def _previous_failures(calls: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    """``(deployment id, reason)`` of the failed attempts before the last recorded call."""
+    if not calls:
+        return []
+    previous = ((calls[-1].get("metadata") or {}).get("previous_models")) or ()
+    out = []
+    for p in previous:
+        text = str(p.get("exception_string") or "").strip().splitlines()
+        out.append((str(p.get("deployment_id") or p.get("model_group")),
+                    redact(f"{p.get('exception_type') or 'Error'}: {text[0] if text else ''}")[:200]))
+    return out
+
+
+def _last_failure(calls: list[dict[str, Any]], exc: BaseException) -> tuple[str, str]:
+    """The final attempt of a cascade that failed entirely, with its own reason."""
+    last = str(((calls[-1].get("model_info") or {}).get("id")) if calls else "?")
+    text = str(exc)
+    if "also failed: " in text:  # LiteLLM appends each fallback's error to the first one's message
+        return last, redact(text.rsplit("also failed: ", 1)[1].strip().splitlines()[0])[:200]
+    return last, _failure_reason(exc)
 
 
 def complete(decision: Decision, messages: Sequence[Mapping[str, str]], *, keys: Mapping[str, ResolvedKey],
@@ -370,23 +401,25 @@ def complete(decision: Decision, messages: Sequence[Mapping[str, str]], *, keys:
     extra: dict[str, Any] = {"max_tokens": max_tokens} if max_tokens else {}
     if stream:
         extra["stream_options"] = {"include_usage": True}
+    _Tap.install(litellm)
     start = 0
     while start < len(cands):
-        log = _AttemptLog()
-        litellm.callbacks.append(log.logger)
+        calls: list[dict[str, Any]] = []
+        _Tap.sink = calls
         try:
             response = router.completion(model=cands[start].id, messages=list(messages), stream=stream, **extra)
         except Exception as exc:  # provider boundary: any failure means "this cascade is exhausted"
-            failed = log.failures or [(cands[start].id, _failure_reason(exc))]
+            failed = _previous_failures(calls) + [_last_failure(calls, exc)]
             for model, reason in failed:
                 yield AttemptFailed(model, reason)
             attempts += failed
             break
         finally:
-            litellm.callbacks.remove(log.logger)
-        for model, reason in log.failures:
+            _Tap.sink = None
+        failed = _previous_failures(calls)
+        for model, reason in failed:
             yield AttemptFailed(model, reason)
-        attempts += log.failures
+        attempts += failed
         answered = str((getattr(response, "_hidden_params", None) or {}).get("model_id") or cands[start].id)
         pieces: list[str] = []
         usage: Any = None

@@ -1,0 +1,131 @@
+"""run_chat with a queue-fed fake model: transcript, REPL, prompts, reasoning, abandonment, budget."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from pipeline.prompt import system_prompt
+from serving.chat import ChatOptions, Turn, run_chat
+from serving.errors import AllProvidersFailed, BudgetExceeded
+from serving.router import AttemptFailed, ChatEvent, Completed, TextDelta
+
+
+@dataclass(frozen=True)
+class FakeResult:
+    """Stand-in for vox_lang's CheckResult (test_repair_loop uses the real front end)."""
+
+    errors: tuple[Any, ...] = ()
+    warnings: tuple[Any, ...] = ()
+
+    @property
+    def diagnostics(self) -> tuple[Any, ...]:
+        return self.errors + self.warnings
+
+
+class FakeModel:
+    """Answers from a queue; each answer is a list of events or a plain string (streamed in 2 pieces)."""
+
+    def __init__(self, *answers: str | list[ChatEvent] | Exception, cost: float = 0.001) -> None:
+        self.answers = list(answers)
+        self.cost = cost
+        self.calls: list[tuple[list[dict[str, str]], Turn]] = []
+
+    def __call__(self, messages: Sequence[Any], turn: Turn) -> Iterable[ChatEvent]:
+        self.calls.append(([dict(m) for m in messages], turn))
+        answer = self.answers.pop(0)
+        if isinstance(answer, Exception):
+            raise answer
+        if isinstance(answer, list):
+            return answer
+        half = len(answer) // 2
+        return [TextDelta(answer[:half], "fake/m"), TextDelta(answer[half:], "fake/m"),
+                Completed("fake/m", answer, 10, 5, self.cost, False, ())]
+
+
+def transcript(send: Any, prompt: str | None = None, lines: Sequence[str] = (), **opts: Any) -> tuple[str, Any]:
+    out: list[str] = []
+    queue = list(lines)
+    result = run_chat(send, lambda _p: queue.pop(0) if queue else None, out.append, prompt=prompt,
+                      options=ChatOptions(**opts))
+    return "".join(out), result
+
+
+def test_one_shot_chat_streams_and_reports_usage() -> None:
+    model = FakeModel("Hello! I am fine.")
+    text, result = transcript(model, "hello, how are you?")
+    assert "[fake/m]\nHello! I am fine.\n" in text
+    assert text.endswith("[session] 1 model call(s), 10 prompt + 5 completion tokens, cost $0.0010; models: fake/m\n")
+    assert "vox-script-verify" not in text and result.verdicts == ()
+    messages, turn = model.calls[0]
+    assert messages == [{"role": "user", "content": "hello, how are you?"}] and not turn.vox
+
+
+def test_vox_request_injects_ssot_prompt_unless_system_given() -> None:
+    ok = "```vox\nprint(1)\n```"
+    model = FakeModel(ok)
+    out: list[str] = []
+    run_chat(model, lambda _p: None, out.append, prompt="write a vox script that prints 1",
+             check=lambda src: FakeResult())
+    assert model.calls[0][0][0] == {"role": "system", "content": system_prompt()}
+    assert "vox-script-verify: PASS" in "".join(out)
+    custom = FakeModel(ok)
+    run_chat(custom, lambda _p: None, out.append, prompt="write a vox script", options=ChatOptions(system="Be terse."),
+             check=lambda src: FakeResult())
+    assert custom.calls[0][0][0] == {"role": "system", "content": "Be terse."}
+
+
+def test_repl_keeps_history_and_exits() -> None:
+    model = FakeModel("one", "two")
+    text, result = transcript(model, None, ["first", "", "second", "/exit", "never sent"])
+    assert result.calls == 2 and len(model.calls) == 2
+    assert [m["content"] for m in model.calls[1][0]] == ["first", "one", "second"]
+
+
+def test_reasoning_is_hidden_from_display_and_from_the_check() -> None:
+    seen: list[str] = []
+    answer = "<think>try ```vox\nbroken(\n```</think>```vox\nprint(2)\n```"
+    out: list[str] = []
+    run_chat(FakeModel(answer), lambda _p: None, out.append, prompt="write vox code",
+             check=lambda src: seen.append(src) or FakeResult())
+    text = "".join(out)
+    assert "broken(" not in text and "[reasoning hidden:" in text
+    assert seen == ["print(2)\n"]
+
+
+def test_mid_stream_abandonment_is_marked_and_excluded() -> None:
+    events: list[ChatEvent] = [
+        TextDelta("partial ans", "a/one"), AttemptFailed("a/one", "APIConnectionError: reset", "partial ans"),
+        TextDelta("full answer", "b/two"), Completed("b/two", "full answer", 3, 2, 0.0, True, (("a/one", "x"),)),
+    ]
+    model = FakeModel(events, "next")
+    text, result = transcript(model, None, ["q1", "q2"])
+    assert "[abandoned: partial answer from a/one above; APIConnectionError: reset; the next model answers afresh]" in text
+    assert "[b/two]\nfull answer" in text and "~13 prompt" in text  # estimated usage is marked ~
+    assert model.calls[1][0][1] == {"role": "assistant", "content": "full answer"}  # not the partial one
+
+
+def test_failed_attempts_are_reported() -> None:
+    events: list[ChatEvent] = [AttemptFailed("x/1", "RateLimitError: slow down"), TextDelta("ok", "x/2"),
+                               Completed("x/2", "ok", 1, 1, None, False, (("x/1", "RateLimitError"),))]
+    text, _ = transcript(FakeModel(events), "hi")
+    assert "[failed: x/1: RateLimitError: slow down]" in text and "cost $0.0000 + unknown" in text
+
+
+def test_errors_raise_in_one_shot_and_are_reported_in_repl() -> None:
+    with pytest.raises(AllProvidersFailed):
+        transcript(FakeModel(AllProvidersFailed("all models failed: a: 429")), "hi")
+    text, result = transcript(FakeModel(AllProvidersFailed("all models failed: a: 429"), "fine"), None, ["a", "b"])
+    assert "error: all models failed: a: 429" in text and result.calls == 1
+
+
+def test_max_cost_stops_further_calls() -> None:
+    model = FakeModel("one", "two", "three", cost=0.6)
+    text, result = transcript(model, None, ["a", "b", "c"], max_cost_usd=1.0)
+    assert result.calls == 2 and "[budget] --max-cost $1.0000 is spent" in text
+    assert model.calls[1][1].budget_usd == pytest.approx(0.4)
+    with pytest.raises(BudgetExceeded):
+        transcript(FakeModel("x"), "hi", max_cost_usd=0.0)
