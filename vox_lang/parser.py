@@ -9,13 +9,19 @@ next item. :func:`parse_module` never raises.
 
 from __future__ import annotations
 
+import hashlib
+import os
+import pickle
 import sys
+import tempfile
 import threading
 from collections import defaultdict
 from functools import lru_cache
 from importlib import resources
+from pathlib import Path
 from typing import Any, Final
 
+from parsimonious import expressions
 from parsimonious.exceptions import ParseError
 from parsimonious.expressions import Compound, Expression, Literal, Regex
 from parsimonious.grammar import Grammar
@@ -30,6 +36,9 @@ from vox_lang.source import SourceFile, Span
 
 #: token classes as they are spelled in the joined text (and in grammar.peg)
 CLASS_CODES: Final = frozenset({"NAME", "INT", "FLOAT", "STRING", "DECO", "NL", "_"})
+
+#: bump when compile_grammar changes what it does to the loaded grammar (cache key)
+_LOADER_VERSION: Final = 1
 
 #: Python frames allowed per nesting level while parsing and visiting (measured: at most
 #: ~70 for one level of `not f(...)`, which the level count sees as one level, hence 2x)
@@ -57,13 +66,50 @@ def _walk(expr: Expression, seen: dict[int, Expression]) -> None:
 
 @lru_cache(maxsize=1)
 def load_grammar() -> tuple[Grammar, Expectations]:
-    """Load ``grammar.peg`` once: check every literal against the lexer's vocabulary and give
-    it the separating space of the joined text.
+    """Load ``grammar.peg`` once per process (see :func:`compile_grammar`).
 
-    Raises:
-        GrammarError: a literal is neither a keyword, punctuation nor a token class.
+    Compiling takes parsimonious about 0.3 s, most of ``vox check``'s start-up, so the
+    compiled grammar is also kept as a pickle in ``vox_lang/__pycache__`` named after a hash
+    of the grammar text, Python's version and parsimonious's installed file (like a ``.pyc``: same folder, same trust;
+    skipped when the folder is not writable).
     """
     text = resources.files("vox_lang").joinpath("grammar.peg").read_text(encoding="utf-8")
+    lib = Path(expressions.__file__).stat()  # stands in for parsimonious's version (no __version__)
+    key = hashlib.sha256(
+        f"{_LOADER_VERSION}|{lib.st_size}|{lib.st_mtime_ns}|{sys.version}|{text}".encode()
+    ).hexdigest()[:16]
+    cache = Path(__file__).with_name("__pycache__") / f"grammar.{key}.pickle"
+    grammar: Grammar | None = None
+    try:
+        grammar = pickle.loads(cache.read_bytes())
+    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, TypeError):
+        grammar = None
+    if not isinstance(grammar, Grammar):
+        grammar = compile_grammar(text)
+        _store(cache, pickle.dumps(grammar, protocol=pickle.HIGHEST_PROTOCOL))
+    return grammar, Expectations(grammar)
+
+
+def _store(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically; a cache that cannot be written is skipped."""
+    try:
+        path.parent.mkdir(exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except OSError:
+        return
+
+
+def compile_grammar(text: str) -> Grammar:
+    """Build the grammar from ``text``: check every literal against the lexer's vocabulary
+    and give it the separating space of the joined text.
+
+    Raises:
+        GrammarError: a literal is neither a keyword, punctuation nor a token class, or a
+            regex does not end with the separating space.
+    """
     grammar = Grammar(text)
     seen: dict[int, Expression] = {}
     for rule in grammar.values():
@@ -76,7 +122,7 @@ def load_grammar() -> tuple[Grammar, Expectations]:
             e.literal += " "
         elif isinstance(e, Regex) and not e.re.pattern.endswith(" "):
             raise GrammarError(f"grammar.peg: regex {e.name or e.re.pattern!r} must end with a space")
-    return grammar, Expectations(grammar)
+    return grammar
 
 
 #: closes every joined text; no terminal matches it, so the grammar's optional and repeated

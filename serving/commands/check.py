@@ -1,9 +1,184 @@
-"""`vox check` (not built yet)."""
+"""`vox check FILE... [--strict] [--format human|repair|json] [--fix [--diff]]`.
+
+Checks Vox files with the front end (``-`` reads standard input). Exit status: 0 no errors,
+1 errors (warnings count in ``--strict``), 2 usage error (bad option, unreadable file: a
+message on stderr, never a traceback). ``--fix`` rewrites each file in place (atomically)
+with :func:`vox_lang.fix` and then reports what is left; ``--fix --diff`` prints the change
+as a unified diff and writes nothing. Only typer and the standard library are imported at
+load time (``vox_lang`` inside the command), so the command starts fast.
+"""
 
 from __future__ import annotations
 
+import difflib
+import json
+import os
+import sys
+import tempfile
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
 import typer
+
+if TYPE_CHECKING:
+    from vox_lang import CheckResult
+
+STDIN = "-"
+
+
+class Format(str, Enum):
+    """Renderings of spec §6."""
+
+    human = "human"
+    repair = "repair"
+    json = "json"
+
+
+@dataclass(frozen=True)
+class Input:
+    """One file to check: its argument, display name and raw bytes."""
+
+    arg: str
+    label: str
+    data: bytes
+
+
+def _fail(message: str) -> typer.Exit:
+    typer.echo(f"vox check: {message}", err=True)
+    return typer.Exit(2)
+
+
+def read_inputs(files: list[str]) -> list[Input]:
+    """Read every argument (``-`` once, from stdin) before checking anything.
+
+    Raises:
+        typer.Exit: code 2 after printing every unreadable path.
+    """
+    inputs: list[Input] = []
+    problems: list[str] = []
+    if files.count(STDIN) > 1:
+        raise _fail("`-` (standard input) may be given only once")
+    for arg in files:
+        if arg == STDIN:
+            inputs.append(Input(arg, "<stdin>", sys.stdin.buffer.read()))
+            continue
+        try:
+            inputs.append(Input(arg, arg, Path(arg).read_bytes()))
+        except IsADirectoryError:
+            problems.append(f"cannot read {arg}: is a directory")
+        except FileNotFoundError:
+            problems.append(f"cannot read {arg}: no such file")
+        except OSError as exc:
+            problems.append(f"cannot read {arg}: {exc.strerror or exc}")
+    for p in problems:
+        typer.echo(f"vox check: {p}", err=True)
+    if problems:
+        raise typer.Exit(2)
+    return inputs
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Replace ``path`` with ``text`` (UTF-8) via a temporary file in the same folder,
+    keeping the file's permission bits.
+
+    Raises:
+        OSError: the folder is not writable or the disk is full (``path`` is untouched).
+    """
+    mode = path.stat().st_mode & 0o7777
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(text.encode("utf-8"))
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _fix_one(item: Input, diff: bool) -> bytes:
+    """Fix one input; return the bytes to check afterwards."""
+    import vox_lang
+
+    try:
+        text = item.data.decode("utf-8")
+    except UnicodeDecodeError:
+        typer.echo(f"vox check: {item.label}: not valid UTF-8, not fixed", err=True)
+        return item.data
+    fixed = vox_lang.fix(text)
+    if diff:
+        lines = difflib.unified_diff(
+            text.splitlines(keepends=True), fixed.splitlines(keepends=True),
+            fromfile=_diff_name("a", item.label), tofile=_diff_name("b", item.label),
+        )
+        for line in lines:
+            typer.echo(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n", nl=False)
+    elif item.arg == STDIN:
+        typer.echo(fixed, nl=False)
+    elif fixed != text:
+        try:
+            write_atomically(Path(item.arg), fixed)
+        except OSError as exc:
+            raise _fail(f"cannot write {item.arg}: {exc.strerror or exc}") from None
+    return fixed.encode("utf-8")
+
+
+def _diff_name(side: str, label: str) -> str:
+    """``a/rel/path`` as git writes it; absolute paths and ``<stdin>`` stay as they are."""
+    return label if label.startswith(("/", "<")) else f"{side}/{label}"
+
+
+def render(results: list[tuple[Input, "CheckResult"]], fmt: Format) -> str:
+    """All results in one rendering (JSON: a list for one file, an object for several)."""
+    if fmt is Format.json:
+        if len(results) == 1:
+            return results[0][1].render("json")
+        return json.dumps(
+            {item.label: [d.to_json() for d in r.diagnostics] for item, r in results}, ensure_ascii=False
+        )
+    if fmt is Format.repair:
+        if len(results) == 1:
+            return results[0][1].render("repair")
+        return "\n".join(f"{item.label}:\n{r.render('repair')}" for item, r in results if r.diagnostics)
+    parts = [r.render("human") for _, r in results if r.diagnostics]
+    errors = sum(len(r.errors) for _, r in results)
+    warnings = sum(len(r.warnings) for _, r in results)
+    n = len(results)
+    summary = f"checked {n} file{'s' if n != 1 else ''}: "
+    summary += "no problems" if not errors and not warnings else (
+        f"{errors} error{'s' if errors != 1 else ''}, {warnings} warning{'s' if warnings != 1 else ''}"
+    )
+    return "\n".join(parts + [summary])
+
+
+def check(
+    files: Annotated[list[str], typer.Argument(help="Vox files to check (- reads standard input).", metavar="FILE")],
+    strict: Annotated[bool, typer.Option("--strict", help="Treat every warning as an error.")] = False,
+    fmt: Annotated[Format, typer.Option("--format", "-f", help="Output: human, repair or json.")] = Format.human,
+    fix: Annotated[bool, typer.Option("--fix", help="Rewrite compat and mechanical retired forms in place.")] = False,
+    diff: Annotated[bool, typer.Option("--diff", help="With --fix: print the changes as a diff, write nothing.")] = False,
+) -> None:
+    """Check Vox programs: exit 0 if there are no errors, 1 if there are, 2 on usage errors."""
+    if diff and not fix:
+        raise _fail("--diff only goes with --fix (use --fix --diff)")
+    inputs = read_inputs(files)
+    import vox_lang
+
+    results = []
+    for item in inputs:
+        data = _fix_one(item, diff) if fix else item.data
+        results.append((item, vox_lang.check(data, path=item.label, strict=strict)))
+    quiet = fix and (diff or any(i.arg == STDIN for i in inputs))
+    if not quiet:
+        out = render(results, fmt)
+        if out:
+            typer.echo(out)
+    if any(not r.ok for _, r in results):
+        raise typer.Exit(1)
 
 
 def register(app: typer.Typer) -> None:
-    """Attach this command to the `vox` app."""
+    """Attach ``vox check`` to the `vox` app."""
+    app.command("check")(check)

@@ -1,0 +1,154 @@
+"""`vox check`: exit codes, the three formats, stdin, --fix / --fix --diff, bad input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from serving.cli import app
+
+GOOD = 'fn double(x: int) to int { ret x * 2 }\nprint(double(2))\n'
+COMPAT = "fn f() to int {\n  return 1\n}\nprint(f())\n"
+BAD = "let x = 3 $ 4\n"
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture()
+def runner() -> CliRunner:
+    return CliRunner()
+
+
+def write(tmp_path: Path, name: str, text: str | bytes) -> Path:
+    path = tmp_path / name
+    if isinstance(text, bytes):
+        path.write_bytes(text)
+    else:
+        path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_clean_file_exits_0(runner: CliRunner, tmp_path: Path) -> None:
+    res = runner.invoke(app, ["check", str(write(tmp_path, "ok.vox", GOOD))])
+    assert res.exit_code == 0, res.output
+    assert "no problems" in res.stdout
+
+
+def test_errors_exit_1_with_human_rendering(runner: CliRunner, tmp_path: Path) -> None:
+    path = write(tmp_path, "bad.vox", BAD)
+    res = runner.invoke(app, ["check", str(path)])
+    assert res.exit_code == 1
+    assert f"{path}:1:11: error[E0101]: unknown character `$`" in res.stdout
+    assert "1 | let x = 3 $ 4" in res.stdout and "hint: delete it" in res.stdout
+
+
+def test_warnings_fail_only_in_strict_mode(runner: CliRunner, tmp_path: Path) -> None:
+    path = str(write(tmp_path, "compat.vox", COMPAT))
+    assert runner.invoke(app, ["check", path]).exit_code == 0
+    res = runner.invoke(app, ["check", path, "--strict", "--format", "repair"])
+    assert res.exit_code == 1
+    assert res.stdout.strip() == (
+        "Line 2, Col 3: error[W0001] `return` is a compat spelling (hint: fix: `ret`)"
+    )
+
+
+def test_json_is_a_list_for_one_file_and_an_object_for_several(runner: CliRunner, tmp_path: Path) -> None:
+    bad = str(write(tmp_path, "bad.vox", BAD))
+    good = str(write(tmp_path, "good.vox", GOOD))
+    one = json.loads(runner.invoke(app, ["check", bad, "--format", "json"]).stdout)
+    assert [d["code"] for d in one] == ["E0101"]
+    assert set(one[0]) == {"code", "severity", "message", "line", "col", "end_line", "end_col", "hint", "fix"}
+    res = runner.invoke(app, ["check", bad, good, "-f", "json"])
+    assert res.exit_code == 1
+    both = json.loads(res.stdout)
+    assert list(both) == [bad, good] and both[good] == [] and both[bad][0]["col"] == 11
+
+
+def test_stdin(runner: CliRunner) -> None:
+    res = runner.invoke(app, ["check", "-", "--format", "repair"], input=BAD)
+    assert res.exit_code == 1
+    assert res.stdout.startswith("Line 1, Col 11: error[E0101]")
+
+
+def test_invalid_utf8_is_a_diagnostic(runner: CliRunner, tmp_path: Path) -> None:
+    path = write(tmp_path, "latin1.vox", b'let s = "caf\xe9"\n')
+    res = runner.invoke(app, ["check", str(path), "-f", "json"])
+    assert res.exit_code == 1
+    assert [(d["code"], d["col"], d["message"]) for d in json.loads(res.stdout)] == [
+        ("E0106", 13, "invalid UTF-8 byte 0xE9")
+    ]
+
+
+@pytest.mark.parametrize("args", [["nope.vox"], ["."], ["-", "-"], ["--diff", "x.vox"], [], ["-f", "xml", "x.vox"]])
+def test_usage_errors_exit_2_without_traceback(
+    runner: CliRunner, tmp_path: Path, args: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path, "x.vox", GOOD)
+    res = runner.invoke(app, ["check", *args], input="")
+    assert res.exit_code == 2
+    assert "Traceback" not in res.output
+    assert res.exception is None or isinstance(res.exception, SystemExit)
+
+
+def test_missing_file_names_the_path(runner: CliRunner, tmp_path: Path) -> None:
+    res = runner.invoke(app, ["check", str(tmp_path / "nope.vox")])
+    assert res.exit_code == 2
+    assert f"vox check: cannot read {tmp_path / 'nope.vox'}: no such file" in res.stderr
+
+
+def test_fix_rewrites_in_place(runner: CliRunner, tmp_path: Path) -> None:
+    path = write(tmp_path, "old.vox", "let n = 1  # note\n" + COMPAT)
+    path.chmod(0o640)
+    res = runner.invoke(app, ["check", str(path), "--fix", "--strict"])
+    assert res.exit_code == 0, res.output
+    assert path.read_text() == "let n = 1  // note\nfn f() to int {\n  ret 1\n}\nprint(f())\n"
+    assert path.stat().st_mode & 0o777 == 0o640
+    assert [p.name for p in tmp_path.iterdir()] == ["old.vox"]  # no temp file left
+
+
+def test_fix_diff_prints_the_change_and_writes_nothing(
+    runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path, "old.vox", COMPAT)
+    res = runner.invoke(app, ["check", "old.vox", "--fix", "--diff"])
+    assert res.exit_code == 0
+    assert res.stdout.splitlines() == [
+        "--- a/old.vox", "+++ b/old.vox", "@@ -1,4 +1,4 @@", " fn f() to int {",
+        "-  return 1", "+  ret 1", " }", " print(f())",
+    ]
+    assert (tmp_path / "old.vox").read_text() == COMPAT
+
+
+def test_fix_of_stdin_prints_the_fixed_source(runner: CliRunner) -> None:
+    res = runner.invoke(app, ["check", "-", "--fix"], input="let a = 1; print(a)\n")
+    assert res.exit_code == 0
+    assert res.stdout == "let a = 1\nprint(a)\n"
+
+
+def test_fix_leaves_non_utf8_files_alone(runner: CliRunner, tmp_path: Path) -> None:
+    data = b"let s = 1 # \xff\n"
+    path = write(tmp_path, "raw.vox", data)
+    res = runner.invoke(app, ["check", str(path), "--fix"])
+    assert res.exit_code == 1
+    assert path.read_bytes() == data
+    assert "not valid UTF-8, not fixed" in res.stderr
+
+
+def test_check_imports_no_heavy_library(tmp_path: Path) -> None:
+    path = write(tmp_path, "ok.vox", GOOD)
+    code = (
+        "import sys\nsys.argv = ['vox', 'check', sys.argv[1]]\nfrom serving.cli import main\n"
+        "try:\n    main()\nexcept SystemExit as exc:\n    assert exc.code in (0, None), exc.code\n"
+        "heavy = [m for m in ('torch', 'transformers', 'dagster', 'litellm', 'mlflow', 'datasets') if m in sys.modules]\n"
+        "print('HEAVY', heavy)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(path)], cwd=REPO, capture_output=True, text=True, timeout=120
+    )
+    assert "HEAVY []" in out.stdout, out.stdout + out.stderr
