@@ -184,7 +184,7 @@ class Engine:
             tokenizer_dir = info.adapter_path
         try:
             tokenizer = AutoTokenizer.from_pretrained(tokenizer_dir)
-            model = AutoModelForCausalLM.from_pretrained(info.path, dtype=dtype)
+            model: Any = AutoModelForCausalLM.from_pretrained(info.path, dtype=dtype)
             if info.adapter_path is not None:
                 from peft import PeftModel
 
@@ -300,7 +300,9 @@ class Engine:
             generated = 0  # tokens sampled, EOS included (what usage reports)
             emitted = 0  # characters of ``text`` already yielded
             finish = "length"
-            text = ""
+            # Incremental detokenisation: ``settled`` is the text of ids[:window]; only the ids
+            # after the last newline are re-decoded each step (as transformers' TextStreamer).
+            settled, window, text = "", 0, ""
             tokens = generate_ids(
                 self.model, prepared.prompt_ids, params, tuple(self.eos_ids), use_cache=self.use_cache
             )
@@ -311,7 +313,10 @@ class Engine:
                         finish = "stop"
                         break
                     ids.append(token)
-                    text = self.tokenizer.decode(ids, skip_special_tokens=True)
+                    recent = self.tokenizer.decode(ids[window:], skip_special_tokens=True)
+                    text = settled + recent
+                    if recent.endswith("\n"):
+                        settled, window = text, len(ids)
                     cut = _find_stop(text, params.stop, max(0, emitted - _longest(params.stop)))
                     if cut is not None:
                         text, finish = text[:cut], "stop"
@@ -325,8 +330,7 @@ class Engine:
                         break
             finally:
                 tokens.close()
-            tail = text[emitted:].rstrip("\ufffd") if finish == "length" else text[emitted:]
-            yield StreamEvent(tail, finish, len(prepared.prompt_ids), generated)
+            yield StreamEvent(text[emitted:], finish, len(prepared.prompt_ids), generated)
 
     def complete(self, prepared: Prepared) -> Completion:
         """Generate the whole completion for a prepared request (blocking)."""

@@ -11,7 +11,7 @@ torch is imported inside functions (callers load it anyway; importing this modul
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
@@ -94,7 +94,7 @@ class Decoder:
             new_cache = getattr(out, "past_key_values", None)
         return out.logits[:, -1, :].float(), new_cache
 
-    def run(self, prompt_ids: list[int]) -> Iterator[torch.Tensor]:
+    def run(self, prompt_ids: list[int]) -> Generator[torch.Tensor, int, None]:
         """Yield next-token logits (shape ``[vocab]``, float32) step by step.
 
         The caller sends the chosen token id back with ``gen.send(token_id)``; the first
@@ -154,7 +154,7 @@ def generate_ids(
     *,
     use_cache: bool = True,
     on_logits: Callable[[torch.Tensor], None] | None = None,
-) -> Iterator[int]:
+) -> Generator[int, None, None]:
     """Generate token ids after ``prompt_ids``, one at a time.
 
     Args:

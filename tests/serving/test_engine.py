@@ -250,3 +250,17 @@ def test_base_plus_adapter(engine: Engine, tiny_export_dir: Path, tmp_path: Path
     assert alone.info.path == tiny_export_dir.resolve()
     with pytest.raises(ModelLoadError, match="adapter_config.json is missing"):
         Engine.load(tiny_export_dir, tmp_path, device="cpu")
+
+
+def test_streamed_text_is_the_decoded_text(engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
+    import serving.engine
+
+    text = 'fn greet() to str {\n    ret "héllo → wörld"\n}\n// done ✓\nlast line'
+    ids = engine.tokenizer.encode(text, add_special_tokens=False)
+    assert engine.tokenizer.decode(ids) == text
+    monkeypatch.setattr(serving.engine, "generate_ids", lambda *a, **k: (t for t in ids))
+    events = list(engine.stream(engine.prepare(USER, max_tokens=len(ids))))
+    assert "".join(e.text for e in events) == text
+    assert all("\ufffd" not in e.text for e in events)  # partial UTF-8 is held back, never sent
+    events = list(engine.stream(engine.prepare(USER, max_tokens=len(ids), stop=["wörld", "\n}"])))
+    assert "".join(e.text for e in events) == 'fn greet() to str {\n    ret "héllo → '
