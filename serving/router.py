@@ -302,7 +302,9 @@ def _failure_reason(exc: BaseException) -> str:
 def _router(cands: Sequence[Candidate], keys: Mapping[str, ResolvedKey], timeout: float,
             mock: Mapping[str, Any] | None) -> Any:
     """One ``litellm.Router`` per cascade (cached): deployment per candidate, fallbacks in order."""
-    cache_key = (tuple(c.id for c in cands), timeout, tuple(sorted((mock or {}).items(), key=str)))
+    cache_key = (tuple((c.id, c.litellm_model, c.api_base) for c in cands), timeout,
+                 tuple(sorted((p, id(k.secret)) for p, k in keys.items())),  # identity only, never the value
+                 tuple(sorted((mock or {}).items(), key=str)))
     with _ROUTERS_LOCK:
         if cache_key in _ROUTERS:
             return _ROUTERS[cache_key]

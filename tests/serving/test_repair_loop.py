@@ -1,0 +1,84 @@
+"""Compiler-in-the-loop repair, end to end: a real loopback HTTP model server replaying scripted
+answers, the real router (litellm.Router) and the real Vox front end."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from serving.catalog import Catalog, CatalogEntry
+from serving.chat import ChatOptions, routed_sender, run_chat
+
+
+def load_replay() -> Any:
+    """The loopback replay server helper (``replay_server.py`` next to this file), loaded once."""
+    name = "vox_tests_replay_server"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("replay_server.py"))
+        assert spec and spec.loader
+        sys.modules[name] = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(sys.modules[name])
+    return sys.modules[name]
+
+
+replay = load_replay()
+REQUEST = "Write a Vox script with a function add(a, b) and print add(1, 2)."
+BROKEN = ("Sure! Here is the script:\n\n```vox\nfn add(a: int, b: int) to int {\n  ret a + c\n}\n"
+          "print(add(1, totl))\n```\nIt prints 3.")
+FIXED = "<think>c should be b</think>Fixed:\n```vox\nfn add(a: int, b: int) to int {\n  ret a + b\n}\nprint(add(1, 2))\n```"
+EXPECTED_FEEDBACK = ("Line 2, Col 11: error[E0401] undefined name `c`\n"
+                     "Line 4, Col 14: error[E0401] undefined name `totl`")
+
+
+def catalog_for(base_url: str) -> Catalog:
+    entry = CatalogEntry(
+        id="local/replay-model", provider="local", litellm_model="openai/replay-model", input_usd_per_mtok=0.0,
+        output_usd_per_mtok=0.0, context_window=None, is_free=True, capabilities=("chat", "stream"),
+        intelligence_prior=20.0, coding_prior=20.0, speed_prior_tps=30.0, prior_source="test", source="local",
+        api_base=base_url, vox_pass_at_1=0.5, reachable=True)
+    return Catalog((entry,), 0.0, {})
+
+
+def chat(script: list[str], **opts: Any) -> tuple[str, Any, list[dict[str, Any]]]:
+    out: list[str] = []
+    with replay.ReplayServer(script, model="replay-model") as server:
+        send = routed_sender(catalog_for(server.base_url), {}, "free", timeout=10)
+        result = run_chat(send, lambda _p: None, out.append, prompt=REQUEST, options=ChatOptions(**opts))
+        return "".join(out), result, server.requests
+
+
+def test_broken_then_fixed_ends_with_pass() -> None:
+    text, result, requests = chat([BROKEN, FIXED])
+    assert result.verdicts == ("PASS",) and len(requests) == 2
+    assert "[check] 2 error(s) in 1 ```vox block(s); repair 1/2, sending:" in text
+    assert EXPECTED_FEEDBACK in text
+    repair_prompt = requests[1]["messages"][-1]
+    assert repair_prompt["role"] == "user" and EXPECTED_FEEDBACK in repair_prompt["content"]
+    assert requests[1]["messages"][-2] == {"role": "assistant", "content": BROKEN}
+    assert requests[0]["messages"][0]["role"] == "system" and "Vox" in requests[0]["messages"][0]["content"]
+    assert text.rstrip().splitlines()[-2] == "vox-script-verify: PASS"
+    assert "c should be b" not in text  # reasoning hidden
+
+
+def test_never_fixed_ends_with_fail_after_exactly_two_repairs() -> None:
+    text, result, requests = chat([BROKEN])
+    assert result.verdicts == ("FAIL",) and not result.ok
+    assert len(requests) == 3  # the answer + exactly 2 repair rounds
+    assert text.count("sending:\nThe Vox compiler reported 2 error(s)") == 2
+    tail = text[text.index("vox-script-verify: FAIL"):]
+    assert tail.startswith("vox-script-verify: FAIL\n" + EXPECTED_FEEDBACK + "\n")
+
+
+@pytest.mark.parametrize("repairs", [0, 1])
+def test_repair_rounds_are_configurable(repairs: int) -> None:
+    _, result, requests = chat([BROKEN], max_repairs=repairs)
+    assert result.verdicts == ("FAIL",) and len(requests) == 1 + repairs
+
+
+def test_answer_without_vox_block_is_asked_again() -> None:
+    text, result, requests = chat(["I would write it in Python instead.", FIXED])
+    assert result.verdicts == ("PASS",) and "no ```vox fenced block" in requests[1]["messages"][-1]["content"]
