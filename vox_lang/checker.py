@@ -14,7 +14,7 @@ from vox_lang.checker_env import FnCtx
 from vox_lang.checker_expr import ExprChecker
 from vox_lang.checker_patterns import PatternChecker
 from vox_lang.checker_stmt import StmtChecker
-from vox_lang.depth import deep_recursion
+from vox_lang.depth import pass_guard
 from vox_lang.diagnostics import DiagnosticSink
 from vox_lang.syntax import Decorator, StrLit
 from vox_lang.types import ELEMENT, STR, UNIT, TCon, TUnknown
@@ -30,7 +30,7 @@ def check_module(module: hir.Module | None, sink: DiagnosticSink) -> None:
     """Type-check a lowered module, reporting to ``sink`` (nothing to do for ``None``)."""
     if module is None:
         return
-    with deep_recursion():
+    with pass_guard():
         Checker(module, sink).run()
 
 

@@ -40,12 +40,13 @@ class CallChecker(CheckerBase):
                 return self.apply(sig, e, callee.name, expected)
         if isinstance(callee, hir.Member):
             found = self.member_sig(callee)
-            if found is not None:
-                sig, mapping = found
-                return self.apply(sig, e, callee_text(callee), expected, mapping)
-            if found is None and self._member_failed:
+            if isinstance(found, tuple):
+                return self.apply(found[0], e, callee_text(callee), expected, found[1])
+            if found is None:
                 return self.skip_args(e)
-        t = self.u.resolve(self.expr(callee))
+            t = self.u.resolve(found)  # a field of function type (its object checked once)
+        else:
+            t = self.u.resolve(self.expr(callee))
         if isinstance(t, TFn):
             sig = Sig(tuple(ParamSig(f"#{i + 1}", p) for i, p in enumerate(t.params)), t.ret)
             return self.apply(sig, e, callee_text(callee), expected, positional_only=True)
@@ -113,7 +114,7 @@ class CallChecker(CheckerBase):
         for i, a in enumerate(e.args):
             t = self.expr(a.value)
             if a.name is None:
-                self.sink.report("E0504", a.span, p=str(i + 1), f=name, t="name=value", u=self.show(t))
+                self.sink.report("E0504", a.span, p=f"#{i + 1}", f=name, t="name=value", u=self.show(t))
             elif a.name in seen:
                 self.sink.report("E0505", a.name_span or a.span, f=name, p=a.name)
             else:
@@ -122,15 +123,13 @@ class CallChecker(CheckerBase):
 
     # ------------------------------------------------------------------ members
 
-    _member_failed = False
+    def member_sig(self, m: hir.Member) -> tuple[Sig, dict[int, Type]] | Type | None:
+        """What ``obj.name(...)`` calls, checking ``obj`` once.
 
-    def member_sig(self, m: hir.Member) -> tuple[Sig, dict[int, Type]] | None:
-        """The signature a ``obj.name(...)`` call uses: a method or an actor handler.
-
-        Returns ``None`` when the member is not a method/handler (a field of function type is
-        then called through its type); sets ``_member_failed`` when an error was reported.
+        Returns:
+            ``(sig, receiver bindings)`` for a method or actor handler; the field's type for a
+            record field; ``None`` when nothing is known (``?`` object) or an error was reported.
         """
-        self._member_failed = False
         obj_t = self.u.resolve(self.expr(m.obj))
         if isinstance(obj_t, TActor):
             table = self.handler_sigs(obj_t.def_id)
@@ -138,21 +137,18 @@ class CallChecker(CheckerBase):
                 return table[m.name], {}
             hint = {"g": g} if (g := suggest(m.name, table)) else {}
             self.sink.report("E0518", m.name_span, A=obj_t.name, h=m.name, **hint)
-            self._member_failed = True
             return None
         if isinstance(obj_t, (TUnknown, TVar, TNever)):
-            self._member_failed = True
             return None
         fields = dict(self.u.fields(obj_t) or ())
         if m.name in fields:
-            return None
+            return fields[m.name]
         method = self.method(obj_t, m.name)
         if method is not None:
             if m.name in MUTATING_METHODS:
                 self.check_mutable_root(m.obj)
             return method
         self.no_member(obj_t, m, fields)
-        self._member_failed = True
         return None
 
     def method(self, obj_t: Type, name: str) -> tuple[Sig, dict[int, Type]] | None:

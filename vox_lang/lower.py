@@ -8,7 +8,7 @@ AST: recursion deeper than :data:`MAX_DEPTH` nodes lowers to :class:`hir.ErrorEx
 from __future__ import annotations
 
 from vox_lang import hir, syntax
-from vox_lang.depth import deep_recursion
+from vox_lang.depth import pass_guard
 from vox_lang.diagnostics import DiagnosticSink
 from vox_lang.lower_expr import ExprLowerer
 from vox_lang.prelude import BUILTIN_TYPES, BUILTINS, CONSTRUCTORS, STD, VIEW_ELEMENTS, std_member
@@ -26,7 +26,7 @@ def lower_module(module: syntax.Module, sink: DiagnosticSink) -> hir.Module:
     Returns:
         The HIR module (unresolvable names become :class:`hir.ErrorExpr` / :class:`hir.ErrType`).
     """
-    with deep_recursion():
+    with pass_guard():
         return Lowerer(sink).module(module)
 
 
