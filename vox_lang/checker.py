@@ -17,7 +17,7 @@ from vox_lang.checker_stmt import StmtChecker
 from vox_lang.depth import pass_guard
 from vox_lang.diagnostics import DiagnosticSink
 from vox_lang.syntax import Decorator, StrLit
-from vox_lang.types import ELEMENT, STR, UNIT, TCon, TUnknown
+from vox_lang.types import ELEMENT, STR, UNIT
 
 #: retired decorators (E0303, reported by the parser, then ignored here)
 RETIRED_DECORATORS = frozenset({
@@ -48,13 +48,8 @@ class Checker(ExprChecker, CallChecker, PatternChecker, StmtChecker):
             self.stmt(stmt)
         for decl in self.module.decls:
             if isinstance(decl, hir.FnDecl):
-                sig = self.sig_of(decl.def_id)
-                params = tuple(p.type for p in sig.params) if sig else ()
-                ret = sig.ret if sig else UNIT
-                ctx = FnCtx(decl.name, ret, decl.kind, decl.kind == "workflow")
-                if sig is None or len(params) != len(decl.params):  # a duplicate definition
-                    params = tuple(self.resolve_type(p.type) for p in decl.params)
-                    ctx = FnCtx(decl.name, self.resolve_type(decl.ret), decl.kind, decl.kind == "workflow")
+                params = tuple(self.resolve_type(p.type) for p in decl.params)
+                ctx = FnCtx(decl.name, self.resolve_type(decl.ret), decl.kind, decl.kind == "workflow")
                 self.body(ctx, decl.params, params, decl.body, decl.name_span)
             elif isinstance(decl, hir.ActorDecl):
                 for h in decl.handlers:
@@ -113,15 +108,16 @@ class Checker(ExprChecker, CallChecker, PatternChecker, StmtChecker):
             want = ", ".join(f"{n}: str" for n in names)
             params_text = f"`{want}`" if names else "no parameters"
             fn = self.fns.get(r.target_id)
-            ok = fn is not None and self.defs[r.target_id].kind == "fn" and not fn.generics
-            if ok and fn is not None:
-                ret = self.u.resolve(self.resolve_type(fn.ret))
-                ok = (ret == ELEMENT or isinstance(ret, TUnknown)) and sorted(p.name for p in fn.params) == sorted(names)
-                ok = ok and len(fn.params) == len(names)
-                ok = ok and all(self.u.resolve(self.resolve_type(p.type)) in (STR,) or
-                                isinstance(self.resolve_type(p.type), TUnknown) for p in fn.params)
-            if not ok:
+            if fn is None or fn.kind != "fn" or fn.generics or not self.view_target(fn, names):
                 self.sink.report("E0521", r.target_span, f=r.target, params=params_text)
+
+    def view_target(self, fn: hir.FnDecl, names: list[str]) -> bool:
+        """True if ``fn`` returns Element and takes exactly ``names`` as ``str`` parameters."""
+        if not self.u.unify(self.resolve_type(fn.ret), ELEMENT):
+            return False
+        if sorted(p.name for p in fn.params) != sorted(names):
+            return False
+        return all(self.u.unify(self.resolve_type(p.type), STR) for p in fn.params)
 
 
 def decorator_strings(deco: Decorator) -> list[str] | None:
@@ -137,5 +133,3 @@ def decorator_strings(deco: Decorator) -> list[str] | None:
         out.append(a.value.value)
     return out
 
-
-__all__ = ["check_module", "Checker", "TCon"]

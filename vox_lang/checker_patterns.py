@@ -8,7 +8,6 @@ from typing import Sequence
 from vox_lang import hir
 from vox_lang.checker_env import CheckerBase
 from vox_lang.exhaustiveness import WILD, Ctor, Pat, analyze
-from vox_lang.prelude import CONSTRUCTORS
 from vox_lang.types import BOOL, FLOAT, INT, NEVER, STR, UNKNOWN, TCon, TNever, TSum, Type
 
 _LIT_TYPES = {"int": INT, "float": FLOAT, "str": STR, "bool": BOOL}
@@ -154,5 +153,3 @@ def show_pattern(p: hir.Pattern) -> str:
         return f"{p.name}({', '.join(show_pattern(a) for a in p.args)})" if p.args else p.name
     return "_"
 
-
-__all__ = ["PatternChecker", "show_pattern", "CONSTRUCTORS"]

@@ -167,5 +167,3 @@ def has_break(b: hir.Block) -> bool:
             stack.extend(a.body for a in node.arms)
     return False
 
-
-__all__ = ["StmtChecker", "has_break", "BOOL"]

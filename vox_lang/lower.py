@@ -11,7 +11,7 @@ from vox_lang import hir, syntax
 from vox_lang.depth import pass_guard
 from vox_lang.diagnostics import DiagnosticSink
 from vox_lang.lower_expr import ExprLowerer
-from vox_lang.prelude import BUILTIN_TYPES, BUILTINS, CONSTRUCTORS, STD, VIEW_ELEMENTS, std_member
+from vox_lang.prelude import BUILTIN_TYPES, BUILTINS, CONSTRUCTORS, VIEW_ELEMENTS, std_member
 from vox_lang.scopes import Scope, suggest
 from vox_lang.source import Span
 
@@ -278,5 +278,3 @@ class Lowerer(ExprLowerer):
         finally:
             self.loop_depth -= 1
 
-
-__all__ = ["lower_module", "Lowerer", "STD"]
