@@ -106,6 +106,10 @@ class ExprChecker(CheckerBase):
                 return BOOL if op not in _ARITH else lr
         if isinstance(lr, TNever) or isinstance(rr, TNever):
             return BOOL if op not in _ARITH else NEVER
+        if op in ("==", "!=") and not isinstance(lr, TFn) and not isinstance(rr, TFn):
+            if not self.u.unify(lr, rr):  # "on one type": the right operand differs from the first
+                self.sink.report("E0501", e.right.span, t=self.show(lt), u=self.show(rt))
+            return BOOL
         result = self.op_result(op, lr, rr)
         if result is None:
             self.sink.report("E0510", e.left.span, op=op, t=self.show(lt), u=self.show(rt))

@@ -3,6 +3,8 @@ the every-path-returns rule (E0508)."""
 
 from __future__ import annotations
 
+from dataclasses import fields, is_dataclass
+
 from vox_lang import hir
 from vox_lang.checker_env import CheckerBase, FnCtx
 from vox_lang.source import Span
@@ -150,20 +152,22 @@ class StmtChecker(CheckerBase):
 
 
 def has_break(b: hir.Block) -> bool:
-    """True if ``b`` holds a ``break`` for the loop it belongs to (not nested loops/lambdas)."""
+    """True if ``b`` holds a ``break`` for the loop it belongs to.
+
+    Every statement and expression inside is searched except nested loops and lambdas (their
+    ``break``s are not this loop's).
+    """
     stack: list[object] = list(b.stmts)
     while stack:
         node = stack.pop()
         if isinstance(node, hir.Break):
             return True
-        if isinstance(node, hir.ExprStmt):
-            stack.append(node.expr)
-        elif isinstance(node, hir.If):
-            stack.extend(node.then.stmts)
-            stack.append(node.else_)
-        elif isinstance(node, hir.Block):
-            stack.extend(node.stmts)
-        elif isinstance(node, hir.Match):
-            stack.extend(a.body for a in node.arms)
+        if isinstance(node, (hir.While, hir.For, hir.Lambda)):
+            continue
+        for f in fields(node):  # type: ignore[arg-type]
+            value = getattr(node, f.name)
+            if isinstance(value, tuple):
+                stack.extend(v for v in value if is_dataclass(v))
+            elif is_dataclass(value):
+                stack.append(value)
     return False
-

@@ -157,7 +157,7 @@ fn r() to float { ret 0 }
 
 def test_no_other_implicit_conversion() -> None:
     text = "let n = 2\nlet x: float = n\nlet y = 2.5\nlet z = y == n\nlet w: int = 1.0"
-    assert codes_at(text) == [("E0506", 2, 16), ("E0510", 4, 9), ("E0506", 5, 14)]
+    assert codes_at(text) == [("E0506", 2, 16), ("E0501", 4, 14), ("E0506", 5, 14)]
 
 
 def test_generics_are_instantiated_per_call_and_rigid_inside() -> None:
