@@ -21,6 +21,7 @@ import time
 import urllib.request
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field, fields, replace
+from functools import lru_cache
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Final
@@ -146,11 +147,12 @@ def _with_priors(**kw: Any) -> CatalogEntry:
 
 # ---------------------------------------------------------------------------- sources
 
+@lru_cache(maxsize=1)
 def litellm_cost_map() -> dict[str, Any]:
     """LiteLLM's bundled cost map, read offline from the installed package.
 
     Reads ``model_prices_and_context_window_backup.json`` next to LiteLLM's ``__init__`` without
-    importing LiteLLM (≈5 s); falls back to ``litellm.model_cost`` with
+    importing LiteLLM (≈5 s), once per process (treat the result as read-only); falls back to ``litellm.model_cost`` with
     ``LITELLM_LOCAL_MODEL_COST_MAP=True`` set first so the import never fetches.
     """
     import importlib.util
