@@ -1,0 +1,60 @@
+"""Corpus assets through Dagster: materialize the group with checks, byte-identical reruns, and
+a blocking prompt check that stops the graph on a legacy prompt."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import dagster as dg
+import pytest
+
+from assets.defs import corpus as corpus_defs
+from assets.defs.resources import VoxStateResource
+
+ASSETS = [corpus_defs.system_prompt, corpus_defs.system_prompt_is_2026_syntax, corpus_defs.generated_pairs,
+          corpus_defs.compiler_gate, corpus_defs.gate_pass_rate, corpus_defs.corpus, corpus_defs.corpus_split_is_clean]
+
+
+@pytest.fixture
+def recipe(tmp_path: Path) -> Path:
+    path = tmp_path / "tiny.yaml"
+    path.write_text("corpus:\n  seed: 9\n  pairs: 260\n  size: 400\n  workers: 1\n")
+    return path
+
+
+def _run(state: Path, recipe: Path, assets: list = ASSETS) -> dg.ExecuteInProcessResult:  # type: ignore[type-arg]
+    return dg.materialize(assets, resources={"vox_state": VoxStateResource(state_dir=str(state), recipe=str(recipe))},
+                          raise_on_error=False)
+
+
+def test_materialize_corpus_group_twice_is_byte_identical(tmp_path: Path, recipe: Path) -> None:
+    outputs = []
+    for run in ("a", "b"):
+        result = _run(tmp_path / run, recipe)
+        assert result.success
+        checks = result.get_asset_check_evaluations()
+        assert len(checks) == 3 and all(c.passed for c in checks)
+        corpus_dir = tmp_path / run / "artifacts" / "corpus"
+        outputs.append([(corpus_dir / f).read_bytes() for f in ("train.parquet", "heldout.parquet")])
+        meta = result.asset_materializations_for_node("corpus")[0].metadata
+        assert meta["train_rows"].value > 0 and "base64" in meta["token_length_histogram"].value
+        gate_meta = result.asset_materializations_for_node("compiler_gate")
+        assert {m.asset_key.to_user_string() for m in gate_meta} == {"gated_pairs", "gate_rejections"}
+    assert outputs[0] == outputs[1]
+
+
+def test_blocking_prompt_check_stops_the_graph(tmp_path: Path, recipe: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pipeline import prompt
+
+    legacy = tmp_path / "legacy.txt"
+    legacy.write_text(prompt.system_prompt() + "\n\n## Old style\nactor Counter:\n  state count: int = 0\n")
+    monkeypatch.setattr(prompt, "SYSTEM_PROMPT_PATH", legacy)
+    prompt.system_prompt.cache_clear()
+    try:
+        result = _run(tmp_path / "s", recipe, ASSETS[:3])
+    finally:
+        prompt.system_prompt.cache_clear()
+    evaluation = result.get_asset_check_evaluations()[0]
+    assert not evaluation.passed
+    assert not result.asset_materializations_for_node("generated_pairs")
+    assert not (tmp_path / "s" / "artifacts" / "generated_pairs" / "pairs.parquet").exists()

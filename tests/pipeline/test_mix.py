@@ -1,0 +1,119 @@
+"""Corpus mix: dedup, weights, a leak-free split by theme, deterministic atomic Parquet, loading."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pipeline.corpus import CorpusConfig, build, corpus_config, gate, generate
+from pipeline.corpus_check import verify_corpus
+from pipeline.corpus_files import CORPUS_COLUMNS, SCHEMA_VERSION, schema_version, write_parquet
+from pipeline.errors import DataError, RecipeError
+from pipeline.mix import MixConfig, leaked_names, load_corpus, mix, near_duplicates
+
+SMALL = CorpusConfig(seed=5, pairs=320, size=1000, workers=1)
+
+
+def _row(i: int, instance: str, prompt: str, response: str, source: str = "organic", theme: str = "library") -> dict:
+    return {"id": f"r{i:03d}", "instance_id": instance, "source": source, "family": "functions", "construct": "c",
+            "difficulty": 1, "seed": i, "theme": theme, "prompt": prompt, "response": response,
+            "broken": None, "expect_code": None}
+
+
+def _build(tmp: Path, cfg: CorpusConfig = SMALL) -> dict:
+    g = generate(cfg, tmp / "gen")
+    s = gate(cfg, Path(g["path"]), tmp / "gated", tmp / "rej")
+    return build(cfg, Path(s["path"]), tmp / "corpus")
+
+
+def test_near_duplicates_across_instances_only() -> None:
+    body = " ".join(f"let v{i} = {i}" for i in range(40))
+    rows = [_row(0, "a", "write it", body), _row(1, "b", "write it", body + " x"),
+            _row(2, "a", "write it again", body + " y"), _row(3, "c", "other", "fn f() { }")]
+    assert near_duplicates(rows, 0.9, seed=1) == {1}
+    assert near_duplicates(rows, 1.0, seed=1) == set()
+
+
+def test_mix_dedups_weights_and_splits() -> None:
+    themes = ["library", "shop", "weather", "bank", "garden", "fleet", "clinic", "school", "music", "kitchen"]
+    rows = [_row(i, f"i{i}", f"task {i} for {themes[i % 10]}", f"```vox\nlet n{i} = {i}\n```",
+                 source="organic" if i % 4 else "preflight", theme=themes[i % 10]) for i in range(200)]
+    rows.append(dict(rows[5], id="dup"))  # exact duplicate of r005
+    cfg = MixConfig(seed=1, size=100, weights={"organic": 0.5, "preflight": 0.5}, heldout_fraction=0.2,
+                    near_dup_threshold=1.0, max_chars=10_000)
+    out = mix(rows, cfg, "SYSTEM")
+    assert out.stats["exact_dups"] == 1
+    everything = out.train + out.heldout
+    assert len(everything) == 100
+    assert sum(r["source"] == "preflight" for r in everything) == 50
+    assert {r["instance_id"] for r in out.train}.isdisjoint({r["instance_id"] for r in out.heldout})
+    assert out.heldout and out.heldout_themes
+    assert not leaked_names(out.train, out.heldout_themes)
+    assert all(r["messages"][0] == {"role": "system", "content": "SYSTEM"} for r in everything)
+    with pytest.raises(DataError):
+        mix([], cfg, "S")
+
+
+def test_corpus_build_is_clean_deterministic_and_loadable(tmp_path: Path) -> None:
+    m1 = _build(tmp_path / "one")
+    m2 = _build(tmp_path / "two")
+    for split in ("train", "heldout"):
+        a = (tmp_path / "one/corpus" / f"{split}.parquet").read_bytes()
+        assert a == (tmp_path / "two/corpus" / f"{split}.parquet").read_bytes()
+        assert schema_version(tmp_path / "one/corpus" / f"{split}.parquet") == SCHEMA_VERSION
+    assert m1["content_hash"] == m2["content_hash"] and m1["rows"]["heldout"] > 0
+    assert verify_corpus(tmp_path / "one/corpus") == []
+    assert m1["plot_png"].startswith(b"\x89PNG")
+    data = load_corpus(tmp_path / "one/corpus")
+    assert tuple(data["train"].column_names) == CORPUS_COLUMNS
+    assert len(data["train"]) == m1["rows"]["train"]
+    assert set(data["heldout"]["split"]) == {"heldout"}
+    # every row derived from one program is on the same side
+    sides = {}
+    for split, ds in data.items():
+        for iid in ds["instance_id"]:
+            assert sides.setdefault(iid, split) == split
+
+
+def test_verify_corpus_catches_tampering(tmp_path: Path) -> None:
+    _build(tmp_path)
+    root = tmp_path / "corpus"
+    rows = load_corpus(root)["heldout"].to_list()[:1]
+    write_parquet([dict(rows[0], split="train")], root / "train.parquet", "corpus")
+    problems = " ".join(verify_corpus(root))
+    assert "sha256" in problems and "both splits" in problems
+
+
+def test_failed_write_leaves_nothing(tmp_path: Path) -> None:
+    target = tmp_path / "t.parquet"
+    with pytest.raises(DataError):
+        write_parquet([{"id": "a", "difficulty": "not an int"}], target, "corpus")
+    assert list(tmp_path.iterdir()) == []
+    with pytest.raises(DataError, match="materialize"):
+        load_corpus(tmp_path)
+
+
+def test_recipe_sections() -> None:
+    cfg = corpus_config("cpu-tiny")
+    assert cfg.pairs > 0 and set(cfg.weights) == {"organic", "synthetic_script", "synthetic_web", "preflight"}
+    assert corpus_config("cuda-qlora").pairs > cfg.pairs
+    with pytest.raises(RecipeError, match="unknown key"):
+        corpus_config("cpu-tiny", {"colour": "red"})
+
+
+def test_interrupted_write_keeps_the_old_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import pyarrow.parquet as pq
+
+    target = tmp_path / "pairs.parquet"
+    write_parquet([], target, "pairs")
+    before = target.read_bytes()
+
+    def crash(table, where, **kw):  # type: ignore[no-untyped-def]
+        Path(where).write_bytes(b"PAR1 half")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(pq, "write_table", crash)
+    with pytest.raises(KeyboardInterrupt):
+        write_parquet([], target, "pairs")
+    assert target.read_bytes() == before and [p.name for p in tmp_path.iterdir()] == ["pairs.parquet"]
