@@ -184,7 +184,9 @@ class Engine:
             tokenizer_dir = info.adapter_path
         try:
             tokenizer = AutoTokenizer.from_pretrained(tokenizer_dir)
-            model: Any = AutoModelForCausalLM.from_pretrained(info.path, dtype=dtype)
+            # Non-CPU devices: load the weights straight onto the device (no CPU copy).
+            placement = {} if device == "cpu" else {"device_map": device}
+            model: Any = AutoModelForCausalLM.from_pretrained(info.path, dtype=dtype, **placement)
             if info.adapter_path is not None:
                 from peft import PeftModel
 
@@ -246,15 +248,17 @@ class Engine:
         messages: Sequence[dict[str, Any]],
         *,
         max_tokens: int | None = None,
-        temperature: float = 0.0,
-        top_p: float = 1.0,
+        temperature: float | None = None,
+        top_p: float | None = None,
         stop: Sequence[str] = (),
         seed: int | None = None,
         default_max_tokens: int = 512,
     ) -> Prepared:
         """Render the prompt and check the parameters against the context window.
 
-        ``max_tokens`` defaults to ``min(default_max_tokens, room left in the context)``.
+        ``max_tokens`` defaults to ``min(default_max_tokens, room left in the context)``;
+        ``temperature`` and ``top_p`` default to the model's ``generation_config.json`` values,
+        else to OpenAI's defaults (1.0 and 1.0). ``temperature=0`` is greedy decoding.
 
         Raises:
             RequestError: bad messages or parameters, or prompt + ``max_tokens`` exceed the
@@ -281,7 +285,11 @@ class Engine:
             )
         try:
             params = SamplingParams(
-                max_new_tokens=max_tokens, temperature=temperature, top_p=top_p, stop=tuple(stop), seed=seed
+                max_new_tokens=max_tokens,
+                temperature=_first(temperature, self.info.temperature, 1.0),
+                top_p=_first(top_p, self.info.top_p, 1.0),
+                stop=tuple(stop),
+                seed=seed,
             )
         except ValueError as exc:
             raise RequestError(str(exc)) from exc
@@ -351,6 +359,10 @@ class Engine:
     def chat(self, messages: Sequence[dict[str, Any]], **kwargs: Any) -> Completion:
         """Convenience: :meth:`prepare` then :meth:`complete` (keyword args as in ``prepare``)."""
         return self.complete(self.prepare(messages, **kwargs))
+
+
+def _first(*values: float | None) -> float:
+    return next(float(v) for v in values if v is not None)
 
 
 def _longest(stops: tuple[str, ...]) -> int:

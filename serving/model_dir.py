@@ -36,6 +36,8 @@ class ModelDirInfo:
         max_context: ``max_position_embeddings`` (tokens), or ``None`` if the config has none.
         adapter_path: a PEFT adapter directory to apply on top of ``path``, or ``None``.
         meta: the parsed ``vox_mens.json`` (empty for a plain HF directory).
+        temperature: default sampling temperature from ``generation_config.json`` (else ``None``).
+        top_p: default nucleus mass from ``generation_config.json`` (else ``None``).
     """
 
     path: Path
@@ -46,6 +48,8 @@ class ModelDirInfo:
     max_context: int | None
     adapter_path: Path | None = None
     meta: dict[str, Any] | None = None
+    temperature: float | None = None
+    top_p: float | None = None
 
 
 def _read_json(path: Path) -> dict[str, Any]:
@@ -142,6 +146,16 @@ def _read_meta(model_dir: Path) -> dict[str, Any]:
     return meta
 
 
+def _sampling_defaults(model_dir: Path) -> tuple[float | None, float | None]:
+    """``temperature`` and ``top_p`` from ``generation_config.json``, when it sets valid ones."""
+    file = model_dir / "generation_config.json"
+    data = _read_json(file) if file.is_file() else {}
+    temperature, top_p = data.get("temperature"), data.get("top_p")
+    ok_t = isinstance(temperature, (int, float)) and 0 <= temperature <= 2
+    ok_p = isinstance(top_p, (int, float)) and 0 < top_p <= 1
+    return (float(temperature) if ok_t else None), (float(top_p) if ok_p else None)
+
+
 def _max_context(config: dict[str, Any]) -> int | None:
     for source in (config, config.get("text_config") or {}):
         value = source.get("max_position_embeddings")
@@ -185,6 +199,7 @@ def inspect_model_dir(path: str | Path, adapter: str | Path | None = None) -> Mo
             raise ModelLoadError(f"{adapter_dir} has no adapter weights ({' or '.join(_ADAPTER_WEIGHTS)})")
         meta = _read_meta(adapter_dir) or meta
     named_dir = adapter_dir or model_dir
+    temperature, top_p = _sampling_defaults(model_dir)
     return ModelDirInfo(
         path=model_dir.resolve(),
         model_name=str(meta.get("model_name") or named_dir.resolve().name),
@@ -194,4 +209,6 @@ def inspect_model_dir(path: str | Path, adapter: str | Path | None = None) -> Mo
         max_context=_max_context(config),
         adapter_path=adapter_dir.resolve() if adapter_dir is not None else None,
         meta=meta,
+        temperature=temperature,
+        top_p=top_p,
     )

@@ -111,8 +111,8 @@ class _Service:
         return self.engine.prepare(
             req.messages,
             max_tokens=req.max_completion_tokens or req.max_tokens,
-            temperature=1.0 if req.temperature is None else req.temperature,
-            top_p=1.0 if req.top_p is None else req.top_p,
+            temperature=req.temperature,
+            top_p=req.top_p,
             stop=stop,
             seed=req.seed,
             default_max_tokens=self.default_max_tokens,

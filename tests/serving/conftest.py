@@ -19,7 +19,9 @@ from typing import Any
 
 import pytest
 
-os.environ.setdefault("OMP_NUM_THREADS", "2")
+# One torch thread: tiny models gain nothing from more, and on a loaded 2-core machine OpenMP
+# threads spinning at barriers made some tests 50x slower.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 TINY_MODEL_NAME = "vox-mens-tiny"
 
@@ -186,8 +188,12 @@ def tiny_config_fields(model_type: str) -> dict[str, Any]:
 def tiny_export_factory(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., Path]:
     """A function ``make(**kwargs) -> Path`` building a tiny export in a fresh temp dir.
 
-    Keyword arguments are those of :func:`build_tiny_export` (except ``out_dir``).
+    Keyword arguments are those of :func:`build_tiny_export` (except ``out_dir``). Also sets
+    torch to one thread (see ``OMP_NUM_THREADS`` above).
     """
+    import torch
+
+    torch.set_num_threads(1)
 
     def make(**kwargs: Any) -> Path:
         return build_tiny_export(tmp_path_factory.mktemp("export"), **kwargs)

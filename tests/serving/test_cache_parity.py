@@ -22,13 +22,6 @@ NEW_TOKENS = 40
 ATOL = 1e-4  # float32 on CPU; observed differences are ~3e-7
 
 
-@pytest.fixture(autouse=True)
-def _threads() -> None:
-    import torch
-
-    torch.set_num_threads(2)
-
-
 def _run(model: Any, prompt: list[int], use_cache: bool) -> tuple[list[int], list[Any]]:
     logits: list[Any] = []
     tokens = list(

@@ -21,9 +21,6 @@ USER = [{"role": "user", "content": "Write a function that adds two integers."}]
 
 @pytest.fixture(scope="module")
 def engine(tiny_export_dir: Path) -> Engine:
-    import torch
-
-    torch.set_num_threads(2)
     return Engine.load(tiny_export_dir, device="cpu")
 
 
@@ -264,3 +261,13 @@ def test_streamed_text_is_the_decoded_text(engine: Engine, monkeypatch: pytest.M
     assert all("\ufffd" not in e.text for e in events)  # partial UTF-8 is held back, never sent
     events = list(engine.stream(engine.prepare(USER, max_tokens=len(ids), stop=["wörld", "\n}"])))
     assert "".join(e.text for e in events) == 'fn greet() to str {\n    ret "héllo → '
+
+
+def test_sampling_defaults_come_from_generation_config(tiny_export_dir: Path, tmp_path: Path) -> None:
+    model_dir = _copy(tiny_export_dir, tmp_path / "m")
+    assert Engine.load(model_dir, device="cpu").prepare(USER).params.temperature == 1.0  # OpenAI default
+    _set_json(model_dir / "generation_config.json", temperature=0.0, top_p=0.8)
+    eng = Engine.load(model_dir, device="cpu")
+    params = eng.prepare(USER).params
+    assert (params.temperature, params.top_p) == (0.0, 0.8)
+    assert eng.prepare(USER, temperature=0.7).params.temperature == 0.7  # the request wins
