@@ -1,0 +1,68 @@
+"""The three renderings of spec §6 on real front-end output, and diagnostic ordering."""
+
+from __future__ import annotations
+
+import json
+
+import vox_lang
+
+SRC = "fn f() to int {\n  return 1\n}\nlet x = 3 $ 4\n\tlet s = \"a\\qb\"\n"
+
+
+def test_human_rendering() -> None:
+    result = vox_lang.check(SRC, path="shop.vox")
+    assert result.render("human") == "\n".join([
+        "shop.vox:2:3: warning[W0001]: `return` is a compat spelling",
+        "2 |   return 1",
+        "  |   ^^^^^^",
+        "hint: fix: `ret`",
+        "shop.vox:4:11: error[E0101]: unknown character `$`",
+        "4 | let x = 3 $ 4",
+        "  |           ^",
+        "hint: delete it",
+        "shop.vox:5:12: error[E0103]: invalid escape `\\q`",
+        '5 | \tlet s = "a\\qb"',
+        "  | \t          ^^",
+        'hint: use \\n \\t \\\\ \\"',
+    ])
+
+
+def test_repair_rendering_and_strict_mode() -> None:
+    result = vox_lang.check(SRC, strict=True)
+    assert result.render("repair").splitlines() == [
+        "Line 2, Col 3: error[W0001] `return` is a compat spelling (hint: fix: `ret`)",
+        "Line 4, Col 11: error[E0101] unknown character `$` (hint: delete it)",
+        'Line 5, Col 12: error[E0103] invalid escape `\\q` (hint: use \\n \\t \\\\ \\")',
+    ]
+
+
+def test_json_rendering() -> None:
+    data = json.loads(vox_lang.check("let n = 1  # one\n").render("json"))
+    assert data == [{
+        "code": "E0304", "severity": "error", "message": "retired syntax: `#` comment",
+        "line": 1, "col": 12, "end_line": 1, "end_col": 13, "hint": "use `//`", "fix": "//",
+    }]
+
+
+def test_retired_messages_and_hints() -> None:
+    result = vox_lang.check('fn main():\n  print(1)\n@component\nfn Card() { }\nlet v = <p>x</p>\n')
+    assert [(d.code, d.message, d.hint) for d in result.diagnostics] == [
+        ("E0301", "retired syntax: colon block after `fn`", "use braces: `fn … { … }`"),
+        ("E0303", "retired syntax: decorator `@component`", "write `fn Name() to Element`"),
+        ("E0305", "retired syntax: angle-bracket markup", "use a view call: `column(gap=1) { … }`"),
+    ]
+
+
+def test_w0003_hint_and_fix() -> None:
+    (d,) = vox_lang.check("type P { a: int }\n").diagnostics
+    assert (d.code, d.col, d.end_col, d.hint, d.fix) == ("W0003", 8, 9, "fix: `{` → `= {`", "= {")
+
+
+def test_sorted_by_position_then_code() -> None:
+    result = vox_lang.check("let a = 1 && 2 $\n")
+    assert [(d.line, d.col, d.code) for d in result.diagnostics] == [(1, 11, "E0312"), (1, 16, "E0101")]
+
+
+def test_find_retired_lists_only_e03() -> None:
+    found = vox_lang.find_retired("let n = null  # x\nfn f() { return }\n")
+    assert [d.code for d in found] == ["E0314", "E0304"]  # by position
