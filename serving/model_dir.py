@@ -151,9 +151,9 @@ def _sampling_defaults(model_dir: Path) -> tuple[float | None, float | None]:
     file = model_dir / "generation_config.json"
     data = _read_json(file) if file.is_file() else {}
     temperature, top_p = data.get("temperature"), data.get("top_p")
-    ok_t = isinstance(temperature, (int, float)) and 0 <= temperature <= 2
-    ok_p = isinstance(top_p, (int, float)) and 0 < top_p <= 1
-    return (float(temperature) if ok_t else None), (float(top_p) if ok_p else None)
+    t = float(temperature) if isinstance(temperature, (int, float)) and 0 <= temperature <= 2 else None
+    p = float(top_p) if isinstance(top_p, (int, float)) and 0 < top_p <= 1 else None
+    return t, p
 
 
 def _max_context(config: dict[str, Any]) -> int | None:
