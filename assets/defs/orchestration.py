@@ -13,7 +13,9 @@ import dagster as dg
 from pipeline.paths import PROJECT_ROOT
 
 MAIN_JOB = "vox_main_job"
-#: what the sensor watches, relative to the project root (missing paths are skipped)
+#: where the watched paths live (module global so tests can point it elsewhere)
+WATCH_ROOT: Path = PROJECT_ROOT
+#: what the sensor watches, relative to ``WATCH_ROOT`` (missing paths are skipped)
 WATCHED = ("pipeline/prompts", "pipeline/generators", "pipeline/templates", "pipeline/recipes")
 
 vox_main_job = dg.define_asset_job(
@@ -27,7 +29,7 @@ weekly_retrain = dg.ScheduleDefinition(
 )
 
 
-def inputs_digest(root: Path = PROJECT_ROOT, watched: tuple[str, ...] = WATCHED) -> str:
+def inputs_digest(root: Path, watched: tuple[str, ...] = WATCHED) -> str:
     """sha256 over (path, bytes) of every file under the watched paths, sorted."""
     h = hashlib.sha256()
     for rel in watched:
@@ -42,7 +44,7 @@ def inputs_digest(root: Path = PROJECT_ROOT, watched: tuple[str, ...] = WATCHED)
 @dg.sensor(job=vox_main_job, minimum_interval_seconds=60, default_status=dg.DefaultSensorStatus.RUNNING,
            description="Requests a main-job run when the system prompt, generator templates or recipes change.")
 def inputs_changed(context: dg.SensorEvaluationContext) -> dg.SensorResult | dg.SkipReason:
-    digest = inputs_digest()
+    digest = inputs_digest(WATCH_ROOT)
     if context.cursor is None:
         return dg.SensorResult(skip_reason="baseline recorded", cursor=digest)
     if digest == context.cursor:
