@@ -267,3 +267,4 @@ def _is_place(e: s.Expr) -> bool:
 
 for _rule in PASS_THROUGH:
     setattr(AstBuilder, "visit_" + _rule, NodeVisitor.lift_child)
+AstBuilder.finish_dispatch()
