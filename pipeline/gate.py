@@ -149,8 +149,9 @@ def gate_pairs(pairs: Sequence[Pair], workers: int = 1, chunk_size: int = 500) -
     if workers <= 1 or len(chunks) <= 1:
         results = [_gate_chunk(c) for c in chunks]
     else:
-        from pipeline.parallel import pool_context
+        from pipeline.parallel import pool_context, warm_front_end
 
+        warm_front_end()
         with ProcessPoolExecutor(max_workers=workers, mp_context=pool_context()) as pool:
             results = list(pool.map(_gate_chunk, chunks))
     verdicts = [v for r in results for v in r[0]]

@@ -11,3 +11,11 @@ def pool_context() -> BaseContext:
     else the platform default (``spawn`` on macOS/Windows)."""
     methods = mp.get_all_start_methods()
     return mp.get_context("fork" if "fork" in methods else None)
+
+
+def warm_front_end() -> None:
+    """Build the front end's lazily loaded state (grammar, tables) in this process, so forked
+    workers inherit it instead of each building it again."""
+    from vox_lang import check
+
+    check("let warm = 1")

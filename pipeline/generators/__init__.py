@@ -84,17 +84,22 @@ def plan(pairs: int, weights: Mapping[str, float], seed: int, paraphrase_rate: f
         raise RecipeError(f"corpus.weights must be non-negative and not all zero, got {dict(weights)}")
     total = sum(weights.values())
     share = {s: weights.get(s, 0.0) / total for s in SOURCES}
-    per_program_rows = 1.0 + paraphrase_rate * 0.8  # not every program has a paraphrase
     programs: dict[str, int] = {}
     for src in ("organic", "synthetic_script", "synthetic_web"):
         fams = [f for f in FAMILIES if f.source == src]
-        n = pairs * share[src] / per_program_rows
         for f in fams:
-            programs[f.name] = math.ceil(n / len(fams)) if share[src] > 0 else 0
+            rows_per_program = 1.0 + paraphrase_rate * _paraphrase_share(f.name, seed)
+            n = pairs * share[src] / len(fams) / rows_per_program
+            programs[f.name] = math.ceil(n) if share[src] > 0 else 0
     n_programs = sum(programs.values())
     if n_programs == 0:
         raise RecipeError("corpus.weights: preflight rows are derived from programs; give another source a weight")
     return GenPlan(seed, programs, pairs * share["preflight"] / n_programs, paraphrase_rate)
+
+
+def _paraphrase_share(family: str, seed: int, sample: int = 24) -> float:
+    """Share of ``family``'s programs that come with a paraphrased prompt (estimated on a sample)."""
+    return sum(len(generate_program(family, seed, -1 - i)[2].prompts) > 1 for i in range(sample)) / sample
 
 
 def generate_program(family: str, seed: int, index: int) -> tuple[int, str, Program]:
@@ -159,8 +164,9 @@ def generate_pairs(plan_: GenPlan, workers: int = 1, chunk_size: int = 250) -> l
             for f in FAMILIES for s in range(0, plan_.programs.get(f.name, 0), chunk_size)]
     if workers <= 1 or len(jobs) <= 1:
         return [row for job in jobs for row in _chunk(job)]
-    from pipeline.parallel import pool_context
+    from pipeline.parallel import pool_context, warm_front_end
 
+    warm_front_end()
     with ProcessPoolExecutor(max_workers=workers, mp_context=pool_context()) as pool:
         return [row for rows in pool.map(_chunk, jobs) for row in rows]
 
