@@ -25,6 +25,7 @@ L2_AFTER: Final = frozenset(
 L3_BEFORE: Final = frozenset(("else", "|", "|>", "."))
 #: E0206: deepest legal nesting (brackets, blocks, prefix operators)
 MAX_DEPTH: Final = 200
+_DOT: Final = frozenset((".",))
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,7 +111,7 @@ def apply_layout(tokens: list[Token], sink: DiagnosticSink) -> tuple[list[Token]
             return False
         prev = out[-1]
         if prev.kind in (TokenKind.PUNCT, TokenKind.KEYWORD) and prev.text in L2_AFTER:
-            after_dot = prev.kind is TokenKind.KEYWORD and len(out) > 1 and _is_punct(out[-2], {".": ""})
+            after_dot = prev.kind is TokenKind.KEYWORD and len(out) > 1 and _is_punct(out[-2], _DOT)
             if not after_dot:
                 return False  # L2
         if nxt is not None and nxt.kind in (TokenKind.PUNCT, TokenKind.KEYWORD) and nxt.text in L3_BEFORE:

@@ -4,7 +4,8 @@
 comments dropped, every bad character reported (E01xx), and the character-level retired
 forms (``#`` ``;`` ``!`` ``&&`` ``||`` ``isnt`` ``null`` ``Err(`` and ``<markup>``) reported
 and replaced by their 2026 token. Line-level retired forms live in :mod:`vox_lang.retired`,
-brackets and layout in :mod:`vox_lang.layout`; :func:`tokenize` runs all three.
+brackets and layout in :mod:`vox_lang.layout`, whose :func:`~vox_lang.layout.tokenize` runs
+all three.
 """
 
 from __future__ import annotations

@@ -17,6 +17,7 @@ from parsimonious.nodes import Node
 
 from vox_lang.diagnostics import DiagnosticSink
 from vox_lang.layout import Item
+from vox_lang.lexer import TokenKind
 from vox_lang.source import Span
 
 MAX_EXPECTED: Final = 5
@@ -122,7 +123,7 @@ class Expectations:
         if k < len(item.tokens):
             tok = item.tokens[k]
             shown_tok = sink.source.text[tok.span.start : tok.span.end]
-            if tok.kind.value == "NL":
+            if tok.kind is TokenKind.NL:
                 shown_tok = NEWLINE if tok.text == "\n" else tok.text
             sink.report("E0201", tok.span, tok=_clip(shown_tok), list=listed)
         elif item.end is not None:
