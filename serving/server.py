@@ -80,7 +80,14 @@ class _Service:
         self.created = int(time.time())
 
     def model_card(self) -> dict[str, Any]:
-        return {"id": self.engine.model_id, "object": "model", "created": self.created, "owned_by": "vox-mens"}
+        # max_model_len: context window in tokens (vLLM's field name), for routers that read it.
+        return {
+            "id": self.engine.model_id,
+            "object": "model",
+            "created": self.created,
+            "owned_by": "vox-mens",
+            "max_model_len": self.engine.max_context,
+        }
 
     def parse(self, raw: bytes) -> ChatRequest | JSONResponse:
         """Parse and validate a request body, or return the 4xx response explaining why not."""

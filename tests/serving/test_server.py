@@ -34,7 +34,8 @@ def _health(base_url: str) -> dict[str, Any]:
 def test_health_and_models(local_server: str, client: Any, tiny_model_name: str) -> None:
     assert _health(local_server)["status"] == "ok"
     assert [m.id for m in client.models.list().data] == [tiny_model_name]
-    assert client.models.retrieve(tiny_model_name).id == tiny_model_name
+    card = client.models.retrieve(tiny_model_name)
+    assert card.id == tiny_model_name and card.model_extra["max_model_len"] == 512
 
 
 def test_openai_client_non_streaming(client: Any, tiny_model_name: str) -> None:
