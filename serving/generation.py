@@ -104,28 +104,19 @@ class Decoder:
 
         device = next(self.model.parameters()).device
         seq = torch.tensor([prompt_ids], dtype=torch.long, device=device)
-        cache = self._new_cache() if self.use_cache else None
+        cache = None  # the model builds the right cache class for its architecture on the prefill
         with torch.inference_mode():
             logits, cache = self._forward(seq, cache)
+            # A model that returns no cache would silently decode from the last token alone.
+            cached = self.use_cache and cache is not None
             while True:
                 token = yield logits[0]
                 step = torch.tensor([[token]], dtype=torch.long, device=device)
-                if self.use_cache:
+                if cached:
                     logits, cache = self._forward(step, cache)
                 else:
                     seq = torch.cat([seq, step], dim=1)
-                    logits, _ = self._forward(seq, None)
-
-    def _new_cache(self) -> Any:
-        try:
-            from transformers import DynamicCache
-        except ImportError:  # pragma: no cover - transformers is a dependency
-            return None
-        config = getattr(self.model, "config", None)
-        try:
-            return DynamicCache(config=config) if config is not None else DynamicCache()
-        except (TypeError, ValueError):
-            return None  # let the model build its own cache
+                    logits, _ = self._forward(seq, None)  # fresh cache (or none) every step
 
 
 def pick_token(logits: torch.Tensor, params: SamplingParams, generator: torch.Generator | None) -> int:
