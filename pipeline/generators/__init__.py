@@ -21,7 +21,7 @@ from pipeline.generators.automation import automation, script_pairs
 from pipeline.generators.base import SOURCES, Family, Pair, Program, derive_seed, response, short_id
 from pipeline.generators.organic_core import functions, modules, types_match
 from pipeline.generators.organic_services import actors, mcp, tests, workflows
-from pipeline.generators.preflight import BREAKS, break_program, repair_prompt, repair_response
+from pipeline.generators.preflight import break_program, ordered_kinds, repair_prompt, repair_response
 from pipeline.generators.themes import THEMES
 from pipeline.generators.web import views, web_pairs
 
@@ -124,9 +124,7 @@ def _rows_for(family: str, plan_: GenPlan, index: int) -> list[Pair]:
         rows.append(Pair(id=f"{iid}-p1", source=fam.source, family=family, prompt=prog.prompts[1],
                          response=resp, **common))
     n_rep = int(plan_.repair_rate) + (rng.random() < plan_.repair_rate % 1.0)
-    kinds = list(BREAKS)
-    rng.shuffle(kinds)
-    for kind in kinds:
+    for kind in ordered_kinds(rng):
         if n_rep <= 0:
             break
         broken = break_program(prog.code, kind, rng)

@@ -17,7 +17,7 @@ def _env_name(t: Theme, what: str) -> str:
 def automation(rng: random.Random, t: Theme) -> Program:
     """Family ``automation``: top-level scripts over the standard library."""
     kind = rng.choice(("csv_sum", "env_process", "http_json", "timing", "write_report"))
-    path = f"{t.es}.csv"
+    path = pick(rng, f"{t.es}.csv", f"data/{t.es}.csv", f"{t.key}_export.csv", f"reports/{t.es}.csv")
     if kind == "csv_sum":
         col = rng.choice((1, 2))
         code = lines("import std.fs", "", f"let path = \"{path}\"", "match fs.read(path) {", "  Ok(content) -> {",
@@ -41,7 +41,7 @@ def automation(rng: random.Random, t: Theme) -> Program:
         what = f"run `{cmd[0]} {cmd[1]}` on the branch named by the `{var}` environment variable, defaulting to `{default}`"
         return Program(code, (ask(rng, what),), "script_env_process", 1, "`env.get` gives an Option; `unwrap_or` supplies the default.")
     if kind == "http_json":
-        url = f"https://api.example.com/{t.es}"
+        url = f"https://{pick(rng, 'api', 'data', 'internal')}.example.com/{pick(rng, '', 'v1/', 'v2/')}{t.es}"
         fn = pick(rng, f"fetch_{t.e}_fields", f"count_{t.e}_fields")
         code = lines("import std.http", "import std.json", "", f"fn {fn}(url: str) to Result[int] {{",
                      "  let body = http.get(url)?", "  let data = json.parse(body)?", "  ret Ok(len(data))", "}", "",
@@ -56,7 +56,7 @@ def automation(rng: random.Random, t: Theme) -> Program:
                      "print(\"done in \" + str(time.now() - start) + \" ms\")")
         what = f"print a progress line for {n} passes over the {t.es}, sleeping {ms} ms between passes, and report the elapsed time"
         return Program(code, (ask(rng, what),), "script_time", 1, "`range(0, n)` excludes `n`, so the loop runs n times.")
-    out = f"{t.e}_report.txt"
+    out = pick(rng, f"{t.e}_report.txt", f"{t.es}.txt", f"out/{t.e}_names.txt", f"{t.key}_summary.txt")
     code = lines("import std.fs", "", f"let out = \"{out}\"", f"let rows = [\"{t.sample[0]}\", \"{t.sample[1]}\", \"{t.sample[2]}\"]",
                  "if fs.exists(out) { print(\"overwriting \" + out) }", "match fs.write(out, rows.join(\"\\n\")) {",
                  "  Ok(_) -> print(\"wrote \" + str(len(rows)) + \" lines to \" + out)",

@@ -157,8 +157,25 @@ def functions(rng: random.Random, t: Theme) -> Program:
 def types_match(rng: random.Random, t: Theme) -> Program:
     """Family ``types_match``: record and sum types, constructors and exhaustive ``match``."""
     v0, v1, v2 = t.variants
-    kind = rng.choice(("label", "cost", "wildcard", "record_status", "build", "literal"))
-    fn_name = {"label": f"{t.e}_status_text", "cost": f"{t.e}_status_cost", "wildcard": f"is_{v1.name.lower()}"}
+    kind = rng.choice(("label", "cost", "wildcard", "record_status", "build", "literal", "sum_costs", "option"))
+    if kind == "sum_costs":
+        name = pick(rng, f"total_{t.e}_cost", f"sum_{t.e}_costs", f"{t.e}_bill")
+        k = rng.choice(("0.5", "2.0", "1.5", "3.0"))
+        code = lines(t.status_decl(), "", f"fn {name}(items: List[{t.status}]) to float {{", "  let mut sum = 0.0",
+                     "  for s in items {", "    sum += match s {", f"      {v0.pattern()} -> 0.0",
+                     f"      {v1.pattern()} -> float({v1.payload}) * {k}", f"      {v2.pattern()} -> {v2.payload}", "    }",
+                     "  }", "  ret sum", "}")
+        what = f"`{name}` that adds up a cost over a list of `{t.status}` values ({v0.name} costs 0, {v1.name} costs {v1.payload} * {k}, {v2.name} costs its {v2.payload})"
+        return Program(code, (ask_fn(rng, what),), "sum_match_loop", 2, "A `match` is an expression, so its value can be added directly.")
+    if kind == "option":
+        name = pick(rng, f"{t.count}_or_zero", f"{t.count}_of_found", f"maybe_{t.count}")
+        fallback = rng.choice((0, -1))
+        code = lines(t.record_decl(), "", f"fn {name}(found: Option[{t.E}]) to int {{", "  ret match found {",
+                     f"    Some(x) -> x.{t.count}", f"    None -> {fallback}", "  }", "}")
+        what = f"`{name}` that returns the `{t.count}` of an `Option[{t.E}]`, or {fallback} when it is `None`"
+        return Program(code, (ask_fn(rng, what),), "option_match", 1, "`Some(x)` binds the record; `None` covers the empty case.")
+    target = rng.choice((v0, v1, v2))
+    fn_name = {"label": f"{t.e}_status_text", "cost": f"{t.e}_status_cost", "wildcard": f"is_{target.name.lower()}"}
     if kind == "label":
         name = fn_name[kind]
         code = lines(t.status_decl(), "", f"fn {name}(s: {t.status}) to str {{", "  ret match s {",
@@ -178,8 +195,8 @@ def types_match(rng: random.Random, t: Theme) -> Program:
     if kind == "wildcard":
         name = fn_name[kind]
         code = lines(t.status_decl(), "", f"fn {name}(s: {t.status}) to bool {{", "  ret match s {",
-                     f"    {v1.pattern('_')} -> true", "    _ -> false", "  }", "}")
-        what = f"`{name}` that tells whether a `{t.status}` is {v1.name}, using a `_` arm for the rest"
+                     f"    {target.pattern('_')} -> true", "    _ -> false", "  }", "}")
+        what = f"`{name}` that tells whether a `{t.status}` is {target.name}, using a `_` arm for the rest"
         return Program(code, (ask_fn(rng, what),), "sum_wildcard", 1, "The `_` arm comes last and covers the remaining variants.")
     if kind == "record_status":
         name = pick(rng, f"count_{v2.name.lower()}", f"{v2.name.lower()}_count")
@@ -206,7 +223,16 @@ def types_match(rng: random.Random, t: Theme) -> Program:
 
 def modules(rng: random.Random, t: Theme) -> Program:
     """Family ``modules``: imports, top-level constants, ``pub`` functions, module layout."""
-    kind = rng.choice(("constants", "import_as", "layout"))
+    kind = rng.choice(("constants", "import_as", "layout", "env_defaults"))
+    if kind == "env_defaults":
+        var = f"{t.key.upper()}_{pick(rng, 'LIMIT', 'MAX', 'CAP')}"
+        dflt = rng.choice((5, 25, 100))
+        code = lines("import std.env", "", f"let DEFAULT_LIMIT = {dflt}", "",
+                     f"pub fn {t.es}_limit() to int {{", f"  match env.get(\"{var}\") {{",
+                     "    Some(v) -> { ret int(v) }", "    None -> { ret DEFAULT_LIMIT }", "  }", "}", "",
+                     f"pub fn over_limit({t.count}: int) to bool {{", f"  ret {t.count} > {t.es}_limit()", "}")
+        what = f"write a module whose public function `{t.es}_limit` reads `{var}` from the environment (default {dflt}), plus `over_limit`"
+        return Program(code, (ask(rng, what),), "module_env_config", 2, "Every `match` arm ends in `ret`, so the function returns on every path.")
     limit = rng.choice((5, 10, 12, 20, 50))
     const = f"MAX_{t.es.upper()}"
     if kind == "constants":

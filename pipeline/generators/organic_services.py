@@ -111,28 +111,44 @@ def mcp(rng: random.Random, t: Theme) -> Program:
 
 def tests(rng: random.Random, t: Theme) -> Program:
     """Family ``tests``: functions with ``@test`` functions asserting their behaviour."""
-    kind = rng.choice(("clamp", "total", "label"))
-    if kind == "clamp":
+    kind = rng.choice(("clamp", "total", "label", "ratio", "status"))
+    prefix = pick(rng, "", "test_", "check_")
+    if kind == "ratio":
+        fn = pick(rng, f"{t.count}_share", f"share_of_{t.count}")
+        subject = lines(f"fn {fn}(part: int, whole: int) to float {{", "  if whole == 0 { ret 0.0 }",
+                        "  ret float(part) / float(whole)", "}")
+        cases = [(f"{prefix}{fn}_of_zero_whole", f"assert({fn}(3, 0) == 0.0)"),
+                 (f"{prefix}{fn}_half", f"assert({fn}(1, 2) == 0.5)"),
+                 (f"{prefix}{fn}_whole", f"assert({fn}(4, 4) == 1.0)")]
+    elif kind == "status":
+        v0, v1, v2 = t.variants
+        fn = f"is_{v1.name.lower()}"
+        subject = lines(t.status_decl(), "", f"fn {fn}(s: {t.status}) to bool {{", "  ret match s {",
+                        f"    {v1.pattern('_')} -> true", "    _ -> false", "  }", "}")
+        cases = [(f"{prefix}{v1.name.lower()}_is_detected", f"assert({fn}({v1.name}(2)))"),
+                 (f"{prefix}{v0.name.lower()}_is_not_{v1.name.lower()}", f"assert(not {fn}({v0.name}))"),
+                 (f"{prefix}{v2.name.lower()}_is_not_{v1.name.lower()}", f"assert({fn}({v2.name}(1.5)) == false)")]
+    elif kind == "clamp":
         fn = f"clamp_{t.count}"
         hi = rng.choice((5, 10, 100))
         subject = lines(f"fn {fn}(n: int, hi: int) to int {{", "  if n < 0 { ret 0 }", "  if n > hi { ret hi }", "  ret n", "}")
-        cases = [(f"{fn}_keeps_small_values", f"assert({fn}(3, {hi}) == 3)"),
-                 (f"{fn}_caps_large_values", f"assert({fn}({hi + 7}, {hi}) == {hi})"),
-                 (f"{fn}_floors_negatives", f"assert({fn}(-4, {hi}) == 0)")]
+        cases = [(f"{prefix}{fn}_keeps_small_values", f"assert({fn}(3, {hi}) == 3)"),
+                 (f"{prefix}{fn}_caps_large_values", f"assert({fn}({hi + 7}, {hi}) == {hi})"),
+                 (f"{prefix}{fn}_floors_negatives", f"assert({fn}(-4, {hi}) == 0)")]
     elif kind == "total":
         fn = f"sum_{t.amount}"
         subject = lines(t.record_decl(), "", f"fn {fn}({t.es}: List[{t.E}]) to float {{", "  let mut s = 0.0",
                         f"  for x in {t.es} {{ s += x.{t.amount} }}", "  ret s", "}")
         one = f"{{ {t.label}: \"{t.sample[0]}\", {t.count}: 1, {t.amount}: 1.5 }}"
         two = f"{{ {t.label}: \"{t.sample[1]}\", {t.count}: 2, {t.amount}: 2.5 }}"
-        cases = [(f"{fn}_of_nothing_is_zero", f"let empty: List[{t.E}] = []\n  assert({fn}(empty) == 0.0)"),
-                 (f"{fn}_adds_all", f"assert({fn}([{one}, {two}]) == 4.0)")]
+        cases = [(f"{prefix}{fn}_of_nothing_is_zero", f"let empty: List[{t.E}] = []\n  assert({fn}(empty) == 0.0)"),
+                 (f"{prefix}{fn}_adds_all", f"assert({fn}([{one}, {two}]) == 4.0)")]
     else:
         fn = f"{t.e}_tag"
         subject = lines(f"fn {fn}({t.label}: str, n: int) to str {{", f"  ret {t.label} + \"#\" + str(n)", "}")
-        cases = [(f"{fn}_joins_parts", f"assert({fn}(\"{t.sample[0]}\", 2) == \"{t.sample[0]}#2\")"),
-                 (f"{fn}_is_not_empty", f"assert({fn}(\"\", 0) != \"\")")]
-    chosen = cases if rng.random() < 0.5 else cases[: max(1, len(cases) - 1)]
+        cases = [(f"{prefix}{fn}_joins_parts", f"assert({fn}(\"{t.sample[0]}\", 2) == \"{t.sample[0]}#2\")"),
+                 (f"{prefix}{fn}_is_not_empty", f"assert({fn}(\"\", 0) != \"\")")]
+    chosen = rng.sample(cases, rng.randint(1, len(cases)))
     inline = rng.random() < 0.3
     tests_src = "\n\n".join(f"@test fn {n}() {{\n  {body}\n}}" if inline else f"@test\nfn {n}() {{\n  {body}\n}}"
                             for n, body in chosen)

@@ -21,12 +21,14 @@ Breaker = Callable[[str, random.Random], "str | None"]
 
 @dataclass(frozen=True)
 class BreakKind:
-    """One way to break a program: ``name``, the ``code`` it must raise, the fault explained."""
+    """One way to break a program: ``name``, the ``code`` it must raise, the fault explained,
+    and a sampling ``weight`` (kinds that apply to few programs get more, to balance the mix)."""
 
     name: str
     code: str
     explain: str
     apply: Breaker
+    weight: float = 1.0
 
 
 def _lines(code: str) -> list[str]:
@@ -94,7 +96,7 @@ _TYPE_TYPOS: Final = {"int": ("integer", "Int", "i32"), "str": ("string", "Strin
 
 
 def _wrong_type_name(code: str, rng: random.Random) -> str | None:
-    spots = [m for m in re.finditer(r"(?<=: )(int|str|float|bool)\b", code)]
+    spots = [m for m in re.finditer(r"(?<=: )(int|str|float|bool)\b(?!\()", code)]
     if not spots:
         return None
     m = rng.choice(spots)
@@ -262,27 +264,32 @@ BREAKS: Final[tuple[BreakKind, ...]] = (
     BreakKind("unclosed_brace", "E0203", "a block is opened with `{` but never closed", _unclosed_brace),
     BreakKind("misspelled_keyword", "E0201", "a keyword is misspelled, so the line does not parse", _misspelled_keyword),
     BreakKind("arrow_return", "E0308", "the return type uses `->`; Vox writes the return type after `to`", _arrow_return),
-    BreakKind("missing_ret", "E0508", "the function's last line computes a value but never returns it with `ret`", _missing_ret),
+    BreakKind("missing_ret", "E0508", "the function's last line computes a value but never returns it with `ret`", _missing_ret, weight=2.0),
     BreakKind("wrong_type_name", "E0403", "a type name is not a Vox type; the built-in types are `int float str bool`", _wrong_type_name),
-    BreakKind("return_mismatch", "E0507", "the function returns a `str` where its declared return type is numeric", _return_mismatch),
-    BreakKind("operator_mismatch", "E0510", "a string is added to a number; `+` needs two numbers or two strings", _operator_mismatch),
-    BreakKind("unwrapped_option", "E0507", "`get`/`env.get` give an Option, which must be unwrapped with `unwrap_or` before it is returned", _unwrapped_option),
-    BreakKind("wrong_arity", "E0503", "a function is called with too few arguments", _wrong_arity),
-    BreakKind("err_constructor", "E0310", "`Err` is retired; failures are built with `Error(...)`", _sub(r"\bError\(", "Err(")),
+    BreakKind("return_mismatch", "E0507", "the function returns a `str` where its declared return type is numeric", _return_mismatch, weight=6.0),
+    BreakKind("operator_mismatch", "E0510", "a string is added to a number; `+` needs two numbers or two strings", _operator_mismatch, weight=6.0),
+    BreakKind("unwrapped_option", "E0507", "`get`/`env.get` give an Option, which must be unwrapped with `unwrap_or` before it is returned", _unwrapped_option, weight=6.0),
+    BreakKind("wrong_arity", "E0503", "a function is called with too few arguments", _wrong_arity, weight=6.0),
+    BreakKind("err_constructor", "E0310", "`Err` is retired; failures are built with `Error(...)`", _sub(r"\bError\(", "Err("), weight=6.0),
     BreakKind("hash_comment", "E0304", "`#` comments are retired; Vox comments start with `//`", _hash_comment),
     BreakKind("colon_block", "E0301", "a block is written in the retired colon style; Vox blocks use braces", _colon_block),
-    BreakKind("non_exhaustive_match", "E0515", "the `match` leaves a variant unhandled; every case needs an arm", _non_exhaustive),
-    BreakKind("semicolon", "E0309", "two statements are joined with `;`; Vox writes one statement per line", _semicolon),
-    BreakKind("undefined_name", "E0401", "a variable name is misspelled, so it refers to nothing", _undefined_name),
-    BreakKind("immutable_assign", "E0509", "a variable that is changed later is declared without `mut`", _immutable_assign),
-    BreakKind("bang_not", "E0311", "`!` is not an operator in Vox; negation is `not`", _sub(r"\bnot ", "!")),
-    BreakKind("and_and", "E0312", "`&&` is retired; Vox writes `and`", _sub(r" and ", " && ")),
-    BreakKind("isnt", "E0306", "`isnt` is retired; compare with `!=`", _sub(r" != ", " isnt ")),
-    BreakKind("null", "E0314", "`null` does not exist in Vox; an absent value is `None`", _sub(r"\bNone\b", "null")),
-    BreakKind("arm_to", "E0307", "a match arm uses `to`; arms are written with `->`", _sub(r"^(\s+[A-Z_][\w()_, ]*) -> ", r"\1 to ")),
+    BreakKind("non_exhaustive_match", "E0515", "the `match` leaves a variant unhandled; every case needs an arm", _non_exhaustive, weight=6.0),
+    BreakKind("semicolon", "E0309", "two statements are joined with `;`; Vox writes one statement per line", _semicolon, weight=2.0),
+    BreakKind("undefined_name", "E0401", "a variable name is misspelled, so it refers to nothing", _undefined_name, weight=2.0),
+    BreakKind("immutable_assign", "E0509", "a variable that is changed later is declared without `mut`", _immutable_assign, weight=6.0),
+    BreakKind("bang_not", "E0311", "`!` is not an operator in Vox; negation is `not`", _sub(r"\bnot ", "!"), weight=6.0),
+    BreakKind("and_and", "E0312", "`&&` is retired; Vox writes `and`", _sub(r" and ", " && "), weight=6.0),
+    BreakKind("isnt", "E0306", "`isnt` is retired; compare with `!=`", _sub(r" != ", " isnt "), weight=6.0),
+    BreakKind("null", "E0314", "`null` does not exist in Vox; an absent value is `None`", _sub(r"\bNone\b", "null"), weight=6.0),
+    BreakKind("arm_to", "E0307", "a match arm uses `to`; arms are written with `->`", _sub(r"^(\s+[A-Z_][\w()_, ]*) -> ", r"\1 to "), weight=2.0),
 )
 
 BREAK_BY_NAME: Final = {b.name: b for b in BREAKS}
+
+
+def ordered_kinds(rng: random.Random) -> list[BreakKind]:
+    """All kinds in a weighted random order (Efraimidis-Spirakis keys ``u ** (1 / weight)``)."""
+    return sorted(BREAKS, key=lambda k: rng.random() ** (1.0 / k.weight), reverse=True)
 
 
 def break_program(code: str, kind: BreakKind, rng: random.Random) -> str | None:
