@@ -7,7 +7,7 @@ Builds a small random Qwen3 model offline (same builder as ``tests/serving/conft
    OpenAI-compatible server on a loopback port (streaming request with the ``openai`` client);
    the difference is the server overhead.
 
-Run: ``.venv/bin/python bench/inference.py [--hidden 512 --layers 8 --device cpu --threads 2]``.
+Run: ``.venv/bin/python bench/inference.py [--hidden 512 --layers 8 --device cpu --threads 1]``.
 """
 
 from __future__ import annotations
@@ -90,7 +90,7 @@ def main() -> None:
     parser.add_argument("--new-tokens", type=int, default=256, help="tokens generated per decode run")
     parser.add_argument("--repeats", type=int, default=10, help="TTFT samples (median reported)")
     parser.add_argument("--device", default="cpu", help="cpu, cuda or mps")
-    parser.add_argument("--threads", type=int, default=2, help="torch CPU threads")
+    parser.add_argument("--threads", type=int, default=1, help="torch CPU threads (1: robust on a shared, loaded CPU)")
     args = parser.parse_args()
 
     import torch
