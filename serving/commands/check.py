@@ -62,7 +62,10 @@ def read_inputs(files: list[str]) -> list[Input]:
         raise _fail("`-` (standard input) may be given only once")
     for arg in files:
         if arg == STDIN:
-            inputs.append(Input(arg, "<stdin>", sys.stdin.buffer.read()))
+            try:
+                inputs.append(Input(arg, "<stdin>", sys.stdin.buffer.read()))
+            except (AttributeError, OSError, ValueError):  # stdin closed (None) or unreadable
+                problems.append("cannot read `-`: standard input is closed")
             continue
         try:
             inputs.append(Input(arg, arg, Path(arg).read_bytes()))
@@ -81,11 +84,13 @@ def read_inputs(files: list[str]) -> list[Input]:
 
 def write_atomically(path: Path, text: str) -> None:
     """Replace ``path`` with ``text`` (UTF-8) via a temporary file in the same folder,
-    keeping the file's permission bits.
+    keeping the file's permission bits. A symbolic link is followed: its target is rewritten
+    and the link stays a link.
 
     Raises:
         OSError: the folder is not writable or the disk is full (``path`` is untouched).
     """
+    path = path.resolve()
     mode = path.stat().st_mode & 0o7777
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:

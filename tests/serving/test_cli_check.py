@@ -152,3 +152,40 @@ def test_check_imports_no_heavy_library(tmp_path: Path) -> None:
         [sys.executable, "-c", code, str(path)], cwd=REPO, capture_output=True, text=True, timeout=120
     )
     assert "HEAVY []" in out.stdout, out.stdout + out.stderr
+
+
+def test_fix_through_a_symlink_rewrites_the_target_and_keeps_the_link(runner: CliRunner, tmp_path: Path) -> None:
+    target = write(tmp_path, "real.vox", COMPAT)
+    link = tmp_path / "link.vox"
+    link.symlink_to(target.name)
+    res = runner.invoke(app, ["check", str(link), "--fix", "--strict"])
+    assert res.exit_code == 0, res.output
+    assert link.is_symlink()
+    assert "ret 1" in target.read_text()
+
+
+def test_permission_denied_names_the_path(
+    runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = write(tmp_path, "secret.vox", GOOD)
+
+    def deny(self: Path) -> bytes:
+        raise PermissionError(13, "Permission denied", str(self))
+
+    monkeypatch.setattr(Path, "read_bytes", deny)  # chmod 000 does not stop root
+    res = runner.invoke(app, ["check", str(path)])
+    assert res.exit_code == 2
+    assert res.stderr.strip() == f"vox check: cannot read {path}: Permission denied"
+
+
+def test_closed_stdin_is_a_usage_error_not_a_traceback() -> None:
+    import os
+
+    res = subprocess.run(
+        [sys.executable, "-c", "from serving.cli import main; main()", "check", "-"],
+        cwd=REPO, capture_output=False, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        preexec_fn=lambda: os.close(0), timeout=60, text=True,
+    )
+    assert res.returncode == 2
+    assert "Traceback" not in res.stderr
+    assert "standard input is closed" in res.stderr
