@@ -175,15 +175,24 @@ class DiagnosticSink:
         return len(self._items)
 
 
+# C0 controls (tab kept), DEL and C1 controls -> one visible code point each, so that an echoed
+# source line cannot drive the terminal (ANSI escapes) and carets stay aligned.
+_CONTROL_PICTURES = {c: chr(0x2400 + c) for c in range(0x20) if c != 0x09}
+_CONTROL_PICTURES[0x7F] = "\u2421"
+_CONTROL_PICTURES.update({c: "\ufffd" for c in range(0x80, 0xA0)})
+
+
 def render_human(diags: Sequence[Diagnostic], source: SourceFile) -> str:
     """Human rendering: ``path:line:col: severity[CODE]: message``, source line, carets, hint.
 
-    Carets cover the span (at least one; to line end when the span is multi-line).
+    Carets cover the span (at least one; to line end when the span is multi-line). Control
+    characters in the echoed source line are shown as Unicode control pictures (one code point
+    each, so columns are unchanged) and never reach the terminal raw.
     """
     out: list[str] = []
     for d in diags:
         out.append(f"{source.path}:{d.line}:{d.col}: {d.severity.value}[{d.code}]: {d.message}")
-        text = source.line_text(d.line)
+        text = source.line_text(d.line).translate(_CONTROL_PICTURES)
         gutter = str(d.line)
         out.append(f"{gutter} | {text}")
         if d.end_line == d.line:

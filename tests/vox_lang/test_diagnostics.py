@@ -66,3 +66,11 @@ def test_sorted_by_position_then_code() -> None:
 def test_find_retired_lists_only_e03() -> None:
     found = vox_lang.find_retired("let n = null  # x\nfn f() { return }\n")
     assert [d.code for d in found] == ["E0314", "E0304"]  # by position
+
+
+def test_human_rendering_never_echoes_control_characters() -> None:
+    # An ANSI escape in a checked file must not reach the terminal; carets stay aligned.
+    result = vox_lang.check("let x = 1\x1b[2J + 2\n", path="t.vox")
+    human = result.render("human")
+    assert "\x1b" not in human
+    assert human.splitlines()[1:3] == ["1 | let x = 1\u241b[2J + 2", "  |          ^"]
