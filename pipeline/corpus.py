@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from pipeline.corpus_files import SCHEMA_VERSION, read_rows, write_bytes, write_json, write_parquet
-from pipeline.recipes import stage_config
+from pipeline.errors import RecipeError
+from pipeline.recipes import recipe_path, stage_config
 
 
 def _default_weights() -> dict[str, float]:
@@ -44,9 +45,39 @@ def corpus_config(recipe: str | None = None, overrides: Mapping[str, Any] | None
     """:class:`CorpusConfig` from defaults < recipe ``corpus:`` section < ``overrides``.
 
     Raises:
-        RecipeError: unknown key or wrongly typed value (see :func:`pipeline.recipes.stage_config`).
+        RecipeError: unknown key or wrongly typed value (see :func:`pipeline.recipes.stage_config`),
+            or a value out of range (named as ``<recipe path>: corpus.<key> ...``).
     """
-    return stage_config(CorpusConfig, "corpus", recipe, dict(overrides or {}))
+    cfg = stage_config(CorpusConfig, "corpus", recipe, dict(overrides or {}))
+    problem = _range_problem(cfg)
+    if problem:
+        raise RecipeError(f"{recipe_path(recipe)}: corpus.{problem}")
+    return cfg
+
+
+def _range_problem(cfg: CorpusConfig) -> str | None:
+    """The first out-of-range setting as ``"<key> must be ..., got <value>"``, else ``None``."""
+    from pipeline.generators.base import SOURCES
+
+    for key in ("pairs", "size", "max_chars", "workers"):
+        if getattr(cfg, key) < 1:
+            return f"{key} must be at least 1, got {getattr(cfg, key)!r}"
+    ranges = {"paraphrase_rate": ("in [0, 1]", lambda v: 0 <= v <= 1),
+              "heldout_fraction": ("in [0, 1)", lambda v: 0 <= v < 1),
+              "near_dup_threshold": ("in (0, 1]", lambda v: 0 < v <= 1)}
+    for key, (bounds, ok) in ranges.items():
+        if not ok(getattr(cfg, key)):
+            return f"{key} must be {bounds}, got {getattr(cfg, key)!r}"
+    w = cfg.weights
+    if not isinstance(w, Mapping) or not all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) for v in w.values()):
+        return f"weights must map source names to numbers, got {w!r}"
+    unknown = sorted(str(k) for k in w if k not in SOURCES)
+    if unknown:
+        return f"weights: unknown source(s) {', '.join(unknown)}; valid: {', '.join(SOURCES)}"
+    if any(v < 0 for v in w.values()) or sum(w.values()) <= 0:
+        return f"weights must be non-negative and not all zero, got {dict(w)!r}"
+    return None
 
 
 def _pair_rows(pairs: Any) -> list[dict[str, Any]]:

@@ -102,6 +102,21 @@ def test_recipe_sections() -> None:
         corpus_config("cpu-tiny", {"colour": "red"})
 
 
+@pytest.mark.parametrize("override, message", [
+    ({"pairs": -5}, "corpus.pairs must be at least 1, got -5"),
+    ({"workers": 0}, "corpus.workers must be at least 1"),
+    ({"heldout_fraction": 1.5}, r"corpus.heldout_fraction must be in \[0, 1\), got 1.5"),
+    ({"near_dup_threshold": 0.0}, "corpus.near_dup_threshold must be in"),
+    ({"weights": [1, 2]}, "corpus.weights must map source names to numbers"),
+    ({"weights": {"organic": 1, "nope": 2}}, "corpus.weights: unknown source.*nope"),
+    ({"weights": {"organic": 0}}, "corpus.weights must be non-negative and not all zero"),
+])
+def test_recipe_values_out_of_range_name_the_file_and_key(override: dict, message: str) -> None:
+    # caught when the config is built, not as a TypeError or an empty corpus later
+    with pytest.raises(RecipeError, match=r"cpu-tiny\.yaml: " + message):
+        corpus_config("cpu-tiny", override)
+
+
 def test_interrupted_write_keeps_the_old_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import pyarrow.parquet as pq
 
