@@ -111,7 +111,7 @@ def gate(cfg: CorpusConfig, pairs_path: Path, out_dir: Path, rejections_dir: Pat
     from pipeline.gate import gate_pairs
     from pipeline.generators.base import Pair
 
-    pairs = [Pair(**r) for r in read_rows(pairs_path)]
+    pairs = [Pair(**r) for r in read_rows(pairs_path, kind="pairs")]
     result = gate_pairs(pairs, workers=cfg.workers)
     path, rej_path = out_dir / "pairs.parquet", rejections_dir / "rejections.parquet"
     write_parquet(_pair_rows(result.passed), path, "pairs")
@@ -135,7 +135,7 @@ def build(cfg: CorpusConfig, gated_path: Path, out_dir: Path) -> dict[str, Any]:
 
     mcfg = MixConfig(cfg.seed, cfg.size, dict(cfg.weights), cfg.heldout_fraction, cfg.near_dup_threshold,
                      cfg.max_chars)
-    result = mix(read_rows(gated_path), mcfg, system_prompt())
+    result = mix(read_rows(gated_path, kind="pairs"), mcfg, system_prompt())
     hashes = {split: write_parquet(rows, out_dir / f"{split}.parquet", "corpus")
               for split, rows in (("train", result.train), ("heldout", result.heldout))}
     lengths = {s: [approx_tokens(r["prompt"] + "\n" + r["response"]) for r in rows]

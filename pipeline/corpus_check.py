@@ -25,7 +25,12 @@ def verify_corpus(root: Path) -> list[str]:
     manifest_path = root / "manifest.json"
     if not manifest_path.is_file():
         return [f"{manifest_path} is missing"]
-    manifest = json.loads(manifest_path.read_text())
+    try:
+        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        return [f"{manifest_path}: unreadable JSON ({exc}); materialize corpus again"]
+    if not isinstance(manifest, dict):
+        return [f"{manifest_path}: not a JSON object; materialize corpus again"]
     if manifest.get("schema_version") != SCHEMA_VERSION:
         problems.append(f"manifest schema_version {manifest.get('schema_version')!r} != {SCHEMA_VERSION!r}")
     rows: dict[str, list[dict]] = {}
@@ -34,12 +39,19 @@ def verify_corpus(root: Path) -> list[str]:
         if not path.is_file():
             problems.append(f"{path} is missing")
             continue
-        if schema_version(path) != SCHEMA_VERSION:
-            problems.append(f"{path.name}: schema version {schema_version(path)!r} != {SCHEMA_VERSION!r}")
-        rows[split] = read_rows(path)
+        try:
+            version = schema_version(path)
+            rows[split] = read_rows(path)
+        except Exception as exc:  # pyarrow raises several unrelated types for bad files
+            problems.append(f"{path}: unreadable Parquet ({exc})")
+            continue
+        if version != SCHEMA_VERSION:
+            problems.append(f"{path.name}: schema version {version!r} != {SCHEMA_VERSION!r}")
         cols = tuple(rows[split][0]) if rows[split] else CORPUS_COLUMNS
         if cols != CORPUS_COLUMNS:
             problems.append(f"{path.name}: columns {cols} != {CORPUS_COLUMNS}")
+            del rows[split]
+            continue
         if manifest.get("rows", {}).get(split) != len(rows[split]):
             problems.append(f"{path.name}: {len(rows[split])} rows, manifest says {manifest.get('rows', {}).get(split)}")
         want = manifest.get("files", {}).get(path.name, {}).get("sha256")

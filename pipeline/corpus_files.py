@@ -51,8 +51,13 @@ def _schema(kind: str) -> "pa.Schema":
 
 
 def _atomic_target(path: Path) -> tuple[int, Path]:
+    """A temporary file next to ``path`` with the mode a plain ``open`` would give (0666 less
+    the umask; ``mkstemp`` alone makes it 0600, unreadable for other users of the state dir)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    umask = os.umask(0)
+    os.umask(umask)
+    os.fchmod(fd, 0o666 & ~umask)
     return fd, Path(tmp)
 
 
@@ -116,20 +121,37 @@ def write_bytes(data: bytes, path: Path) -> None:
         tmp.unlink(missing_ok=True)
 
 
-def read_rows(path: Path, columns: Iterable[str] | None = None) -> list[dict[str, Any]]:
+def read_rows(path: Path, columns: Iterable[str] | None = None, kind: str | None = None) -> list[dict[str, Any]]:
     """Rows of a Parquet file as dicts.
 
+    Args:
+        path: the Parquet file.
+        columns: read only these columns (default: all, or the ``kind`` table's columns).
+        kind: when given (``"corpus"``, ``"pairs"``, ``"rejections"``), the file must have that
+            table's columns; only those are read.
+
     Raises:
-        DataError: the file is missing (naming the asset that writes it) or unreadable.
+        DataError: the file is missing (naming the asset that writes it), unreadable, or lacks a
+            column of ``kind`` (each message says to materialize that asset again).
     """
     import pyarrow.parquet as pq
 
+    asset = path.parent.name
     if not path.is_file():
-        raise DataError(f"{path} is missing: materialize the asset that writes it ({path.parent.name}) first")
+        raise DataError(f"{path} is missing: materialize the asset that writes it ({asset}) first")
     try:
+        if kind is not None and columns is None:
+            names = pq.read_schema(path).names
+            missing = [c for c in _schema(kind).names if c not in names]
+            if missing:
+                raise DataError(f"{path}: not a {kind} table (missing column(s) {', '.join(missing)}); "
+                                f"materialize {asset} again")
+            columns = _schema(kind).names
         return pq.read_table(path, columns=list(columns) if columns else None).to_pylist()
+    except DataError:
+        raise
     except Exception as exc:  # pyarrow raises several unrelated types for bad files
-        raise DataError(f"{path}: unreadable Parquet: {exc}") from exc
+        raise DataError(f"{path}: unreadable Parquet ({exc}); materialize {asset} again") from exc
 
 
 def schema_version(path: Path) -> str | None:

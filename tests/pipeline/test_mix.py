@@ -132,3 +132,42 @@ def test_interrupted_write_keeps_the_old_file(tmp_path: Path, monkeypatch: pytes
     with pytest.raises(KeyboardInterrupt):
         write_parquet([], target, "pairs")
     assert target.read_bytes() == before and [p.name for p in tmp_path.iterdir()] == ["pairs.parquet"]
+
+
+def test_reading_the_wrong_or_a_corrupt_table_names_the_file(tmp_path: Path) -> None:
+    from pipeline.corpus_files import read_rows
+
+    corpus_rows = [dict(_row(0, "i0", "p", "r"), split="train", messages=[])]
+    wrong = tmp_path / "gated_pairs" / "pairs.parquet"
+    write_parquet(corpus_rows, wrong, "corpus")  # a corpus table where pairs are expected
+    with pytest.raises(DataError, match=r"pairs\.parquet: not a pairs table \(missing column\(s\) theme"):
+        read_rows(wrong, kind="pairs")
+    with pytest.raises(DataError, match="not a pairs table"):
+        build(SMALL, wrong, tmp_path / "corpus")
+    wrong.write_bytes(wrong.read_bytes()[:100])  # truncated
+    with pytest.raises(DataError, match=r"unreadable Parquet .*materialize gated_pairs again"):
+        read_rows(wrong, kind="pairs")
+
+
+def test_written_files_follow_the_umask(tmp_path: Path) -> None:
+    import os
+
+    old = os.umask(0o022)
+    try:
+        write_parquet([], tmp_path / "t.parquet", "pairs")
+    finally:
+        os.umask(old)
+    assert (tmp_path / "t.parquet").stat().st_mode & 0o777 == 0o644
+
+
+def test_verify_corpus_reports_corrupt_files_instead_of_raising(tmp_path: Path) -> None:
+    root = tmp_path / "corpus"
+    write_parquet([], root / "train.parquet", "corpus")
+    (root / "heldout.parquet").write_bytes(b"PAR1 not really")
+    (root / "manifest.json").write_text('{"rows": ')
+    assert "unreadable JSON" in " ".join(verify_corpus(root))
+    (root / "manifest.json").write_text('{"schema_version": "1.0", "rows": {"train": 0, "heldout": 0}}')
+    problems = " ".join(verify_corpus(root))
+    assert "heldout.parquet: unreadable Parquet" in problems
+    write_parquet([_row(0, "i0", "p", "r")], root / "heldout.parquet", "pairs")  # wrong table kind
+    assert "columns" in " ".join(verify_corpus(root))
