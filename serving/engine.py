@@ -191,7 +191,7 @@ class Engine:
                 from peft import PeftModel
 
                 model = PeftModel.from_pretrained(model, info.adapter_path).merge_and_unload()
-        except (OSError, ValueError, KeyError, RuntimeError) as exc:
+        except Exception as exc:  # noqa: BLE001 - safetensors, tokenizers, peft raise their own types
             raise ModelLoadError(f"cannot load model from {info.path}: {exc}") from exc
         model = model.to(device).eval()
         use_cache = cache == "on"

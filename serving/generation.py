@@ -24,6 +24,10 @@ if TYPE_CHECKING:
 FULL_FORWARD_MODEL_TYPES: Final[frozenset[str]] = frozenset()
 
 
+#: temperatures below this decode greedily (logits / 1e-40 overflow float32 to inf -> NaN probs)
+MIN_SAMPLING_TEMPERATURE = 1e-4
+
+
 @dataclass(frozen=True, slots=True)
 class SamplingParams:
     """How to pick tokens.
@@ -51,11 +55,14 @@ class SamplingParams:
             raise ValueError(f"top_p must be in (0, 1], got {self.top_p}")
         if any(not isinstance(s, str) or not s for s in self.stop):
             raise ValueError(f"stop strings must be non-empty strings, got {self.stop!r}")
+        if self.seed is not None and not -(2**63) <= self.seed < 2**64:  # torch.Generator's range
+            raise ValueError(f"seed must be a 64-bit integer, got {self.seed}")
 
     @property
     def greedy(self) -> bool:
-        """True when tokens are picked by argmax."""
-        return self.temperature == 0.0
+        """True when tokens are picked by argmax (temperature 0, or so close to 0 that dividing
+        float32 logits by it would overflow: sampling would be argmax anyway)."""
+        return self.temperature < MIN_SAMPLING_TEMPERATURE
 
 
 def _cache_kwarg(model: Any) -> str:
@@ -130,7 +137,9 @@ def pick_token(logits: torch.Tensor, params: SamplingParams, generator: torch.Ge
         sorted_probs, order = torch.sort(probs, descending=True)
         cumulative = torch.cumsum(sorted_probs, dim=-1)
         # Keep the smallest prefix whose mass reaches top_p (always at least the top token).
+        # (A top_p below float32's smallest value compares as 0, so pin the top token explicitly.)
         drop = cumulative - sorted_probs >= params.top_p
+        drop[..., 0] = False
         sorted_probs = sorted_probs.masked_fill(drop, 0.0)
         choice = torch.multinomial(sorted_probs / sorted_probs.sum(), 1, generator=generator)
         return int(order[choice].item())

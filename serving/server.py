@@ -353,15 +353,21 @@ class ServerThread:
         self._sock.close()
 
 
-def serve(engine: Engine, host: str = "127.0.0.1", port: int = 8000, **app_kwargs: Any) -> None:
+def serve(
+    engine: Engine, host: str = "127.0.0.1", port: int = 8000, *, sock: socket.socket | None = None,
+    **app_kwargs: Any,
+) -> None:
     """Serve ``engine`` in the foreground until interrupted (Ctrl-C).
+
+    ``sock``: an already bound socket (from :func:`bind_socket`) to serve on instead of binding
+    ``host:port`` (so a caller can report the real port of ``port=0``); it is closed on return.
 
     Raises:
         ServingError: ``host:port`` cannot be bound.
     """
     import uvicorn
 
-    sock = bind_socket(host, port)
+    sock = sock if sock is not None else bind_socket(host, port)
     config = uvicorn.Config(create_app(engine, **app_kwargs), log_level="info", lifespan="off")
     try:
         uvicorn.Server(config).run(sockets=[sock])

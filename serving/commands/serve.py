@@ -56,15 +56,21 @@ def serve(
         from serving.engine import Engine
         from serving.server import bind_socket, serve as run_server
 
-        bind_socket(host, port).close()  # fail fast on a busy port, before loading weights
-        typer.echo(f"loading {path} ...", err=True)
-        engine = Engine.load(path, adapter, device=device)
+        sock = bind_socket(host, port)  # fail fast on a busy port, before loading weights
+        try:
+            typer.echo(f"loading {path} ...", err=True)
+            engine = Engine.load(path, adapter, device=device)
+        except BaseException:
+            sock.close()
+            raise
         cache = "kv-cache" if engine.use_cache else "full-sequence forward"
+        port = sock.getsockname()[1]  # the real one when --port 0
+        url_host = f"[{host}]" if ":" in host else host
         typer.echo(
-            f"serving {engine.model_id!r} on http://{host}:{port}/v1 ({engine.device}, {cache}); Ctrl-C to stop",
+            f"serving {engine.model_id!r} on http://{url_host}:{port}/v1 ({engine.device}, {cache}); Ctrl-C to stop",
             err=True,
         )
-        run_server(engine, host, port, default_max_tokens=max_tokens)
+        run_server(engine, host, port, sock=sock, default_max_tokens=max_tokens)
     except ServingError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(1) from exc

@@ -178,6 +178,25 @@ def test_sampling_is_seeded_and_top_p_tiny_is_greedy(engine: Engine) -> None:
     assert engine.chat(USER, max_tokens=16, temperature=1.0, top_p=1e-9, seed=5).text == greedy
 
 
+def test_extreme_sampling_values_never_fail_generation(engine: Engine) -> None:
+    # top_p below float32's tiniest value, and temperatures that overflow float32 logits, used to
+    # give NaN probabilities ("probability tensor contains inf/nan") -> HTTP 500.
+    greedy = engine.chat(USER, max_tokens=4, temperature=0.0).text
+    assert engine.chat(USER, max_tokens=4, temperature=1.0, top_p=1e-300, seed=1).text == greedy
+    assert engine.chat(USER, max_tokens=4, temperature=1e-300).text == greedy
+    assert engine.chat(USER, max_tokens=4, temperature=1e-40, seed=2).text == greedy
+    with pytest.raises(RequestError, match="seed must be a 64-bit integer"):
+        engine.chat(USER, max_tokens=4, temperature=1.0, seed=10**30)
+
+
+def test_corrupt_weights_are_a_clear_error(tiny_export_dir: Path, tmp_path: Path) -> None:
+    broken = _copy(tiny_export_dir, tmp_path / "m")
+    weights = broken / "model.safetensors"
+    weights.write_bytes(weights.read_bytes()[:1000])  # truncated download / disk full
+    with pytest.raises(ModelLoadError, match="cannot load model from"):
+        Engine.load(broken, device="cpu")
+
+
 def test_bad_sampling_params() -> None:
     with pytest.raises(ValueError, match="top_p"):
         SamplingParams(top_p=0.0)

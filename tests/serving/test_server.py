@@ -87,6 +87,8 @@ def test_litellm_streaming_and_not(local_server: str, tiny_model_name: str) -> N
         (json.dumps({"model": "vox-mens-tiny", "messages": MESSAGES, "temperature": 9}).encode(), 400, "temperature"),
         (json.dumps({"model": "vox-mens-tiny", "messages": [{"role": "x", "content": "y"}]}).encode(), 400, None),
         (json.dumps({"model": "vox-mens-tiny", "messages": MESSAGES, "n": 3}).encode(), 400, "n"),
+        (json.dumps({"model": "vox-mens-tiny", "messages": MESSAGES, "temperature": 1, "seed": 10**30}).encode(),
+         400, None),  # was a 500 (torch.Generator overflow)
     ],
 )
 def test_bad_requests_get_openai_errors_and_server_keeps_serving(
