@@ -46,3 +46,7 @@ class RequestError(ServingError):
 
 class BudgetExceeded(ServingError):
     """``vox chat --max-cost`` is spent: no further model call is made in this chat."""
+
+
+class UsageError(ServingError):
+    """A command-line value is malformed (e.g. ``--key`` without ``PROVIDER=``); exit code 2."""

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
-from serving.errors import ServingError
+from serving.errors import ServingError, UsageError
 
 #: provider (LiteLLM's ``litellm_provider``) → environment variables holding its key, in order.
 #: Providers not listed need more than a key (cloud credentials, deployments) and are never
@@ -182,13 +182,16 @@ def parse_key_options(options: list[str]) -> dict[str, str]:
     """``["openai=sk-..."]`` → ``{"openai": "sk-..."}``.
 
     Raises:
-        ServingError: an option without ``=`` (message shows the provider part only).
+        UsageError: an option without ``=`` or with an empty side. The message never echoes the
+            option: without ``=`` the whole of it may be the key itself (``--key sk-...``).
     """
     out: dict[str, str] = {}
-    for opt in options:
+    for i, opt in enumerate(options, 1):
         provider, sep, value = opt.partition("=")
         if not sep or not provider.strip() or not value.strip():
-            raise ServingError(f"--key expects PROVIDER=KEY (got {provider.strip() or '?'}=…)")
+            what = "has no `=`" if not sep else "has an empty side"
+            raise UsageError(f"--key expects PROVIDER=KEY, e.g. --key openai=sk-…; --key option {i} {what} "
+                             "(value not shown)")
         out[provider.strip()] = value.strip()
     return out
 

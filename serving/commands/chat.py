@@ -40,7 +40,7 @@ def chat(
 
     if not dry_run:
         threading.Thread(target=import_litellm, daemon=True, name="import-litellm").start()
-    from serving.errors import AllProvidersFailed, BudgetExceeded, ServingError, UnknownModel
+    from serving.errors import AllProvidersFailed, BudgetExceeded, ServingError, UnknownModel, UsageError
     from serving.keys import redact
 
     def err(text: str) -> None:
@@ -49,7 +49,7 @@ def chat(
     try:
         result = _run(prompt, model, system, explain or dry_run, dry_run, local_only, max_cost, max_repairs,
                       cascade, vox, key or [], max_tokens, timeout, stream, err)
-    except UnknownModel as exc:
+    except (UnknownModel, UsageError) as exc:
         err(f"error: {exc}\n")
         raise typer.Exit(2) from None
     except (AllProvidersFailed, BudgetExceeded, ServingError) as exc:
@@ -88,7 +88,7 @@ def _run(prompt: str | None, model: str, system: str | None, explain: bool, dry_
     def read_line(label: str) -> str | None:
         try:
             return input(label)
-        except EOFError:
+        except (EOFError, RuntimeError, OSError, ValueError):  # end of input; stdin closed ("lost sys.stdin")
             return None
 
     send = routed_sender(catalog, keys, model, k=k, local_only=local_only,

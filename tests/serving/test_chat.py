@@ -129,3 +129,21 @@ def test_max_cost_stops_further_calls() -> None:
     assert model.calls[1][1].budget_usd == pytest.approx(0.4)
     with pytest.raises(BudgetExceeded):
         transcript(FakeModel("x"), "hi", max_cost_usd=0.0)
+
+
+def test_repl_with_closed_stdin_ends_cleanly_without_a_traceback() -> None:
+    # `vox chat <&-` used to die with "RuntimeError: input(): lost sys.stdin".
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    env = dict(os.environ, VOX_LOCAL_ENDPOINTS="", VOX_OLLAMA="0", VOX_NO_KEYRING="1",
+               VOX_OPENROUTER_URL="http://127.0.0.1:9/api/v1", LITELLM_LOCAL_MODEL_COST_MAP="True")
+    res = subprocess.run(
+        [sys.executable, "-c", "from serving.cli import main; main()", "chat"],
+        cwd=Path(__file__).resolve().parents[2], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        preexec_fn=lambda: os.close(0), timeout=120, text=True,
+    )
+    assert res.returncode == 0, res.stderr
+    assert "Traceback" not in res.stderr

@@ -82,3 +82,12 @@ def test_provider_error_echoing_the_key_is_redacted(caplog: pytest.LogCaptureFix
     assert "Incorrect API key provided: ***" in reasons
     for text in (reasons, str(info.value), repr(info.value.attempts), caplog.text):
         assert PLANTED not in text
+
+
+@pytest.mark.parametrize("option", [PLANTED, f"{PLANTED}=", f"={PLANTED}"])
+def test_malformed_key_option_never_echoes_the_value(option: str) -> None:
+    # `--key sk-...` (provider forgotten) used to print the whole key in the error message.
+    result = CliRunner().invoke(app, ["chat", "--key", option, "hi"])
+    assert result.exit_code == 2, result.output
+    assert "--key expects PROVIDER=KEY" in result.stderr
+    assert PLANTED not in result.output and PLANTED not in result.stderr
