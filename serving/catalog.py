@@ -396,13 +396,18 @@ def max_age_s() -> float:
 
 
 def load_or_build(force: bool = False, max_age: float | None = None, warn: Warn | None = None,
-                  **build_kwargs: Any) -> tuple[Catalog, bool]:
+                  require_saved: bool = False, **build_kwargs: Any) -> tuple[Catalog, bool]:
     """The cached catalog if younger than ``max_age`` s, else a fresh one (saved).
 
-    A corrupt cache is reported through ``warn`` and rebuilt, never used.
+    A corrupt cache is reported through ``warn`` and rebuilt, never used. A cache that cannot be
+    written (``$VOX_HOME`` read-only, a file, on a missing mount) is reported through ``warn``
+    and the fresh catalog is used anyway, unless ``require_saved``.
 
     Returns:
         ``(catalog, rebuilt)``.
+
+    Raises:
+        CatalogError: ``require_saved`` and the cache file cannot be written (names the path).
     """
     path = cache_path()
     if not force and path.exists():
@@ -414,7 +419,14 @@ def load_or_build(force: bool = False, max_age: float | None = None, warn: Warn 
             if warn:
                 warn(f"model catalog cache is corrupt ({exc}); rebuilding it")
     catalog = build_catalog(**build_kwargs)
-    save_catalog(catalog, path)
+    try:
+        save_catalog(catalog, path)
+    except OSError as exc:
+        message = f"cannot write the model catalog cache {path}: {exc.strerror or exc} (set VOX_HOME to a writable folder)"
+        if require_saved:
+            raise CatalogError(message) from None
+        if warn:
+            warn(f"{message}; continuing without a cache")
     return catalog, True
 
 

@@ -22,7 +22,7 @@ def discover(
     from serving.errors import ServingError
 
     try:
-        catalog, rebuilt = load_or_build(force=force, max_age=max_age,
+        catalog, rebuilt = load_or_build(force=force, max_age=max_age, require_saved=True,
                                          warn=lambda m: typer.echo(f"warning: {m}", err=True))
     except ServingError as exc:
         typer.echo(f"error: {exc}", err=True)

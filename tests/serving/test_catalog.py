@@ -179,3 +179,16 @@ def test_model_card_fallback_for_pass_at_1(tmp_path: Path) -> None:
     (tmp_path / "vox_mens.json").write_text(json.dumps({"model_name": "m", "pass_at_1": None}))
     (tmp_path / "README.md").write_text("# m\n\n| metric | value |\n| pass@1 | 0.37 |\n")
     assert cat._read_pass_at_1(tmp_path) == ("m", 0.37)
+
+
+def test_unwritable_vox_home_warns_and_still_gives_a_catalog(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # VOX_HOME that is a file (or read-only) used to crash list/chat with a NotADirectoryError traceback.
+    home = tmp_path / "home"
+    home.write_text("not a folder")
+    monkeypatch.setenv("VOX_HOME", str(home))
+    warnings: list[str] = []
+    catalog, rebuilt = cat.load_or_build(warn=warnings.append, local_urls=[])
+    assert rebuilt and catalog.entries
+    assert len(warnings) == 1 and "cannot write the model catalog cache" in warnings[0] and str(home) in warnings[0]
+    with pytest.raises(CatalogError, match="cannot write the model catalog cache.*VOX_HOME"):
+        cat.load_or_build(require_saved=True, local_urls=[])  # `vox model discover`
