@@ -186,7 +186,8 @@ def create_app(engine: Engine, *, default_max_tokens: int = 512, max_queue: int 
         if isinstance(parsed, JSONResponse):
             return parsed
         try:
-            prepared = service.prepare(parsed)
+            # Off the event loop: tokenizing a multi-MB prompt takes seconds and would stall /health.
+            prepared = await asyncio.to_thread(service.prepare, parsed)
         except RequestError as exc:
             return error_response(400, str(exc), param=exc.param, code=exc.code)
         if service.pending >= service.max_queue:

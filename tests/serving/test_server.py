@@ -267,3 +267,29 @@ def test_server_keeps_serving_after_engine_failure(
     assert "simulated device failure" in body and body.rstrip().endswith("data: [DONE]")
     monkeypatch.undo()
     assert httpx.post(f"{base_url}/chat/completions", json=payload).status_code == 200
+
+
+def test_slow_request_preparation_does_not_stall_health(
+    recording_server: tuple[str, list[Any]], tiny_model_name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A multi-MB prompt took ~5 s to tokenize on the event loop, during which /health hung.
+    import threading
+
+    base_url, _ = recording_server
+    import serving.engine
+
+    original = serving.engine.Engine.prepare
+
+    def slow_prepare(self: Any, *args: Any, **kwargs: Any) -> Any:
+        time.sleep(2.0)
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(serving.engine.Engine, "prepare", slow_prepare)
+    payload = {"model": tiny_model_name, "messages": MESSAGES, "max_tokens": 2}
+    worker = threading.Thread(target=lambda: httpx.post(f"{base_url}/chat/completions", json=payload, timeout=60))
+    worker.start()
+    time.sleep(0.3)
+    start = time.perf_counter()
+    assert _health(base_url)["status"] == "ok"
+    assert time.perf_counter() - start < 1.5
+    worker.join()
