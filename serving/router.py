@@ -103,11 +103,16 @@ class Decision:
 def resolve_model(spec: str, catalog: Catalog) -> Profile | CatalogEntry:
     """``--model`` value → a routing profile (mode or alias) or one catalog entry.
 
-    A model id may be exact (``openai/gpt-5``), lack the provider (``gpt-5``: first-party
-    providers first) or name a local model (``vox-mens-tiny``).
+    A bare name (``gpt-5``, ``vox-mens-tiny``) may match any id ending in ``/<name>``: local
+    models first, then first-party providers. A provider-qualified id (``anthropic/claude-x``)
+    resolves, in order, to the exact id, an entry of the provider named by its first segment,
+    or OpenRouter's entry of that id (``openrouter/<id>``: OpenRouter ids are ``vendor/model``).
+    Any other entry ending in ``/<id>`` (e.g. a gateway's ``vercel_ai_gateway/anthropic/...``)
+    is taken only when it is the one such entry and the first segment names no provider: a
+    user who names a provider never silently gets another one.
 
     Raises:
-        UnknownModel: nothing matches (the message suggests close names).
+        UnknownModel: nothing matches, or the match is ambiguous (the message lists close ids).
     """
     name = spec.strip()
     lowered = name.lower()
@@ -117,14 +122,32 @@ def resolve_model(spec: str, catalog: Catalog) -> Profile | CatalogEntry:
     if name in by_id:
         return by_id[name]
     suffix = [e for e in catalog.entries if e.id.endswith("/" + name)]
-    if suffix:
-        order = {p: i for i, p in enumerate(("local", *PROVIDER_ENV))}
-        return min(suffix, key=lambda e: (order.get(e.provider, len(order)), len(e.id)))
-    choices = [*MODES, *ALIASES, *by_id]
+    first, slash, _ = name.partition("/")
+    if not slash:
+        if suffix:
+            order = {p: i for i, p in enumerate(("local", *PROVIDER_ENV))}
+            return min(suffix, key=lambda e: (order.get(e.provider, len(order)), len(e.id)))
+        raise _unknown(spec, name, [*MODES, *ALIASES, *by_id], [])
+    same_provider = [e for e in suffix if e.provider == first]
+    if same_provider:
+        return min(same_provider, key=lambda e: len(e.id))
+    if "openrouter/" + name in by_id:
+        return by_id["openrouter/" + name]
+    providers = {e.provider for e in catalog.entries} | set(PROVIDER_ENV) | {"local"}
+    if len(suffix) == 1 and first not in providers:
+        return suffix[0]
+    own = [i for i in by_id if i.startswith(first + "/")]
+    raise _unknown(spec, name, own or list(by_id), [e.id for e in suffix])
+
+
+def _unknown(spec: str, name: str, choices: list[str], elsewhere: list[str]) -> UnknownModel:
+    """The :class:`UnknownModel` for ``spec``: close names from ``choices``, then ``elsewhere``
+    (ids that end in ``/<spec>`` under another provider, named but not chosen)."""
     close = difflib.get_close_matches(name, choices, n=3, cutoff=0.6)
+    close += [i for i in sorted(elsewhere, key=len)[:5] if i not in close]
     hint = f"; did you mean {', '.join(close)}?" if close else ""
-    raise UnknownModel(f"unknown model or mode {spec!r}: use one of {', '.join(MODES)} "
-                       f"(aliases {', '.join(ALIASES)}) or a catalog model id{hint}")
+    return UnknownModel(f"unknown model or mode {spec!r}: use one of {', '.join(MODES)} "
+                       f"(aliases {', '.join(ALIASES)}) or a catalog model id (`vox model list`){hint}")
 
 
 def _filter(e: CatalogEntry, req: RouteRequest, profile: Profile | None, keys: Collection[str]) -> str | None:

@@ -184,3 +184,57 @@ def test_cascade_depth_and_purity(catalog: Catalog) -> None:
     again = dataclasses.replace(catalog, rank_cache={})
     assert decide(req, "balanced", catalog=catalog, keys=ALL_KEYS) == decide(req, "balanced", catalog=again,
                                                                              keys=ALL_KEYS)
+
+
+GATEWAYS = {  # the same upstream model under gateway providers (ids ending in another provider's id)
+    "vercel_ai_gateway/anthropic/claude-3-5-sonnet-20241022": {
+        "litellm_provider": "vercel_ai_gateway", "mode": "chat", "input_cost_per_token": 3e-6,
+        "output_cost_per_token": 1.5e-5},
+    "together_ai/meta-llama/llama-3-8b": {"litellm_provider": "together_ai", "mode": "chat"},
+    "deepinfra/meta-llama/llama-3-8b": {"litellm_provider": "deepinfra", "mode": "chat"},
+    "together_ai/acme/only-here": {"litellm_provider": "together_ai", "mode": "chat"},
+}
+
+
+@pytest.fixture
+def gateway_catalog(catalog: Catalog) -> Catalog:
+    return catalog.with_entries([*catalog.entries, *entries_from_litellm(GATEWAYS, today="2026-01-01")])
+
+
+def test_provider_qualified_id_never_resolves_to_another_provider(gateway_catalog: Catalog) -> None:
+    # `vox chat -m anthropic/claude-3-5-sonnet-20241022` with ANTHROPIC_API_KEY used to route to
+    # vercel_ai_gateway/... by suffix and fail "no API key for vercel_ai_gateway".
+    with pytest.raises(UnknownModel) as info:
+        decide(RouteRequest(CHAT), "anthropic/claude-3-5-sonnet-20241022", catalog=gateway_catalog, keys={"anthropic"})
+    message = str(info.value)
+    assert "did you mean" in message and "anthropic/claude-sonnet-4-5" in message  # same provider first
+    assert "vercel_ai_gateway/anthropic/claude-3-5-sonnet-20241022" in message  # named, not chosen
+    assert resolve_model("anthropic/claude-haiku-4-5", gateway_catalog).id == "anthropic/claude-haiku-4-5"  # type: ignore[union-attr]
+
+
+def test_openrouter_style_and_unambiguous_suffix_ids(gateway_catalog: Catalog) -> None:
+    def resolved(spec: str) -> str:
+        return resolve_model(spec, gateway_catalog).id  # type: ignore[union-attr]
+
+    assert resolved("qwen/qwen3-coder:free") == "openrouter/qwen/qwen3-coder:free"
+    assert resolved("openai/gpt-oss-120b:free") == "openrouter/openai/gpt-oss-120b:free"
+    assert resolved("openai/gpt-5") == "openai/gpt-5"  # exact beats the OpenRouter mirror
+    assert resolved("acme/only-here") == "together_ai/acme/only-here"  # not a provider, one match
+    with pytest.raises(UnknownModel, match="deepinfra/meta-llama/llama-3-8b.*together_ai/meta-llama/llama-3-8b"):
+        resolved("meta-llama/llama-3-8b")  # two gateways: ambiguous
+
+
+def test_cli_provider_qualified_unknown_id_is_a_usage_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    from typer.testing import CliRunner
+
+    from serving.cli import app
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-000000")
+    monkeypatch.setenv("VOX_NO_KEYRING", "1")
+    monkeypatch.setenv("VOX_OFFLINE", "1")
+    monkeypatch.setenv("VOX_LOCAL_ENDPOINTS", "")
+    monkeypatch.setenv("VOX_OLLAMA", "0")
+    result = CliRunner().invoke(app, ["chat", "-m", "anthropic/claude-3-5-sonnet-20241022", "--dry-run", "hi"])
+    assert result.exit_code == 2, result.output
+    assert "unknown model or mode 'anthropic/claude-3-5-sonnet-20241022'" in result.output
+    assert "no API key for vercel_ai_gateway" not in result.output and "Traceback" not in result.output
