@@ -31,6 +31,8 @@ BOOTSTRAP = "bootstrap"
 BOS, EOS, PAD = "<|endoftext|>", "<|im_end|>", "<|pad|>"
 IM_START = "<|im_start|>"
 SPECIAL_TOKENS = (BOS, IM_START, EOS, PAD)
+#: bump when the bootstrap procedure changes, so cached bootstrap models are rebuilt
+BOOTSTRAP_VERSION = 2
 
 #: ChatML; assistant turns are wrapped in ``{% generation %}`` (assistant-only loss) and the
 #: end-of-turn token sits inside it so the model learns to stop.
@@ -64,6 +66,7 @@ class BaseModelConfig:
     pretrain_block_size: int = 256  # tokens per block (tokens/step = batch * block)
     pretrain_lr: float = 3e-3  # AdamW peak LR, cosine to 10% after warmup
     pretrain_warmup: int = 20  # linear warm-up steps
+    pretrain_bf16: str = "auto"  # bf16 autocast in pretraining: auto = where native (AMX CPUs, CUDA), on, off
     seed: int = 0  # init + data order
     torch_dtype: str = "bfloat16"  # load dtype for HF models on GPU (bootstrap stays float32)
 
@@ -133,7 +136,11 @@ def tiny_config(cfg: BaseModelConfig, tokenizer: Any) -> Any:
 
 
 def pretrain_texts(rows: list[dict[str, Any]]) -> list[str]:
-    """Plain documents for pretraining: each distinct prompt and response of the train rows.
+    """Plain documents for pretraining, one per distinct train row: ``prompt + "\\n\\n" + response``.
+
+    Repair rows (``source == "preflight"``) contribute only their response: their prompts hold
+    deliberately broken programs, which a small model should not learn to write. Documents
+    are raw text, never chat-formatted (the chat format is what fine-tuning teaches).
 
     Raises:
         DataError: a row is not from the train split (held-out text must never be seen).
@@ -143,10 +150,10 @@ def pretrain_texts(rows: list[dict[str, Any]]) -> list[str]:
     for row in rows:
         if row.get("split", "train") != "train":
             raise DataError(f"pretraining got a {row.get('split')!r} row ({row.get('id')}); train only")
-        for text in (row["prompt"], row["response"]):
-            if text not in seen:
-                seen.add(text)
-                docs.append(text)
+        text = row["response"] if row.get("source") == "preflight" else f"{row['prompt']}\n\n{row['response']}"
+        if text not in seen:
+            seen.add(text)
+            docs.append(text)
     return docs
 
 
@@ -176,7 +183,10 @@ def pretrain(model: Any, tokenizer: Any, docs: list[str], cfg: BaseModelConfig) 
     """
     import torch
 
+    from pipeline.quant import fast_bf16
+
     device = next(model.parameters()).device
+    autocast = cfg.pretrain_bf16 == "on" or (cfg.pretrain_bf16 == "auto" and fast_bf16(device.type))
     data = _blocks(tokenizer, docs, cfg.pretrain_block_size, cfg.seed)
     gen = torch.Generator().manual_seed(cfg.seed)
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.pretrain_lr, weight_decay=0.1, betas=(0.9, 0.95))
@@ -198,7 +208,8 @@ def pretrain(model: Any, tokenizer: Any, docs: list[str], cfg: BaseModelConfig) 
         pos += cfg.pretrain_batch_size
         for group in opt.param_groups:
             group["lr"] = lr_at(step)
-        loss = model(input_ids=batch, labels=batch).loss
+        with torch.autocast(device.type, dtype=torch.bfloat16, enabled=autocast):
+            loss = model(input_ids=batch, labels=batch).loss
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
@@ -212,7 +223,7 @@ def pretrain(model: Any, tokenizer: Any, docs: list[str], cfg: BaseModelConfig) 
 
 def fingerprint(cfg: BaseModelConfig, corpus_version: str) -> str:
     """Digest of everything that determines a bootstrap model (config + corpus version)."""
-    blob = json.dumps({"cfg": asdict(cfg), "corpus": corpus_version}, sort_keys=True)
+    blob = json.dumps({"cfg": asdict(cfg), "corpus": corpus_version, "v": BOOTSTRAP_VERSION}, sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 

@@ -1,4 +1,4 @@
-"""Batched chat generation with Hugging Face models, for evaluation and export checks.
+"""Batched chat generation with Hugging Face models, for evaluation (imported only when evaluating).
 
 :func:`load_model` gives the 16-bit base, optionally with a LoRA adapter merged in memory
 (exactly what :mod:`pipeline.export` writes to disk). :class:`HFGenerator` applies the chat
@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
+
+from transformers import StoppingCriteria, StoppingCriteriaList
 
 
 def load_model(base: str, adapter_dir: str | None = None, device: str = "cpu", merge: bool = True) -> tuple[Any, Any]:
@@ -45,6 +47,27 @@ def eos_ids(model: Any, tokenizer: Any) -> list[int]:
     return ids
 
 
+class FirstBlockClosed(StoppingCriteria):
+    """Stopping criterion: a sequence is done once its first ```vox block has closed.
+
+    Evaluation scores code, so the prose that usually follows the block is not generated.
+    A ``transformers.StoppingCriteria`` (returns one bool per sequence).
+    """
+
+    def __init__(self, tokenizer: Any, prompt_len: int) -> None:
+        self.tokenizer, self.prompt_len = tokenizer, prompt_len
+
+    def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
+        import torch
+
+        texts = self.tokenizer.batch_decode(input_ids[:, self.prompt_len:], skip_special_tokens=True)
+        done = []
+        for text in texts:
+            start = text.find("```vox")
+            done.append(start >= 0 and text.find("\n```", start + 6) >= 0)
+        return torch.tensor(done, dtype=torch.bool, device=input_ids.device)
+
+
 class HFGenerator:
     """A :data:`pipeline.evaluate.Generator` over a loaded model.
 
@@ -54,11 +77,12 @@ class HFGenerator:
         temperature: 0 = greedy; else sampling with ``top_p``.
         batch_size: sequences per ``generate`` call (prompts x n).
         seed: seeds ``torch`` before each call, so runs repeat.
+        stop_after_block: end each completion when its first ```vox block closes.
     """
 
     def __init__(self, model: Any, tokenizer: Any, max_new_tokens: int = 160, temperature: float = 0.2,
-                 top_p: float = 0.95, batch_size: int = 64, seed: int = 0) -> None:
-        self.model, self.tokenizer = model, tokenizer
+                 top_p: float = 0.95, batch_size: int = 64, seed: int = 0, stop_after_block: bool = True) -> None:
+        self.model, self.tokenizer, self.stop_after_block = model, tokenizer, stop_after_block
         self.max_new_tokens, self.temperature, self.top_p = max_new_tokens, temperature, top_p
         self.batch_size, self.seed = batch_size, seed
 
@@ -76,11 +100,14 @@ class HFGenerator:
         for i in range(0, len(texts), per_call):
             enc = tok(texts[i : i + per_call], return_tensors="pt", padding=True, add_special_tokens=False).to(device)
             sample = self.temperature > 0
+            stop = StoppingCriteriaList()
+            if self.stop_after_block:
+                stop.append(FirstBlockClosed(tok, enc["input_ids"].shape[1]))
             with torch.inference_mode():
                 gen = self.model.generate(
                     **enc, max_new_tokens=self.max_new_tokens, do_sample=sample, num_return_sequences=n,
                     temperature=self.temperature if sample else None, top_p=self.top_p if sample else None,
-                    top_k=None, eos_token_id=eos_ids(self.model, tok), pad_token_id=pad,
+                    top_k=None, eos_token_id=eos_ids(self.model, tok), pad_token_id=pad, stopping_criteria=stop,
                 )
             new = gen[:, enc["input_ids"].shape[1]:]
             decoded = tok.batch_decode(new, skip_special_tokens=True)

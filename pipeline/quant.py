@@ -8,6 +8,7 @@ LoRA on a 16-bit base with a logged warning.
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 from typing import Any
 
 from pipeline.errors import RecipeError, TrainingError
@@ -33,6 +34,24 @@ def pick_device(preference: str = "auto") -> str:
     if not has[preference]:
         raise RecipeError(f"device {preference!r} requested but not available on this machine")
     return preference
+
+
+def cpu_has_fast_bf16() -> bool:
+    """Whether this CPU has native bf16 matmul (Intel AMX or AVX512-BF16; Linux ``/proc/cpuinfo``)."""
+    try:
+        flags = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return False
+    return "amx_bf16" in flags or "avx512_bf16" in flags
+
+
+def fast_bf16(device: str) -> bool:
+    """Whether bf16 compute is native and fast on ``device`` (CUDA with bf16, or such a CPU)."""
+    import torch
+
+    if device == "cuda":
+        return torch.cuda.is_bf16_supported()
+    return device == "cpu" and cpu_has_fast_bf16()
 
 
 def torch_dtype(name: str, device: str) -> Any:

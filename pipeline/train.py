@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.chat_format import check_mode, present
-from pipeline.errors import TrainingError
+from pipeline.errors import RecipeError, TrainingError
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +39,8 @@ class TrainConfig:
     base_model: str = ""  # model to adapt; "" = the base_model stage's output
     quantization: str = "nf4"  # "nf4" = QLoRA (bitsandbytes 4-bit), "none" = plain LoRA
     double_quant: bool = True  # quantise the quantisation constants (saves ~0.4 bit/param)
-    compute_dtype: str = "auto"  # 4-bit matmul dtype: auto = bf16 on CUDA, fp32 on CPU
+    compute_dtype: str = "auto"  # 4-bit dequant dtype: auto = bf16 on CUDA, fp32 on CPU
+    bf16: str = "auto"  # bf16 autocast: auto = where native (CUDA, CPUs with AMX/AVX512-BF16), "on", "off"
     adapter_dtype: str = "auto"  # LoRA weight dtype: auto = bf16 on CUDA (trl default), fp32 on CPU
     device: str = "auto"  # auto | cuda | mps | cpu
     lora_r: int = 16  # LoRA rank
@@ -56,6 +57,7 @@ class TrainConfig:
     warmup_ratio: float = 0.05  # share of steps in linear warm-up
     lr_scheduler: str = "cosine"  # transformers scheduler name
     weight_decay: float = 0.0  # on LoRA weights
+    sources: tuple[str, ...] = ()  # corpus sources to fine-tune on (empty = all)
     max_train_rows: int = 0  # cap on train rows (0 = all)
     max_eval_rows: int = 64  # held-out rows used for eval loss (eval cost bound)
     eval_steps: int = 50  # eval loss every N steps (and at the end)
@@ -130,6 +132,11 @@ def make_sft_data(train_rows: list[dict[str, Any]], eval_rows: list[dict[str, An
     from datasets import Dataset
 
     check_mode(cfg.system_prompt_mode)
+    if cfg.sources:
+        train_rows = [r for r in train_rows if r.get("source") in cfg.sources]
+        eval_rows = [r for r in eval_rows if r.get("source") in cfg.sources]
+        if not train_rows:
+            raise RecipeError(f"train.sources {list(cfg.sources)} selects no train rows")
     if cfg.max_train_rows:
         train_rows = train_rows[: cfg.max_train_rows]
     eval_rows = eval_rows[: cfg.max_eval_rows] if cfg.max_eval_rows else []
@@ -155,10 +162,13 @@ def run_fingerprint(cfg: TrainConfig, data: SFTData) -> str:
 
 def sft_args(cfg: TrainConfig, run_dir: Path, device: str, has_eval: bool) -> Any:
     """The ``trl.SFTConfig`` for ``cfg`` (no hub, no integrations: MLflow is ours)."""
-    import torch
     from trl import SFTConfig
 
-    bf16 = device == "cuda" and torch.cuda.is_bf16_supported()
+    from pipeline.quant import fast_bf16
+
+    if cfg.bf16 not in ("auto", "on", "off"):
+        raise RecipeError(f"train.bf16 must be auto, on or off, got {cfg.bf16!r}")
+    bf16 = cfg.bf16 == "on" or (cfg.bf16 == "auto" and fast_bf16(device))
     return SFTConfig(
         output_dir=str(run_dir), max_steps=cfg.max_steps, num_train_epochs=cfg.epochs,
         per_device_train_batch_size=cfg.batch_size, per_device_eval_batch_size=cfg.batch_size,
@@ -191,8 +201,9 @@ def build_trainer(cfg: TrainConfig, data: SFTData, run_dir: Path, callbacks: lis
     Returns:
         the trainer; ``trainer.vox_info`` holds ``{"device", "quantized", "base_model"}``.
     """
+    import datasets
     import torch
-    from transformers import AutoTokenizer
+    from transformers import AutoTokenizer, PrinterCallback
     from trl import SFTTrainer
 
     from pipeline.quant import load_for_training, pick_device, torch_dtype
@@ -202,6 +213,7 @@ def build_trainer(cfg: TrainConfig, data: SFTData, run_dir: Path, callbacks: lis
         raise TrainingError("train.base_model is empty: pass the base_model stage's output")
     if device == "cpu":
         torch.set_num_threads(min(torch.get_num_threads(), int(os.environ.get("VOX_TORCH_THREADS", "2"))))
+    datasets.disable_progress_bars()
     tokenizer = AutoTokenizer.from_pretrained(cfg.base_model)
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
@@ -210,6 +222,7 @@ def build_trainer(cfg: TrainConfig, data: SFTData, run_dir: Path, callbacks: lis
     trainer = SFTTrainer(model=model, args=sft_args(cfg, run_dir, device, data.eval is not None),
                          train_dataset=data.train, eval_dataset=data.eval, processing_class=tokenizer,
                          peft_config=peft_config(cfg), callbacks=list(callbacks))
+    trainer.remove_callback(PrinterCallback)  # MlflowCallback logs one compact line instead
     adapter_dtype = torch_dtype(cfg.adapter_dtype, device)
     for p in trainer.model.parameters():  # trl casts LoRA weights to bf16 on 4-bit bases
         if p.requires_grad and p.dtype != adapter_dtype:

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from typing import Any
 
 from transformers import TrainerCallback
+
+log = logging.getLogger("pipeline.train")
 
 
 class MlflowCallback(TrainerCallback):
@@ -34,3 +37,7 @@ class MlflowCallback(TrainerCallback):
                 metrics["tokens_per_s"] = (seen - self._last[1]) / (now - self._last[0])
             self._last = (now, seen)
         self.tracker.log_metrics(metrics, step=state.global_step)
+        shown = {k: metrics[k] for k in ("loss", "eval_loss", "learning_rate", "tokens_per_s") if k in metrics}
+        if shown:
+            log.info("step %d/%d %s", state.global_step, state.max_steps,
+                     " ".join(f"{k}={v:.4g}" for k, v in shown.items()))

@@ -56,3 +56,18 @@ def test_hf_id_is_passed_through_without_network(tmp_path: Path) -> None:
     assert res.model == "Qwen/Qwen2.5-Coder-1.5B-Instruct" and not res.bootstrap
     with pytest.raises(TrainingError, match="no config.json"):
         build_base_model(BaseModelConfig(model=str(tmp_path)), [], tmp_path / "m")
+
+
+def test_generation_stops_once_the_first_vox_block_closes() -> None:
+    import torch
+
+    from pipeline.generation import FirstBlockClosed
+
+    tok = train_tokenizer(["```vox\nlet x = 1\n```\nmore text", "plain words"] * 20, 300)
+    texts = ["```vox\nlet x = 1\n```", "```vox\nlet x = 1", "Sure:\n```vox\nlet y = 2\n``` and"]
+    rows = [tok(t, add_special_tokens=False)["input_ids"] for t in texts]
+    width = max(map(len, rows))
+    ids = torch.tensor([[tok.pad_token_id] * (width - len(r)) + r for r in rows])
+    prompt = torch.tensor([[tok.pad_token_id] * 2] * 3)
+    done = FirstBlockClosed(tok, 2)(torch.cat([prompt, ids], dim=1), None)
+    assert done.tolist() == [True, False, True]
