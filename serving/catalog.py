@@ -19,7 +19,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Final
 
-from serving.catalog_entry import ENTRY_FIELDS, Catalog, CatalogEntry
+from serving.catalog_entry import ENTRY_FIELDS, REQUIRED_FIELDS, Catalog, CatalogEntry
 from serving.catalog_sources import (  # noqa: F401 - re-exported: the catalog's public API
     LOCAL_SPEED_TPS, MAX_SANE_USD_PER_MTOK, OLLAMA_URL, OPENROUTER_URL, _read_pass_at_1, build_catalog,
     entries_from_litellm, entries_from_openrouter, export_pass_at_1, fetch_json, litellm_cost_map,
@@ -77,7 +77,8 @@ def load_catalog(path: Path | None = None) -> Catalog:
             raise ValueError(f"schema_version is not {SCHEMA_VERSION}")
         entries = []
         for i, raw in enumerate(doc["entries"]):
-            if not isinstance(raw, dict) or set(raw) != set(ENTRY_FIELDS):
+            # fields added later (with defaults) may be missing from an older cache
+            if not isinstance(raw, dict) or not set(REQUIRED_FIELDS) <= set(raw) <= set(ENTRY_FIELDS):
                 raise ValueError(f"entry #{i} does not have the catalog entry fields")
             entries.append(CatalogEntry(**{**raw, "capabilities": tuple(raw["capabilities"])}))
         return Catalog(tuple(entries), float(doc["created_unix"]), dict(doc.get("sources") or {}))

@@ -7,7 +7,7 @@ the cache file and :mod:`serving.catalog_sources` for where entries come from.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field, fields
+from dataclasses import MISSING, dataclass, field, fields
 from typing import Any, Final
 
 
@@ -21,7 +21,8 @@ class CatalogEntry:
         provider: LiteLLM provider (``openai``, ``openrouter``...), or ``local``.
         litellm_model: what LiteLLM is called with (``openai/<name>`` plus ``api_base`` for local).
         input_usd_per_mtok, output_usd_per_mtok: USD per million tokens, ``None`` if unknown.
-        context_window: max input tokens, ``None`` if unknown.
+        context_window: max input tokens, ``None`` if unknown; for local models the server's
+            ``max_model_len`` (prompt + answer tokens).
         is_free: verified zero price (``:free`` OpenRouter models, local models).
         capabilities: e.g. ``("chat", "stream", "reasoning", "vision", "tools")``.
         intelligence_prior, coding_prior: 0-100 quality priors; speed_prior_tps: tokens/s.
@@ -30,6 +31,8 @@ class CatalogEntry:
         api_base: base URL for local endpoints, else ``None``.
         vox_pass_at_1: Vox pass@1 measured by the pipeline (local exports), else ``None``.
         reachable: for local entries, whether the endpoint answered when last probed.
+        system_prompt_mode: local ``vox serve`` models: ``"ssot"`` (system messages kept) or
+            ``"none"`` (the server drops them); ``None`` if unknown or hosted.
     """
 
     id: str
@@ -48,6 +51,7 @@ class CatalogEntry:
     api_base: str | None = None
     vox_pass_at_1: float | None = None
     reachable: bool | None = None
+    system_prompt_mode: str | None = None
 
     @property
     def local(self) -> bool:
@@ -62,6 +66,7 @@ class CatalogEntry:
 
 
 ENTRY_FIELDS: Final = tuple(f.name for f in fields(CatalogEntry))
+REQUIRED_FIELDS: Final = tuple(f.name for f in fields(CatalogEntry) if f.default is MISSING)
 
 
 @dataclass(frozen=True)

@@ -192,7 +192,8 @@ def _read_pass_at_1(model_dir: Path) -> tuple[str | None, float | None]:
 
 
 def probe_local(urls: list[str], timeout: float = 0.2) -> tuple[list[CatalogEntry], dict[str, Any]]:
-    """Probe local endpoints (in parallel, ≤ ``timeout`` s) and build one entry per served model."""
+    """Probe local endpoints (in parallel, ≤ ``timeout`` s) and build one entry per served model
+    (context window and system-prompt mode from the server's model card when it gives them)."""
     from serving.probe import probe_all
 
     results = probe_all(urls, timeout=timeout)
@@ -200,14 +201,16 @@ def probe_local(urls: list[str], timeout: float = 0.2) -> tuple[list[CatalogEntr
     entries: list[CatalogEntry] = []
     seen: set[str] = set()
     for r in results:
-        for name in r.models:
+        for card in r.served:
+            name = card.id
             ident = f"local/{name}" if f"local/{name}" not in seen else f"local/{name}@{r.base_url}"
             seen.add(ident)
             entries.append(_with_priors(
                 id=ident, provider="local", litellm_model=f"openai/{name}", input_usd_per_mtok=0.0,
-                output_usd_per_mtok=0.0, context_window=None, is_free=True, capabilities={"chat", "stream"},
-                speed_prior_tps=LOCAL_SPEED_TPS, source="ollama" if r.base_url == OLLAMA_URL else "local",
-                api_base=r.base_url, vox_pass_at_1=passes.get(name), reachable=True))
+                output_usd_per_mtok=0.0, context_window=card.context_window, is_free=True,
+                capabilities={"chat", "stream"}, speed_prior_tps=LOCAL_SPEED_TPS,
+                source="ollama" if r.base_url == OLLAMA_URL else "local", api_base=r.base_url,
+                vox_pass_at_1=passes.get(name), reachable=True, system_prompt_mode=card.system_prompt_mode))
     status = {"status": "ok", "endpoints": {r.base_url: ("up" if r.up else f"down: {r.error}") for r in results},
               "entries": len(entries)}
     return entries, status

@@ -286,7 +286,9 @@ def routed_sender(catalog: Any, keys: Mapping[str, Any], mode: str, *, k: int = 
 
     def send(messages: Sequence[Message], turn: Turn) -> Iterable[ChatEvent]:
         est = sum(len(m.get("content") or "") for m in messages) // 4 + 1
-        request = RouteRequest(turn.request, est_input_tokens=est, max_output_tokens=max_tokens,
+        est_system = sum(len(m.get("content") or "") for m in messages if m.get("role") == "system") // 4
+        request = RouteRequest(turn.request, est_input_tokens=est, est_system_tokens=est_system,
+                               max_output_tokens=max_tokens,
                                category="codegen" if turn.vox else None, vox=turn.vox,
                                local_only=local_only, budget_usd=turn.budget_usd)
         decision = decide(request, mode, catalog=catalog, keys=set(keys), k=k)

@@ -1,7 +1,9 @@
 """Reachability probe for local OpenAI-compatible endpoints (used by the router).
 
 ``probe(base_url)`` answers within a hard deadline (default 200 ms) whether the endpoint is up
-and which model ids it serves, by calling ``GET {base_url}/models``. ``probe_all`` probes several
+and which model ids it serves (with their context window and system-prompt mode when the
+server says: ``vox serve`` cards carry ``max_model_len`` and ``system_prompt_mode``), by
+calling ``GET {base_url}/models``. ``probe_all`` probes several
 endpoints in parallel under one deadline. Standard library only: importing this is free.
 """
 
@@ -22,6 +24,21 @@ DEFAULT_TIMEOUT_S: Final = 0.2
 
 
 @dataclass(frozen=True, slots=True)
+class ServedModel:
+    """One model card of ``/models``.
+
+    Attributes:
+        id: the served model id.
+        context_window: ``max_model_len`` (prompt + answer tokens), ``None`` if not given.
+        system_prompt_mode: ``"ssot"`` or ``"none"`` (``vox serve``), ``None`` if not given.
+    """
+
+    id: str
+    context_window: int | None = None
+    system_prompt_mode: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class ProbeResult:
     """What a probe found.
 
@@ -29,6 +46,7 @@ class ProbeResult:
         base_url: the endpoint probed (no trailing slash), e.g. ``http://127.0.0.1:8000/v1``.
         up: the endpoint answered ``/models`` with a valid model list in time.
         models: the served model ids (empty when down).
+        served: the model cards, one per id of ``models``.
         latency_ms: time until the answer or the failure, in milliseconds.
         error: why it is down (``None`` when up), e.g. ``"connection refused"``, ``"timeout"``.
     """
@@ -38,6 +56,7 @@ class ProbeResult:
     models: tuple[str, ...] = ()
     latency_ms: float = 0.0
     error: str | None = None
+    served: tuple[ServedModel, ...] = ()
 
 
 def local_endpoints() -> list[str]:
@@ -48,8 +67,16 @@ def local_endpoints() -> list[str]:
     return [url.strip().rstrip("/") for url in raw.split(",") if url.strip()]
 
 
-def _fetch(base_url: str, timeout: float) -> tuple[tuple[str, ...], str | None]:
-    """GET ``/models``; return ``(model ids, None)`` or ``((), reason)``."""
+def _card(item: dict[str, object]) -> ServedModel:
+    """A :class:`ServedModel` from one ``/models`` item (odd field values are ignored)."""
+    ctx, mode = item.get("max_model_len"), item.get("system_prompt_mode")
+    ok_ctx = isinstance(ctx, int) and not isinstance(ctx, bool) and ctx > 0
+    return ServedModel(str(item["id"]), ctx if ok_ctx else None,  # type: ignore[arg-type]
+                       mode if mode in ("ssot", "none") else None)  # type: ignore[arg-type]
+
+
+def _fetch(base_url: str, timeout: float) -> tuple[tuple[ServedModel, ...], str | None]:
+    """GET ``/models``; return ``(model cards, None)`` or ``((), reason)``."""
     request = urllib.request.Request(f"{base_url}/models", headers={"Accept": "application/json"})
     # No proxies: a probe of a loopback URL must never leave the machine or wait on a proxy.
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
@@ -72,8 +99,7 @@ def _fetch(base_url: str, timeout: float) -> tuple[tuple[str, ...], str | None]:
     data = body.get("data") if isinstance(body, dict) else None
     if not isinstance(data, list):
         return (), "bad response: no model list"
-    ids = tuple(str(item["id"]) for item in data if isinstance(item, dict) and isinstance(item.get("id"), str))
-    return ids, None
+    return tuple(_card(item) for item in data if isinstance(item, dict) and isinstance(item.get("id"), str)), None
 
 
 def probe_all(base_urls: Iterable[str], timeout: float = DEFAULT_TIMEOUT_S) -> list[ProbeResult]:
@@ -92,9 +118,9 @@ def probe_all(base_urls: Iterable[str], timeout: float = DEFAULT_TIMEOUT_S) -> l
     start = time.perf_counter()
 
     def run(i: int) -> None:
-        models, error = _fetch(urls[i], timeout)
+        served, error = _fetch(urls[i], timeout)
         ms = (time.perf_counter() - start) * 1000
-        results[i] = ProbeResult(urls[i], error is None, models, round(ms, 1), error)
+        results[i] = ProbeResult(urls[i], error is None, tuple(m.id for m in served), round(ms, 1), error, served)
 
     threads = [threading.Thread(target=run, args=(i,), daemon=True) for i in range(len(urls))]
     for thread in threads:

@@ -38,7 +38,10 @@ class RouteRequest:
 
     Attributes:
         text: the user's request (category and Vox detection read it).
-        est_input_tokens: prompt size estimate (context-window and cost filters).
+        est_input_tokens: prompt size estimate, system messages included (context-window and
+            cost filters).
+        est_system_tokens: the part of ``est_input_tokens`` in system messages (a local model
+            with ``system_prompt_mode == "none"`` never sees it).
         max_output_tokens: answer budget assumed by the cost filter.
         category: force ``codegen``/``chat``/``reasoning`` (else inferred).
         vox: force Vox-code handling on/off (else inferred).
@@ -48,6 +51,7 @@ class RouteRequest:
 
     text: str
     est_input_tokens: int = 0
+    est_system_tokens: int = 0
     max_output_tokens: int = 2048
     category: str | None = None
     vox: bool | None = None
@@ -162,8 +166,10 @@ def _filter(e: CatalogEntry, req: RouteRequest, profile: Profile | None, keys: C
         return f"no API key for {e.provider} ({envs})"
     if profile is not None and profile.free_only and not (e.is_free or e.local):
         return "not free (free mode)"
-    if e.context_window and req.est_input_tokens > e.context_window:
-        return f"prompt ~{req.est_input_tokens} tokens exceeds context window {e.context_window}"
+    if e.context_window:
+        reason = _context_overflow(e, req)
+        if reason:
+            return reason
     if req.budget_usd is not None and not (e.is_free or e.local):
         if e.input_usd_per_mtok is None or e.output_usd_per_mtok is None:
             return "price unknown: cannot honour --max-cost"
@@ -171,6 +177,22 @@ def _filter(e: CatalogEntry, req: RouteRequest, profile: Profile | None, keys: C
         if est > req.budget_usd:
             return f"estimated ${est:.4f} exceeds remaining budget ${req.budget_usd:.4f}"
     return None
+
+
+def _context_overflow(e: CatalogEntry, req: RouteRequest) -> str | None:
+    """Why the prompt of ``req`` does not fit ``e.context_window`` (``None`` when it fits).
+
+    A local model with ``system_prompt_mode == "none"`` gets no system messages (its server
+    drops them), so they do not count against its window.
+    """
+    assert e.context_window
+    drops_system = e.local and e.system_prompt_mode == "none"
+    prompt = req.est_input_tokens - (req.est_system_tokens if drops_system else 0)
+    if prompt <= e.context_window:
+        return None
+    system = (f" (~{req.est_system_tokens} of them the system prompt, which this model keeps)"
+              if req.est_system_tokens and not drops_system else "")
+    return f"prompt ~{prompt} tokens{system} exceeds context window {e.context_window}"
 
 
 def _candidate(e: CatalogEntry, total: float, parts: str, rejected: str | None = None) -> Candidate:

@@ -81,12 +81,14 @@ class _Service:
 
     def model_card(self) -> dict[str, Any]:
         # max_model_len: context window in tokens (vLLM's field name), for routers that read it.
+        # system_prompt_mode (vox_mens.json): "none" means system messages are dropped here.
         return {
             "id": self.engine.model_id,
             "object": "model",
             "created": self.created,
             "owned_by": "vox-mens",
             "max_model_len": self.engine.max_context,
+            "system_prompt_mode": self.engine.info.system_prompt_mode,
         }
 
     def parse(self, raw: bytes) -> ChatRequest | JSONResponse:

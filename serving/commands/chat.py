@@ -62,10 +62,12 @@ def chat(
 def _run(prompt: str | None, model: str, system: str | None, explain: bool, dry_run: bool, local_only: bool,
          max_cost: float | None, max_repairs: int, k: int, vox: bool | None, key_opts: list[str],
          max_tokens: int, timeout: float, stream: bool, err: Callable[[str], None]) -> object:
+    from pipeline.prompt import system_prompt
     from serving.catalog import load_or_build, with_live_local
     from serving.chat import ChatOptions, routed_sender, run_chat
     from serving.keys import install_log_redaction, load_config_keys, parse_key_options, redact, resolve_all
     from serving.router import RouteRequest, decide
+    from serving.scoring import is_vox_request
 
     install_log_redaction()
     keys = resolve_all(explicit=parse_key_options(key_opts), config=load_config_keys())
@@ -75,7 +77,10 @@ def _run(prompt: str | None, model: str, system: str | None, explain: bool, dry_
     if dry_run:
         if prompt is None:
             raise typer.BadParameter("--dry-run needs a PROMPT")
-        decision = decide(RouteRequest(prompt, est_input_tokens=len(prompt) // 4 + 1, max_output_tokens=max_tokens,
+        is_vox = vox if vox is not None else is_vox_request(prompt)
+        sys_text = system if system is not None else (system_prompt() if is_vox else "")  # as run_chat sends
+        decision = decide(RouteRequest(prompt, est_input_tokens=(len(prompt) + len(sys_text)) // 4 + 1,
+                                       est_system_tokens=len(sys_text) // 4, max_output_tokens=max_tokens,
                                        vox=vox, local_only=local_only, budget_usd=max_cost),
                           model, catalog=catalog, keys=set(keys), k=k)
         typer.echo(decision.explain())

@@ -42,9 +42,11 @@ class Scripted:
 class ReplayServer:
     """Serve ``script`` on ``127.0.0.1:<free port>`` in a daemon thread; ``base_url`` ends in ``/v1``."""
 
-    def __init__(self, script: list[Scripted | str], model: str = "replay-model") -> None:
+    def __init__(self, script: list[Scripted | str], model: str = "replay-model",
+                 card: dict[str, Any] | None = None) -> None:
         self.script = [s if isinstance(s, Scripted) else Scripted(s) for s in script]
         self.model = model
+        self.card = card or {}  # extra fields of the /v1/models item (e.g. max_model_len)
         self.requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
@@ -87,7 +89,7 @@ class ReplayServer:
 
             def do_GET(self) -> None:
                 if self.path.rstrip("/").endswith("/models"):
-                    self._json(200, {"object": "list", "data": [{"id": server.model, "object": "model"}]})
+                    self._json(200, {"object": "list", "data": [{"id": server.model, "object": "model", **server.card}]})
                 elif self.path.rstrip("/").endswith("/health"):
                     self._json(200, {"status": "ok"})
                 else:

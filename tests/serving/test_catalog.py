@@ -192,3 +192,21 @@ def test_unwritable_vox_home_warns_and_still_gives_a_catalog(tmp_path: Path, mon
     assert len(warnings) == 1 and "cannot write the model catalog cache" in warnings[0] and str(home) in warnings[0]
     with pytest.raises(CatalogError, match="cannot write the model catalog cache.*VOX_HOME"):
         cat.load_or_build(require_saved=True, local_urls=[])  # `vox model discover`
+
+
+def test_local_entries_record_context_window_and_system_prompt_mode() -> None:
+    card = {"max_model_len": 4096, "system_prompt_mode": "none"}
+    with replay.ReplayServer(["hi"], model="carded", card=card) as server, \
+            replay.ReplayServer(["hi"], model="bare") as bare:
+        built = cat.build_catalog(openrouter_fetch=fake_openrouter, local_urls=[server.base_url, bare.base_url])
+    entry = built.by_id()["local/carded"]
+    assert (entry.context_window, entry.system_prompt_mode) == (4096, "none")
+    assert (built.by_id()["local/bare"].context_window, built.by_id()["local/bare"].system_prompt_mode) == (None, None)
+    path = cat.save_catalog(built)
+    assert cat.load_catalog(path).by_id()["local/carded"] == entry
+    # a cache written before system_prompt_mode existed still loads (the field defaults to None)
+    doc = json.loads(path.read_text())
+    for raw in doc["entries"]:
+        del raw["system_prompt_mode"]
+    path.write_text(json.dumps(doc))
+    assert cat.load_catalog(path).by_id()["local/carded"].system_prompt_mode is None

@@ -238,3 +238,21 @@ def test_cli_provider_qualified_unknown_id_is_a_usage_error(monkeypatch: pytest.
     assert result.exit_code == 2, result.output
     assert "unknown model or mode 'anthropic/claude-3-5-sonnet-20241022'" in result.output
     assert "no API key for vercel_ai_gateway" not in result.output and "Traceback" not in result.output
+
+
+def test_local_context_window_and_system_prompt_mode() -> None:
+    # The SSOT prompt (~1460 tokens) must not disqualify a model whose server drops system
+    # messages; a model that keeps them is skipped with a reason instead of failing after the call.
+    keeps = dataclasses.replace(local("keeps-ssot", 0.9), context_window=512, system_prompt_mode="ssot")
+    drops = dataclasses.replace(local("drops-system", 0.3), context_window=512, system_prompt_mode="none")
+    req = RouteRequest(CODE, est_input_tokens=1500, est_system_tokens=1460)
+    d = decide(req, "free", catalog=Catalog((keeps, drops), 0.0, {}), keys=set())
+    assert ids(d) == ["local/drops-system"]
+    assert "rejected local/keeps-ssot" in d.explain()
+    assert "prompt ~1500 tokens (~1460 of them the system prompt, which this model keeps) exceeds context window 512" \
+        in d.explain()
+    with pytest.raises(NoCandidates, match="local/keeps-ssot: prompt ~1500 tokens .* exceeds context window 512"):
+        decide(req, "free", catalog=Catalog((keeps,), 0.0, {}), keys=set())
+    too_long = RouteRequest(CODE, est_input_tokens=2100, est_system_tokens=1460)  # 640 without the system prompt
+    with pytest.raises(NoCandidates, match="prompt ~640 tokens exceeds context window 512"):
+        decide(too_long, "local/drops-system", catalog=Catalog((drops,), 0.0, {}), keys=set())

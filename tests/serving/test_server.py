@@ -36,6 +36,7 @@ def test_health_and_models(local_server: str, client: Any, tiny_model_name: str)
     assert [m.id for m in client.models.list().data] == [tiny_model_name]
     card = client.models.retrieve(tiny_model_name)
     assert card.id == tiny_model_name and card.model_extra["max_model_len"] == 512
+    assert card.model_extra["system_prompt_mode"] == "ssot"
 
 
 def test_openai_client_non_streaming(client: Any, tiny_model_name: str) -> None:
@@ -293,3 +294,17 @@ def test_slow_request_preparation_does_not_stall_health(
     assert _health(base_url)["status"] == "ok"
     assert time.perf_counter() - start < 1.5
     worker.join()
+
+
+def test_model_card_carries_system_prompt_mode_without_a_model() -> None:
+    # Routers read max_model_len and system_prompt_mode ("none": this server drops system messages).
+    from types import SimpleNamespace
+
+    from fastapi.testclient import TestClient
+
+    from serving.server import create_app
+
+    engine = SimpleNamespace(model_id="m", max_context=2048, info=SimpleNamespace(system_prompt_mode="none"))
+    with TestClient(create_app(engine)) as http:  # type: ignore[arg-type]
+        card = http.get("/v1/models").json()["data"][0]
+    assert card["id"] == "m" and card["max_model_len"] == 2048 and card["system_prompt_mode"] == "none"
