@@ -13,6 +13,7 @@ from __future__ import annotations
 import difflib
 import json
 import os
+import stat
 import sys
 import tempfile
 from dataclasses import dataclass
@@ -50,6 +51,18 @@ def _fail(message: str) -> typer.Exit:
     return typer.Exit(2)
 
 
+def _not_regular(mode: int) -> str | None:
+    """What a non-regular file is (``"is a named pipe (FIFO)"``...), ``None`` for a regular file."""
+    if stat.S_ISREG(mode):
+        return None
+    for test, what in ((stat.S_ISDIR, "is a directory"), (stat.S_ISFIFO, "is a named pipe (FIFO)"),
+                       (stat.S_ISCHR, "is a character device"), (stat.S_ISBLK, "is a block device"),
+                       (stat.S_ISSOCK, "is a socket")):
+        if test(mode):
+            return what
+    return "is a special file"
+
+
 def read_inputs(files: list[str]) -> list[Input]:
     """Read every argument (``-`` once, from stdin) before checking anything.
 
@@ -68,6 +81,10 @@ def read_inputs(files: list[str]) -> list[Input]:
                 problems.append("cannot read `-`: standard input is closed")
             continue
         try:
+            kind = _not_regular(os.stat(arg).st_mode)
+            if kind is not None:  # reading a FIFO or /dev/zero would block or never end
+                problems.append(f"cannot read {arg}: {kind}, not a regular file (use `-` for standard input)")
+                continue
             inputs.append(Input(arg, arg, Path(arg).read_bytes()))
         except IsADirectoryError:
             problems.append(f"cannot read {arg}: is a directory")

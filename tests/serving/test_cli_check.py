@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -189,3 +190,19 @@ def test_closed_stdin_is_a_usage_error_not_a_traceback() -> None:
     assert res.returncode == 2
     assert "Traceback" not in res.stderr
     assert "standard input is closed" in res.stderr
+
+
+@pytest.mark.parametrize("kind", ["fifo", "chardev"])
+def test_non_regular_files_are_refused_not_read_forever(tmp_path: Path, kind: str) -> None:
+    # `vox check /dev/zero` or a FIFO used to read forever; in a subprocess so a regression times out.
+    if kind == "fifo":
+        path = str(tmp_path / "pipe.vox")
+        os.mkfifo(path)
+        what = "is a named pipe (FIFO)"
+    else:
+        path, what = "/dev/zero", "is a character device"
+    code = "import sys\nsys.argv = ['vox', 'check', sys.argv[1]]\nfrom serving.cli import main\nmain()\n"
+    out = subprocess.run([sys.executable, "-c", code, path], cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2, out.stderr
+    assert f"vox check: cannot read {path}: {what}, not a regular file (use `-` for standard input)" in out.stderr
+    assert "Traceback" not in out.stderr
