@@ -2,7 +2,8 @@
 
 Assets are thin: each calls one :mod:`pipeline.corpus` step and turns its summary into
 metadata. Files live under ``<state>/artifacts/<asset>/``; settings come from the recipe's
-``corpus:`` section (resource ``vox_state``).
+``corpus:`` section (resource ``vox_state``). A pipeline error (bad recipe, bad data) fails the
+step with its one-line message (:func:`assets.defs._failures.pipeline_failures`).
 """
 
 
@@ -12,6 +13,7 @@ from typing import Any, Mapping
 
 import dagster as dg
 
+from assets.defs._failures import pipeline_failures
 from assets.defs.resources import VoxStateResource
 
 GROUP = "corpus"
@@ -51,7 +53,8 @@ def system_prompt(vox_state: VoxStateResource) -> dg.MaterializeResult:
     from pipeline.prompt import SYSTEM_PROMPT_PATH, system_prompt as read_prompt
     import hashlib
 
-    text = read_prompt()
+    with pipeline_failures():
+        text = read_prompt()
     write_bytes(text.encode("utf-8"), _dir(vox_state, "system_prompt") / "system_prompt.txt")
     return dg.MaterializeResult(
         metadata={"source": dg.MetadataValue.path(str(SYSTEM_PROMPT_PATH)), "chars": len(text),
@@ -67,7 +70,8 @@ def system_prompt(vox_state: VoxStateResource) -> dg.MaterializeResult:
 def system_prompt_is_2026_syntax() -> dg.AssetCheckResult:
     from pipeline.prompt import audit_prompt
 
-    audit = audit_prompt()
+    with pipeline_failures():
+        audit = audit_prompt()
     return dg.AssetCheckResult(passed=audit.ok, metadata={
         "vox_blocks": audit.vox_blocks, "problems": dg.MetadataValue.md(
             "\n".join(f"- {p}" for p in audit.problems()) or "none")})
@@ -81,7 +85,8 @@ def system_prompt_is_2026_syntax() -> dg.AssetCheckResult:
 def generated_pairs(context: dg.AssetExecutionContext, vox_state: VoxStateResource) -> dg.MaterializeResult:
     from pipeline.corpus import generate
 
-    s = generate(_cfg(vox_state), _dir(vox_state, "generated_pairs"))
+    with pipeline_failures():
+        s = generate(_cfg(vox_state), _dir(vox_state, "generated_pairs"))
     context.log.info(f"generated {s['rows']} pairs from {s['programs']} programs")
     return dg.MaterializeResult(metadata={
         "path": dg.MetadataValue.path(s["path"]), "rows": s["rows"], "programs": s["programs"],
@@ -104,7 +109,8 @@ def compiler_gate(context: dg.AssetExecutionContext, vox_state: VoxStateResource
     from pipeline.corpus import gate
 
     gen = _dir(vox_state, "generated_pairs") / "pairs.parquet"
-    s = gate(_cfg(vox_state), gen, _dir(vox_state, "gated_pairs"), _dir(vox_state, "gate_rejections"))
+    with pipeline_failures():
+        s = gate(_cfg(vox_state), gen, _dir(vox_state, "gated_pairs"), _dir(vox_state, "gate_rejections"))
     context.log.info(f"gate kept {s['rows_kept']}/{s['rows_in']} ({s['pass_rate']:.1%})")
     yield dg.MaterializeResult(asset_key="gated_pairs", metadata={
         "path": dg.MetadataValue.path(s["path"]), "rows_in": s["rows_in"], "rows_kept": s["rows_kept"],
@@ -131,7 +137,8 @@ def corpus(context: dg.AssetExecutionContext, vox_state: VoxStateResource) -> dg
     from pipeline.corpus import build
 
     out = _dir(vox_state, "corpus")
-    m = build(_cfg(vox_state), _dir(vox_state, "gated_pairs") / "pairs.parquet", out)
+    with pipeline_failures():
+        m = build(_cfg(vox_state), _dir(vox_state, "gated_pairs") / "pairs.parquet", out)
     png = base64.b64encode(m.pop("plot_png")).decode()
     context.log.info(f"corpus: {m['rows']}")
     fams = sorted(set(m["per_split_family"]["train"]) | set(m["per_split_family"]["heldout"]))
@@ -155,7 +162,8 @@ def corpus(context: dg.AssetExecutionContext, vox_state: VoxStateResource) -> dg
 def corpus_split_is_clean(vox_state: VoxStateResource) -> dg.AssetCheckResult:
     from pipeline.corpus_check import verify_corpus
 
-    problems = verify_corpus(_dir(vox_state, "corpus"))
+    with pipeline_failures():
+        problems = verify_corpus(_dir(vox_state, "corpus"))
     return dg.AssetCheckResult(passed=not problems, metadata={
         "problems": dg.MetadataValue.md("\n".join(f"- {p}" for p in problems) or "none")})
 
@@ -165,8 +173,9 @@ def corpus_split_is_clean(vox_state: VoxStateResource) -> dg.AssetCheckResult:
 def gate_pass_rate(vox_state: VoxStateResource) -> dg.AssetCheckResult:
     from pipeline.corpus_files import read_rows
 
-    kept = len(read_rows(_dir(vox_state, "gated_pairs") / "pairs.parquet", ["id"]))
-    rejected = len(read_rows(_dir(vox_state, "gate_rejections") / "rejections.parquet", ["id"]))
+    with pipeline_failures():
+        kept = len(read_rows(_dir(vox_state, "gated_pairs") / "pairs.parquet", ["id"]))
+        rejected = len(read_rows(_dir(vox_state, "gate_rejections") / "rejections.parquet", ["id"]))
     rate = kept / (kept + rejected) if kept + rejected else 0.0
     return dg.AssetCheckResult(passed=rate >= 0.95, severity=dg.AssetCheckSeverity.WARN,
                                metadata={"pass_rate": rate, "kept": kept, "rejected": rejected})

@@ -58,3 +58,14 @@ def test_blocking_prompt_check_stops_the_graph(tmp_path: Path, recipe: Path, mon
     assert not evaluation.passed
     assert not result.asset_materializations_for_node("generated_pairs")
     assert not (tmp_path / "s" / "artifacts" / "generated_pairs" / "pairs.parquet").exists()
+
+
+def test_bad_recipe_fails_the_step_with_its_one_line_message(tmp_path: Path) -> None:
+    # VOX_RECIPE=nope used to show a full Python traceback around the RecipeError.
+    result = dg.materialize([corpus_defs.generated_pairs], raise_on_error=False,
+                            resources={"vox_state": VoxStateResource(state_dir=str(tmp_path), recipe="nope")})
+    assert not result.success
+    failure = result.get_step_failure_events()[0].step_failure_data
+    assert failure.error is not None and failure.error.cls_name == "Failure" and failure.error.cause is None
+    assert failure.user_failure_data is not None
+    assert failure.user_failure_data.description.startswith("unknown recipe 'nope': expected a YAML path or one of:")
