@@ -155,7 +155,11 @@ def run_chat(send: Send, read_line: Callable[[str], str | None], write: Callable
         if prompt is not None:
             _turn(prompt, send, write, options, check, s)
         else:
-            while (line := read_line(options.prompt)) is not None:
+            while True:
+                line = read_line(options.prompt)
+                if line is None:  # end of input (Ctrl-D): the summary goes below the prompt
+                    write("\n")
+                    break
                 text = line.strip()
                 if not text:
                     continue

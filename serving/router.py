@@ -267,6 +267,8 @@ def decide(request: RouteRequest, mode: str, *, catalog: Catalog, keys: Collecti
     skipped = sum(len(v) for p, v in ranking.items() if p not in usable)
     if not chosen:
         why = "; ".join(f"{c.id}: {c.rejected}" for c in rejected[:3]) or "no local model reachable"
+        if request.local_only:
+            raise NoCandidates(_no_local_model(catalog, why))
         keyless = f"; {skipped} models skipped for lack of an API key" if skipped else ""
         raise NoCandidates(f"no model can serve this request in mode {profile.name!r} ({why}{keyless}): "
                            "set a provider key (e.g. OPENAI_API_KEY) or start a local model with `vox serve`")
@@ -278,3 +280,13 @@ def decide(request: RouteRequest, mode: str, *, catalog: Catalog, keys: Collecti
                                 "provider-side router fallback (free)" if profile.free_only
                                 else "provider-side router fallback"))
     return Decision(profile.name, category, vox, rule_text(profile, category), tuple(chosen), shown, skipped)
+
+
+def _no_local_model(catalog: Catalog, why: str) -> str:
+    """The ``--local-only`` dead end: which local models failed why, or how to start one."""
+    if any(e.local and e.reachable for e in catalog.entries):
+        return f"no local model can serve this request (--local-only): {why}"
+    probed = ", ".join((catalog.sources.get("local") or {}).get("endpoints") or {}) or "none"
+    return ("no local model is reachable (--local-only; endpoints probed: " + probed + "): start one with "
+            "`vox serve` (it listens on http://127.0.0.1:8000/v1), or set VOX_LOCAL_ENDPOINTS to the "
+            "comma-separated base URLs of running OpenAI-compatible servers")

@@ -61,10 +61,25 @@ def error_response(status: int, message: str, *, param: str | None = None, code:
     return JSONResponse(body, status_code=status)
 
 
+#: plain-words rule per parameter, for fields whose pydantic message would confuse (union branch
+#: names such as ``stop.str``, "less than or equal to 2" for a NaN)
+_FIELD_RULES = {
+    "temperature": "must be a number in [0, 2]",
+    "top_p": "must be a number in (0, 1]",
+    "stop": "must be a string or a list of strings",
+}
+
+
 def _validation_message(exc: ValidationError) -> tuple[str, str | None]:
+    """``(message, param)`` for the first validation error; ``param`` is the request field."""
     first = exc.errors()[0]
-    loc = ".".join(str(part) for part in first.get("loc", ()))
+    parts = first.get("loc", ())
+    field = str(parts[0]) if parts else None
     more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+    if field in _FIELD_RULES:
+        got = json.dumps(first.get("input"), default=str)[:60]
+        return f"{field}: {_FIELD_RULES[field]}, got {got}", field
+    loc = ".".join(str(part) for part in parts)
     return (f"{loc}: {first.get('msg', 'invalid value')}{more}" if loc else str(first.get("msg"))), loc or None
 
 

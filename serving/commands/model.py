@@ -53,6 +53,10 @@ def list_models(
     except ServingError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(1) from None
+    known = sorted({e.provider for e in catalog.entries})
+    if provider is not None and provider not in known:
+        typer.echo(f"error: no models match provider `{provider}`; known providers: {', '.join(known)}", err=True)
+        raise typer.Exit(1)
     rows = [e for e in catalog.entries
             if (provider is None or e.provider == provider) and (not free or e.is_free or e.local)]
 

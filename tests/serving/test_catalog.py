@@ -210,3 +210,17 @@ def test_local_entries_record_context_window_and_system_prompt_mode() -> None:
         del raw["system_prompt_mode"]
     path.write_text(json.dumps(doc))
     assert cat.load_catalog(path).by_id()["local/carded"].system_prompt_mode is None
+
+
+def test_model_list_unknown_provider_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    from typer.testing import CliRunner
+
+    from serving.cli import app
+
+    monkeypatch.setenv("VOX_OFFLINE", "1")
+    result = CliRunner().invoke(app, ["model", "list", "--provider", "nope"])
+    assert result.exit_code == 1
+    assert "error: no models match provider `nope`; known providers: " in result.output
+    assert "anthropic" in result.output and "openai" in result.output and "in$/M" not in result.output
+    ok = CliRunner().invoke(app, ["model", "list", "--provider", "openai", "--limit", "2"])
+    assert ok.exit_code == 0 and "openai/" in ok.output

@@ -85,6 +85,14 @@ def test_repl_keeps_history_and_exits() -> None:
     assert [m["content"] for m in model.calls[1][0]] == ["first", "one", "second"]
 
 
+def test_repl_end_of_input_puts_the_summary_on_its_own_line() -> None:
+    # Ctrl-D leaves the cursor after the "vox> " prompt; the summary used to be printed there.
+    text, _ = transcript(FakeModel("one"), None, ["first"])
+    assert text.endswith("one\n\n" + text[text.index("[session]"):])
+    exited, _ = transcript(FakeModel("one"), None, ["first", "/exit"])  # Enter already ended the line
+    assert "one\n[session]" in exited
+
+
 def test_reasoning_is_hidden_from_display_and_from_the_check() -> None:
     seen: list[str] = []
     answer = "<think>try ```vox\nbroken(\n```</think>```vox\nprint(2)\n```"

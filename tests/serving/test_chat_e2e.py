@@ -53,4 +53,6 @@ def test_local_only_without_a_server_is_one_clear_error(monkeypatch: pytest.Monk
     monkeypatch.setenv("VOX_OPENROUTER_URL", "http://127.0.0.1:9/api/v1")
     result = CliRunner().invoke(app, ["chat", "-m", "genius", "--local-only", "hello"])
     assert result.exit_code == 1
-    assert "error: no model can serve this request" in result.output and "Traceback" not in result.output
+    assert "error: no local model is reachable (--local-only; endpoints probed: http://127.0.0.1:9/v1)" in result.output
+    assert "`vox serve`" in result.output and "VOX_LOCAL_ENDPOINTS" in result.output
+    assert "set a provider key" not in result.output and "Traceback" not in result.output

@@ -256,3 +256,18 @@ def test_local_context_window_and_system_prompt_mode() -> None:
     too_long = RouteRequest(CODE, est_input_tokens=2100, est_system_tokens=1460)  # 640 without the system prompt
     with pytest.raises(NoCandidates, match="prompt ~640 tokens exceeds context window 512"):
         decide(too_long, "local/drops-system", catalog=Catalog((drops,), 0.0, {}), keys=set())
+
+
+def test_local_only_dead_end_says_how_to_start_a_local_model(catalog: Catalog) -> None:
+    gone = Catalog((local("vox-mens-gone", 0.9, False),), 0.0,
+                   {"local": {"endpoints": {"http://127.0.0.1:8000/v1": "down: connection refused"}}})
+    with pytest.raises(NoCandidates) as info:
+        decide(RouteRequest(CHAT, local_only=True), "genius", catalog=gone, keys=ALL_KEYS)
+    message = str(info.value)
+    assert message.startswith("no local model is reachable (--local-only; endpoints probed: http://127.0.0.1:8000/v1)")
+    assert "`vox serve`" in message and "VOX_LOCAL_ENDPOINTS" in message and "provider key" not in message
+    small = dataclasses.replace(local("vox-mens-small", 0.3), context_window=100)
+    with pytest.raises(NoCandidates, match=r"no local model can serve this request \(--local-only\): "
+                                           "local/vox-mens-small: prompt ~500 tokens exceeds context window 100"):
+        decide(RouteRequest(CHAT, est_input_tokens=500, local_only=True), "genius",
+               catalog=Catalog((small,), 0.0, {}), keys=ALL_KEYS)

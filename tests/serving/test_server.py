@@ -308,3 +308,25 @@ def test_model_card_carries_system_prompt_mode_without_a_model() -> None:
     with TestClient(create_app(engine)) as http:  # type: ignore[arg-type]
         card = http.get("/v1/models").json()["data"][0]
     assert card["id"] == "m" and card["max_model_len"] == 2048 and card["system_prompt_mode"] == "none"
+
+
+@pytest.mark.parametrize(("body", "message"), [
+    (b'{"model": "m", "messages": [{"role": "user", "content": "x"}], "stop": 5}',
+     "stop: must be a string or a list of strings, got 5"),
+    (b'{"model": "m", "messages": [{"role": "user", "content": "x"}], "temperature": NaN}',
+     "temperature: must be a number in [0, 2], got NaN"),
+])
+def test_parameter_errors_name_the_request_field(body: bytes, message: str) -> None:
+    # "stop": 5 was reported as param "stop.str"; a NaN temperature as "less than or equal to 2".
+    from types import SimpleNamespace
+
+    from fastapi.testclient import TestClient
+
+    from serving.server import create_app
+
+    engine = SimpleNamespace(model_id="m", max_context=2048, info=SimpleNamespace(system_prompt_mode="ssot"))
+    with TestClient(create_app(engine)) as http:  # type: ignore[arg-type]
+        response = http.post("/v1/chat/completions", content=body, headers={"Content-Type": "application/json"})
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert error["message"] == message and error["param"] == message.split(":")[0]
