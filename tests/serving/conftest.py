@@ -6,13 +6,16 @@ trained here on a few KB of text with a ``<|im_start|>``/``<|im_end|>`` chat tem
 ``generation_config.json`` whose ``eos_token_id`` is a list. Built in well under 5 s, no network.
 
 ``local_server`` serves that directory on a free loopback port in a background thread and yields
-its OpenAI base URL (``http://127.0.0.1:<port>/v1``).
+its OpenAI base URL (``http://127.0.0.1:<port>/v1``). ``replay`` is the scripted loopback model
+server helper module (``replay_server.py``).
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -243,3 +246,18 @@ def server_factory() -> Iterator[Callable[..., str]]:
 def local_server(tiny_export_dir: Path, server_factory: Callable[..., str]) -> str:
     """Base URL (``http://127.0.0.1:<port>/v1``) of a server for ``tiny_export_dir`` (session-wide)."""
     return server_factory(tiny_export_dir, device="cpu")
+
+
+@pytest.fixture(scope="session")
+def replay() -> Any:
+    """The module ``replay_server.py`` next to this file (``ReplayServer``, ``Scripted``), loaded once.
+
+    Test files cannot import it by name under ``--import-mode=importlib``.
+    """
+    name = "vox_tests_replay_server"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("replay_server.py"))
+        assert spec and spec.loader
+        sys.modules[name] = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(sys.modules[name])
+    return sys.modules[name]

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 import time
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,20 +10,6 @@ import pytest
 from serving.errors import AllProvidersFailed
 from serving.keys import ResolvedKey, Secret
 from serving.router import AttemptFailed, Candidate, Completed, Decision, TextDelta, complete, import_litellm
-
-
-def load_replay() -> Any:
-    """The loopback replay server helper (``replay_server.py`` next to this file), loaded once."""
-    name = "vox_tests_replay_server"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("replay_server.py"))
-        assert spec and spec.loader
-        sys.modules[name] = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(sys.modules[name])
-    return sys.modules[name]
-
-
-replay = load_replay()
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -72,7 +55,7 @@ def test_mock_failures_land_on_third_model(stream: bool) -> None:
     assert all(isinstance(e, TextDelta) and e.model == "openai/model-3" for e in events[2:-1])
 
 
-def test_http_402_503_and_timeout_move_on() -> None:
+def test_http_402_503_and_timeout_move_on(replay: Any) -> None:
     with replay.ReplayServer([replay.Scripted("out of credit", status=402)], model="a") as a, \
             replay.ReplayServer([replay.Scripted("overloaded", status=503)], model="b") as b, \
             replay.ReplayServer([replay.Scripted("late", delay_s=3.0)], model="c") as c, \
@@ -90,7 +73,7 @@ def test_http_402_503_and_timeout_move_on() -> None:
     assert isinstance(events[-1], Completed) and events[-1].text == "fine from d"
 
 
-def test_mid_stream_failure_abandons_partial_answer() -> None:
+def test_mid_stream_failure_abandons_partial_answer(replay: Any) -> None:
     with replay.ReplayServer([replay.Scripted("this answer will be cut off half way", drop_after=2)],
                              model="a") as a, replay.ReplayServer(["a fresh full answer"], model="b") as b:
         events = run(decision(local("a", a.base_url), local("b", b.base_url)))
@@ -114,7 +97,7 @@ def test_all_failing_is_one_clear_error_quickly() -> None:
     assert str(info.value).startswith("all models failed: openai/model-1: RateLimitError")
 
 
-def test_unreachable_local_endpoint_fails_over() -> None:
+def test_unreachable_local_endpoint_fails_over(replay: Any) -> None:
     with replay.ReplayServer(["from the live one"], model="up") as up:
         d = decision(local("down", "http://127.0.0.1:9/v1"), local("up", up.base_url))
         events = run(d, timeout=2.0)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
@@ -17,20 +16,6 @@ from serving import catalog as cat
 from serving.errors import CatalogError
 from serving.priors import prior_for
 
-
-
-def load_replay() -> Any:
-    """The loopback replay server helper (``replay_server.py`` next to this file), loaded once."""
-    name = "vox_tests_replay_server"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("replay_server.py"))
-        assert spec and spec.loader
-        sys.modules[name] = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(sys.modules[name])
-    return sys.modules[name]
-
-
-replay = load_replay()
 
 OPENROUTER = {"data": [
     {"id": "qwen/qwen3-coder:free", "pricing": {"prompt": "0", "completion": "0"}, "context_length": 262000,
@@ -158,7 +143,7 @@ def test_corrupt_cache_is_reported_and_rebuilt(garbage: str) -> None:
     assert cat.load_catalog(path).entries == rebuilt_cat.entries  # the file is valid again
 
 
-def test_local_endpoint_models_carry_pass_at_1(tmp_path: Path) -> None:
+def test_local_endpoint_models_carry_pass_at_1(tmp_path: Path, replay: Any) -> None:
     from pipeline.paths import exports_dir
 
     export = exports_dir() / "run-1"
@@ -194,7 +179,7 @@ def test_unwritable_vox_home_warns_and_still_gives_a_catalog(tmp_path: Path, mon
         cat.load_or_build(require_saved=True, local_urls=[])  # `vox model discover`
 
 
-def test_local_entries_record_context_window_and_system_prompt_mode() -> None:
+def test_local_entries_record_context_window_and_system_prompt_mode(replay: Any) -> None:
     card = {"max_model_len": 4096, "system_prompt_mode": "none"}
     with replay.ReplayServer(["hi"], model="carded", card=card) as server, \
             replay.ReplayServer(["hi"], model="bare") as bare:

@@ -3,9 +3,7 @@ answers, the real router (litellm.Router) and the real Vox front end."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -13,19 +11,6 @@ import pytest
 from serving.catalog import Catalog, CatalogEntry
 from serving.chat import ChatOptions, routed_sender, run_chat
 
-
-def load_replay() -> Any:
-    """The loopback replay server helper (``replay_server.py`` next to this file), loaded once."""
-    name = "vox_tests_replay_server"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("replay_server.py"))
-        assert spec and spec.loader
-        sys.modules[name] = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(sys.modules[name])
-    return sys.modules[name]
-
-
-replay = load_replay()
 REQUEST = "Write a Vox script with a function add(a, b) and print add(1, 2)."
 BROKEN = ("Sure! Here is the script:\n\n```vox\nfn add(a: int, b: int) to int {\n  ret a + c\n}\n"
           "print(add(1, totl))\n```\nIt prints 3.")
@@ -43,15 +28,24 @@ def catalog_for(base_url: str) -> Catalog:
     return Catalog((entry,), 0.0, {})
 
 
-def chat(script: list[str], **opts: Any) -> tuple[str, Any, list[dict[str, Any]]]:
-    out: list[str] = []
-    with replay.ReplayServer(script, model="replay-model") as server:
-        send = routed_sender(catalog_for(server.base_url), {}, "free", timeout=10)
-        result = run_chat(send, lambda _p: None, out.append, prompt=REQUEST, options=ChatOptions(**opts))
-        return "".join(out), result, server.requests
+Chat = Callable[..., tuple[str, Any, list[dict[str, Any]]]]
 
 
-def test_broken_then_fixed_ends_with_pass() -> None:
+@pytest.fixture
+def chat(replay: Any) -> Chat:
+    """``chat(script, **options) -> (transcript, result, requests the server got)``."""
+
+    def run(script: list[str], **opts: Any) -> tuple[str, Any, list[dict[str, Any]]]:
+        out: list[str] = []
+        with replay.ReplayServer(script, model="replay-model") as server:
+            send = routed_sender(catalog_for(server.base_url), {}, "free", timeout=10)
+            result = run_chat(send, lambda _p: None, out.append, prompt=REQUEST, options=ChatOptions(**opts))
+            return "".join(out), result, server.requests
+
+    return run
+
+
+def test_broken_then_fixed_ends_with_pass(chat: Chat) -> None:
     text, result, requests = chat([BROKEN, FIXED])
     assert result.verdicts == ("PASS",) and len(requests) == 2
     assert "[check] 2 error(s) in 1 ```vox block(s); repair 1/2, sending:" in text
@@ -64,7 +58,7 @@ def test_broken_then_fixed_ends_with_pass() -> None:
     assert "c should be b" not in text  # reasoning hidden
 
 
-def test_never_fixed_ends_with_fail_after_exactly_two_repairs() -> None:
+def test_never_fixed_ends_with_fail_after_exactly_two_repairs(chat: Chat) -> None:
     text, result, requests = chat([BROKEN])
     assert result.verdicts == ("FAIL",) and not result.ok
     assert len(requests) == 3  # the answer + exactly 2 repair rounds
@@ -74,11 +68,11 @@ def test_never_fixed_ends_with_fail_after_exactly_two_repairs() -> None:
 
 
 @pytest.mark.parametrize("repairs", [0, 1])
-def test_repair_rounds_are_configurable(repairs: int) -> None:
+def test_repair_rounds_are_configurable(chat: Chat, repairs: int) -> None:
     _, result, requests = chat([BROKEN], max_repairs=repairs)
     assert result.verdicts == ("FAIL",) and len(requests) == 1 + repairs
 
 
-def test_answer_without_vox_block_is_asked_again() -> None:
+def test_answer_without_vox_block_is_asked_again(chat: Chat) -> None:
     text, result, requests = chat(["I would write it in Python instead.", FIXED])
     assert result.verdicts == ("PASS",) and "no ```vox fenced block" in requests[1]["messages"][-1]["content"]
