@@ -209,7 +209,8 @@ def test_provider_qualified_id_never_resolves_to_another_provider(gateway_catalo
     message = str(info.value)
     assert "did you mean" in message and "anthropic/claude-sonnet-4-5" in message  # same provider first
     assert "vercel_ai_gateway/anthropic/claude-3-5-sonnet-20241022" in message  # named, not chosen
-    assert resolve_model("anthropic/claude-haiku-4-5", gateway_catalog).id == "anthropic/claude-haiku-4-5"  # type: ignore[union-attr]
+    exact = resolve_model("anthropic/claude-haiku-4-5", gateway_catalog)
+    assert isinstance(exact, CatalogEntry) and exact.id == "anthropic/claude-haiku-4-5"
 
 
 def test_openrouter_style_and_unambiguous_suffix_ids(gateway_catalog: Catalog) -> None:
