@@ -58,6 +58,7 @@ ChatEvent = TextDelta | AttemptFailed | Completed
 
 _ROUTERS: dict[tuple[Any, ...], Any] = {}
 _ROUTERS_LOCK = threading.Lock()
+MAX_CACHED_ROUTERS: Final = 32  # answer caps vary with the prompt, so the cache must be bounded
 
 
 def import_litellm() -> Any:
@@ -83,10 +84,20 @@ def _failure_reason(exc: BaseException) -> str:
     return redact(text)[:200]
 
 
+def _limit(c: Candidate, max_tokens: int | None) -> int | None:
+    """The answer limit for ``c``: the lower of its own cap and ``max_tokens`` (None: none)."""
+    limits = [n for n in (c.max_tokens, max_tokens) if n]
+    return min(limits) if limits else None
+
+
 def _router(cands: Sequence[Candidate], keys: Mapping[str, ResolvedKey], timeout: float,
-            mock: Mapping[str, Any] | None) -> Any:
-    """One ``litellm.Router`` per cascade (cached): deployment per candidate, fallbacks in order."""
-    cache_key = (tuple((c.id, c.litellm_model, c.api_base) for c in cands), timeout,
+            mock: Mapping[str, Any] | None, max_tokens: int | None = None) -> Any:
+    """One ``litellm.Router`` per cascade (cached): deployment per candidate, fallbacks in order.
+
+    The answer limit is a per-deployment parameter (a call keyword would override it for every
+    deployment): the lower of the candidate's own cap (``Candidate.max_tokens``) and ``max_tokens``.
+    """
+    cache_key = (tuple((c.id, c.litellm_model, c.api_base, _limit(c, max_tokens)) for c in cands), timeout,
                  tuple(sorted((p, id(k.secret)) for p, k in keys.items())),  # identity only, never the value
                  tuple(sorted((mock or {}).items(), key=str)))
     with _ROUTERS_LOCK:
@@ -96,6 +107,8 @@ def _router(cands: Sequence[Candidate], keys: Mapping[str, ResolvedKey], timeout
     model_list = []
     for c in cands:
         params: dict[str, Any] = {"model": c.litellm_model, "timeout": timeout, "stream_timeout": timeout}
+        if _limit(c, max_tokens):
+            params["max_tokens"] = _limit(c, max_tokens)
         if c.api_base:
             params.update(api_base=c.api_base, api_key=LOCAL_API_KEY)
         elif c.provider in keys:
@@ -108,6 +121,8 @@ def _router(cands: Sequence[Candidate], keys: Mapping[str, ResolvedKey], timeout
     router = litellm.Router(model_list=model_list, fallbacks=fallbacks, num_retries=0, timeout=timeout,
                             stream_timeout=timeout, disable_cooldowns=True, max_fallbacks=len(ids))
     with _ROUTERS_LOCK:
+        while len(_ROUTERS) >= MAX_CACHED_ROUTERS:
+            del _ROUTERS[next(iter(_ROUTERS))]  # oldest first
         _ROUTERS[cache_key] = router
     return router
 
@@ -173,7 +188,8 @@ def complete(decision: Decision, messages: Sequence[Mapping[str, str]], *, keys:
         keys: provider → resolved key (revealed only into LiteLLM's parameters).
         stream: stream the answer.
         timeout: seconds per attempt (connect, first byte and between chunks): never a hang.
-        max_tokens: answer limit passed to the provider.
+        max_tokens: answer limit passed to the provider, unless the candidate has a lower cap
+            of its own (``Candidate.max_tokens``: what its context window leaves after the prompt).
         mock: candidate id → LiteLLM ``mock_response`` (tests and benchmarks).
 
     Raises:
@@ -181,10 +197,10 @@ def complete(decision: Decision, messages: Sequence[Mapping[str, str]], *, keys:
     """
     litellm = import_litellm()
     cands = decision.candidates
-    router = _router(cands, keys, timeout, mock)
+    router = _router(cands, keys, timeout, mock, max_tokens)
     index = {c.id: i for i, c in enumerate(cands)}
     attempts: list[tuple[str, str]] = []
-    extra: dict[str, Any] = {"max_tokens": max_tokens} if max_tokens else {}
+    extra: dict[str, Any] = {}  # max_tokens is per deployment (see _router)
     if stream:
         extra["stream_options"] = {"include_usage": True}
     _Tap.install(litellm)

@@ -5,8 +5,12 @@ concrete model id; :func:`resolve_model`), infers the task category, scores ever
 model under the mode's profile (the rule is in :mod:`serving.scoring`'s docstring and in
 :meth:`Decision.explain`), drops models that fail a filter (no key for the provider, local
 endpoint unreachable, not free in ``free`` mode, ``--local-only``, over the ``--max-cost``
-budget, prompt larger than the context window) and returns the top K (default 4) as the
-cascade, each with its reasons. It performs no I/O.
+budget, prompt larger than the context window or leaving it no room for an answer) and
+returns the top K (default 4) as the cascade, each with its reasons. It performs no I/O.
+
+Each candidate with a known context window gets its own answer cap (``Candidate.max_tokens``):
+the requested ``max_output_tokens`` lowered to what fits after the prompt (:func:`answer_room`),
+so a 512-token local model is asked for what it can give instead of rejecting the call.
 
 ``complete(decision, messages, keys=...)`` runs the cascade through one ``litellm.Router``;
 it lives in :mod:`serving.cascade` with the chat events and is re-exported here.
@@ -30,6 +34,13 @@ from serving.scoring import ALIASES, MODES, Profile, infer_category, is_vox_requ
 
 DEFAULT_K: Final = 4
 MAX_REJECTED_SHOWN: Final = 8
+MIN_ANSWER_TOKENS: Final = 16  # a model whose window leaves fewer answer tokens is skipped
+# The prompt estimate is ~4 characters per token (large hosted vocabularies). Local models have
+# small vocabularies (cpu-tiny: a 2048-token BPE, ~2-3 characters per token) and a chat template
+# around each message, so their answer room is computed from a deliberately high estimate: an
+# overestimate only shortens the answer, an underestimate gets the call rejected (HTTP 400).
+LOCAL_PROMPT_FACTOR: Final = 2
+LOCAL_TEMPLATE_TOKENS: Final = 32
 
 
 @dataclass(frozen=True)
@@ -42,7 +53,8 @@ class RouteRequest:
             cost filters).
         est_system_tokens: the part of ``est_input_tokens`` in system messages (a local model
             with ``system_prompt_mode == "none"`` never sees it).
-        max_output_tokens: answer budget assumed by the cost filter.
+        max_output_tokens: requested answer limit (tokens); lowered per candidate to fit its
+            context window (``Candidate.max_tokens``); the cost filter assumes it.
         category: force ``codegen``/``chat``/``reasoning`` (else inferred).
         vox: force Vox-code handling on/off (else inferred).
         local_only: only local models.
@@ -61,7 +73,12 @@ class RouteRequest:
 
 @dataclass(frozen=True)
 class Candidate:
-    """A model in the cascade (or a rejected one, with ``rejected`` set)."""
+    """A model in the cascade (or a rejected one, with ``rejected`` set).
+
+    ``max_tokens``: this model's answer cap when its context window cannot hold the requested
+    ``max_output_tokens`` after the prompt (``None``: the request's limit applies);
+    ``max_tokens_note`` says why, for ``--explain``.
+    """
 
     id: str
     litellm_model: str
@@ -72,6 +89,8 @@ class Candidate:
     input_usd_per_mtok: float | None = None
     output_usd_per_mtok: float | None = None
     rejected: str | None = None
+    max_tokens: int | None = None
+    max_tokens_note: str = ""
 
 
 @dataclass(frozen=True)
@@ -97,6 +116,8 @@ class Decision:
         for i, c in enumerate(self.candidates):
             tag = "primary " if i == 0 else f"fallback{i}"
             lines.append(f"  {tag} {c.id}  score={c.score:+.3f}  {c.reasons}")
+            if c.max_tokens is not None:
+                lines.append(f"           max_tokens capped to {c.max_tokens}: {c.max_tokens_note}")
         for c in self.rejected:
             lines.append(f"  rejected {c.id}  score={c.score:+.3f}  ({c.rejected})")
         if self.skipped_no_key:
@@ -166,14 +187,20 @@ def _filter(e: CatalogEntry, req: RouteRequest, profile: Profile | None, keys: C
         return f"no API key for {e.provider} ({envs})"
     if profile is not None and profile.free_only and not (e.is_free or e.local):
         return "not free (free mode)"
-    if e.context_window:
+    room = answer_room(e, req)
+    if room is not None:
         reason = _context_overflow(e, req)
         if reason:
             return reason
+        need = min(MIN_ANSWER_TOKENS, req.max_output_tokens)
+        if room < need:
+            return (f"prompt ~{_prompt_tokens(e, req, for_room=True)} tokens (estimated high) leaves "
+                    f"{max(room, 0)} answer tokens in context window {e.context_window} (need at least {need})")
     if req.budget_usd is not None and not (e.is_free or e.local):
         if e.input_usd_per_mtok is None or e.output_usd_per_mtok is None:
             return "price unknown: cannot honour --max-cost"
-        est = (req.est_input_tokens * e.input_usd_per_mtok + req.max_output_tokens * e.output_usd_per_mtok) / 1e6
+        answer = req.max_output_tokens if room is None else min(room, req.max_output_tokens)
+        est = (req.est_input_tokens * e.input_usd_per_mtok + answer * e.output_usd_per_mtok) / 1e6
         if est > req.budget_usd:
             return f"estimated ${est:.4f} exceeds remaining budget ${req.budget_usd:.4f}"
     return None
@@ -187,7 +214,7 @@ def _context_overflow(e: CatalogEntry, req: RouteRequest) -> str | None:
     """
     assert e.context_window
     drops_system = e.local and e.system_prompt_mode == "none"
-    prompt = req.est_input_tokens - (req.est_system_tokens if drops_system else 0)
+    prompt = _prompt_tokens(e, req)
     if prompt <= e.context_window:
         return None
     system = (f" (~{req.est_system_tokens} of them the system prompt, which this model keeps)"
@@ -195,9 +222,36 @@ def _context_overflow(e: CatalogEntry, req: RouteRequest) -> str | None:
     return f"prompt ~{prompt} tokens{system} exceeds context window {e.context_window}"
 
 
-def _candidate(e: CatalogEntry, total: float, parts: str, rejected: str | None = None) -> Candidate:
+def _prompt_tokens(e: CatalogEntry, req: RouteRequest, *, for_room: bool = False) -> int:
+    """The prompt of ``req`` in tokens as ``e``'s server will count it: without the system
+    messages for a local model with ``system_prompt_mode == "none"``; with ``for_room``, a local
+    model's count is estimated high (:data:`LOCAL_PROMPT_FACTOR`, :data:`LOCAL_TEMPLATE_TOKENS`)."""
+    drops_system = e.local and e.system_prompt_mode == "none"
+    prompt = max(req.est_input_tokens - (req.est_system_tokens if drops_system else 0), 0)
+    if for_room and e.local:
+        prompt = prompt * LOCAL_PROMPT_FACTOR + LOCAL_TEMPLATE_TOKENS
+    return prompt
+
+
+def answer_room(e: CatalogEntry, req: RouteRequest) -> int | None:
+    """Answer tokens left in ``e.context_window`` after the prompt of ``req`` (may be <= 0);
+    ``None`` when the window is unknown. The window is taken to hold prompt + answer tokens."""
+    if not e.context_window:
+        return None
+    return e.context_window - _prompt_tokens(e, req, for_room=True)
+
+
+def _candidate(e: CatalogEntry, total: float, parts: str, rejected: str | None = None,
+               req: RouteRequest | None = None) -> Candidate:
+    """The candidate for ``e``; given ``req``, with its answer cap when the window is too small."""
+    cap, note = None, ""
+    room = answer_room(e, req) if req is not None and rejected is None else None
+    if req is not None and room is not None and room < req.max_output_tokens:
+        cap = max(room, 1)
+        note = (f"context window {e.context_window} - prompt ~{_prompt_tokens(e, req, for_room=True)} "
+                f"tokens (estimated high), below the requested {req.max_output_tokens}")
     return Candidate(e.id, e.litellm_model, e.provider, total, parts, e.api_base,
-                     e.input_usd_per_mtok, e.output_usd_per_mtok, rejected)
+                     e.input_usd_per_mtok, e.output_usd_per_mtok, rejected, cap, note)
 
 
 def _ranking(catalog: Catalog, profile: Profile, category: str, vox: bool) -> dict[str, list[tuple[float, int]]]:
@@ -246,7 +300,8 @@ def decide(request: RouteRequest, mode: str, *, catalog: Catalog, keys: Collecti
         if reason:
             raise NoCandidates(f"model {target.id} cannot be used: {reason}")
         total, parts = score(target, MODES["auto"], category, vox)
-        return Decision(target.id, category, vox, "explicit model (no ranking)", (_candidate(target, total, parts),))
+        return Decision(target.id, category, vox, "explicit model (no ranking)",
+                        (_candidate(target, total, parts, req=request),))
     profile = target
     if category != "codegen" and profile.analysis_category:
         category = profile.analysis_category
@@ -261,7 +316,7 @@ def decide(request: RouteRequest, mode: str, *, catalog: Catalog, keys: Collecti
         reason = _filter(e, request, profile, keys)
         if reason is None or len(rejected) < MAX_REJECTED_SHOWN:
             total, parts = score(e, profile, category, vox)
-            (chosen if reason is None else rejected).append(_candidate(e, total, parts, reason))
+            (chosen if reason is None else rejected).append(_candidate(e, total, parts, reason, request))
         if len(chosen) >= k:
             break
     skipped = sum(len(v) for p, v in ranking.items() if p not in usable)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from typing import Any
 
@@ -103,3 +104,14 @@ def test_unreachable_local_endpoint_fails_over(replay: Any) -> None:
         events = run(d, timeout=2.0)
     assert isinstance(events[0], AttemptFailed) and events[0].model == "local/down"
     assert isinstance(events[-1], Completed) and events[-1].model == "local/up"
+
+
+def test_each_candidate_gets_its_own_max_tokens(replay: Any) -> None:
+    # A small-context model is asked for its own cap; the fallback after it for the request's limit.
+    with replay.ReplayServer([replay.Scripted("overloaded", status=503)], model="small") as small, \
+            replay.ReplayServer(["fine"], model="big") as big:
+        capped = dataclasses.replace(local("small", small.base_url), max_tokens=300)
+        events = run(decision(capped, local("big", big.base_url)), max_tokens=1024, timeout=5.0)
+        assert isinstance(events[-1], Completed) and events[-1].model == "local/big"
+        assert [r["max_tokens"] for r in small.requests] == [300]
+        assert [r["max_tokens"] for r in big.requests] == [1024]

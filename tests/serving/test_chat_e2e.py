@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -56,3 +57,44 @@ def test_local_only_without_a_server_is_one_clear_error(monkeypatch: pytest.Monk
     assert "error: no local model is reachable (--local-only; endpoints probed: http://127.0.0.1:9/v1)" in result.output
     assert "`vox serve`" in result.output and "VOX_LOCAL_ENDPOINTS" in result.output
     assert "set a provider key" not in result.output and "Traceback" not in result.output
+
+
+def _only_local(monkeypatch: pytest.MonkeyPatch, url: str) -> None:
+    for names in PROVIDER_ENV.values():
+        for name in names:
+            monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("VOX_NO_KEYRING", "1")
+    monkeypatch.setenv("VOX_LOCAL_ENDPOINTS", url)
+    monkeypatch.setenv("VOX_OLLAMA", "0")
+    monkeypatch.setenv("VOX_OPENROUTER_URL", "http://127.0.0.1:9/api/v1")
+
+
+def test_default_max_tokens_is_capped_to_a_small_local_context(monkeypatch: pytest.MonkeyPatch, replay: Any) -> None:
+    # Regression: `vox chat -m free` sent max_tokens=1024 to a 512-token `vox serve` model, which
+    # rejects it (HTTP 400). The card's max_model_len and system_prompt_mode now set the cap.
+    from pipeline.prompt import system_prompt
+    from serving.router import LOCAL_PROMPT_FACTOR, LOCAL_TEMPLATE_TOKENS
+
+    request = "Write a Vox function that adds two integers."
+    answer = "```vox\nfn add(a: int, b: int) to int {\n    ret a + b\n}\n```"
+    card = {"max_model_len": 512, "system_prompt_mode": "none"}
+    with replay.ReplayServer([answer], model="vox-mens-tiny", card=card) as server:
+        _only_local(monkeypatch, server.base_url)
+        result = CliRunner().invoke(app, ["chat", "-m", "free", "--explain", "--max-repairs", "0", request])
+    assert "Traceback" not in result.output and "[failed:" not in result.output, result.output
+    [sent] = server.requests
+    assert sent["messages"][0] == {"role": "system", "content": system_prompt()}  # sent; the server drops it
+    est = (len(system_prompt()) + len(request)) // 4 + 1 - len(system_prompt()) // 4
+    cap = 512 - (est * LOCAL_PROMPT_FACTOR + LOCAL_TEMPLATE_TOKENS)
+    assert sent["max_tokens"] == cap and 16 <= cap < 512
+    assert f"max_tokens capped to {cap}: context window 512" in result.output
+    assert "vox-script-verify: " in result.output
+
+
+def test_tiny_local_server_answers_without_max_tokens(offline_env: str, tiny_model_name: str) -> None:
+    # The real server (512-token context, system messages kept) accepts the capped request.
+    result = CliRunner().invoke(app, ["chat", "--model", "free", "--max-repairs", "0", "--no-vox",
+                                      "--system", "You write Vox programs in ```vox blocks.",
+                                      "Write a Vox function that adds two integers."])
+    assert f"[local/{tiny_model_name}]\n" in result.output and "[failed:" not in result.output, result.output
+    assert f"models: local/{tiny_model_name}" in result.output and result.exit_code == 0

@@ -272,3 +272,29 @@ def test_local_only_dead_end_says_how_to_start_a_local_model(catalog: Catalog) -
                                            "local/vox-mens-small: prompt ~500 tokens exceeds context window 100"):
         decide(RouteRequest(CHAT, est_input_tokens=500, local_only=True), "genius",
                catalog=Catalog((small,), 0.0, {}), keys=ALL_KEYS)
+
+
+def test_max_tokens_capped_to_the_context_window() -> None:
+    # A 512-token local model that drops system messages: the SSOT prompt does not count, the
+    # user prompt is estimated high (x LOCAL_PROMPT_FACTOR + template), the rest is the answer cap.
+    from serving.router import LOCAL_PROMPT_FACTOR, LOCAL_TEMPLATE_TOKENS
+
+    tiny = dataclasses.replace(local("tiny", 0.3), context_window=512, system_prompt_mode="none")
+    big = dataclasses.replace(local("big", 0.2), context_window=32768, system_prompt_mode="ssot")
+    req = RouteRequest(CODE, est_input_tokens=1500, est_system_tokens=1460, max_output_tokens=1024)
+    d = decide(req, "free", catalog=Catalog((tiny, big), 0.0, {}), keys=set())
+    cap = 512 - (40 * LOCAL_PROMPT_FACTOR + LOCAL_TEMPLATE_TOKENS)
+    assert {c.id: c.max_tokens for c in d.candidates} == {"local/tiny": cap, "local/big": None}
+    assert f"max_tokens capped to {cap}: context window 512" in d.explain()
+    # an explicit model id gets its cap too; a request below the cap is left alone
+    assert decide(req, "local/tiny", catalog=Catalog((tiny,), 0.0, {}), keys=set()).primary.max_tokens == cap
+    small_req = dataclasses.replace(req, max_output_tokens=64)
+    assert decide(small_req, "local/tiny", catalog=Catalog((tiny,), 0.0, {}), keys=set()).primary.max_tokens is None
+    # a prompt that fits but leaves under MIN_ANSWER_TOKENS is skipped with a reason
+    full = RouteRequest(CODE, est_input_tokens=1460 + 235, est_system_tokens=1460)
+    d = decide(full, "free", catalog=Catalog((tiny, big), 0.0, {}), keys=set())
+    assert ids(d) == ["local/big"]
+    assert "prompt ~502 tokens (estimated high) leaves 10 answer tokens in context window 512 (need at least 16)" \
+        in d.explain()
+    with pytest.raises(NoCandidates, match="local/tiny cannot be used: prompt ~502 tokens .* leaves 10 answer tokens"):
+        decide(RouteRequest(CODE, est_input_tokens=235), "local/tiny", catalog=Catalog((tiny,), 0.0, {}), keys=set())
