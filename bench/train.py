@@ -6,7 +6,7 @@ ours: run fingerprinting, checkpoint bookkeeping and MLflow logging. Prints toke
 (non-pad tokens / trainer runtime), their ratio (target >= 0.95x) and the fraction of non-pad
 tokens in our batches (target >= 95%), next to what plain padded batching would give.
 
-    .venv/bin/python bench/train.py [--rows 300] [--recipe cpu-tiny] [--repeats 1]
+    .venv/bin/python bench/train.py [--rows 600] [--recipe cpu-tiny] [--repeats 2]
 """
 
 from __future__ import annotations
@@ -41,16 +41,20 @@ def corpus_rows(rows: int) -> tuple[list[dict], list[dict], str]:
 
 def bare_sft(cfg, data, out: Path) -> float:
     """A plain SFTTrainer run with the same settings; returns non-pad tokens/s."""
-    import torch
     from peft import LoraConfig, prepare_model_for_kbit_training
     from transformers import AutoModelForCausalLM, AutoTokenizer, BitsAndBytesConfig
     from trl import SFTConfig, SFTTrainer
 
+    from pipeline.quant import fast_bf16, torch_dtype
+
+    compute = torch_dtype(cfg.compute_dtype, "cpu")  # the recipe's values, resolved as the recipe says
+    bf16 = cfg.bf16 == "on" or (cfg.bf16 == "auto" and fast_bf16("cpu"))
     tok = AutoTokenizer.from_pretrained(cfg.base_model)
     model = AutoModelForCausalLM.from_pretrained(
-        cfg.base_model, dtype=torch.float32, device_map={"": "cpu"},
+        cfg.base_model, dtype=torch_dtype("auto", "cpu"), device_map={"": "cpu"},
         quantization_config=BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type="nf4",
-                                               bnb_4bit_use_double_quant=True, bnb_4bit_compute_dtype=torch.float32))
+                                               bnb_4bit_use_double_quant=cfg.double_quant,
+                                               bnb_4bit_compute_dtype=compute))
     model = prepare_model_for_kbit_training(model, use_gradient_checkpointing=False)
     args = SFTConfig(
         output_dir=str(out), num_train_epochs=1, max_steps=-1, per_device_train_batch_size=cfg.batch_size,
@@ -58,7 +62,7 @@ def bare_sft(cfg, data, out: Path) -> float:
         lr_scheduler_type=cfg.lr_scheduler, max_length=cfg.max_length, packing=True, packing_strategy="bfd",
         padding_free=True, assistant_only_loss=True, logging_steps=cfg.logging_steps, report_to="none",
         save_strategy="steps", save_steps=cfg.save_steps, save_total_limit=cfg.save_total_limit,
-        include_num_input_tokens_seen="non_padding", seed=cfg.seed, bf16=False, use_cpu=True,
+        include_num_input_tokens_seen="non_padding", seed=cfg.seed, bf16=bf16, use_cpu=True,
         gradient_checkpointing=False, dataloader_pin_memory=False, disable_tqdm=True)
     lora = LoraConfig(r=cfg.lora_r, lora_alpha=cfg.lora_alpha, lora_dropout=cfg.lora_dropout,
                       target_modules=list(cfg.target_modules), task_type="CAUSAL_LM")
@@ -88,7 +92,8 @@ def ours(cfg, data, out: Path) -> tuple[float, float]:
 
 def padded_fraction(data, tokenizer, batch_size: int, max_length: int) -> float:
     """Non-pad fraction plain padded batching (no packing) would have on the same rows."""
-    lens = [min(len(tokenizer.apply_chat_template(m, tokenize=True)), max_length) for m in data.train["messages"]]
+    lens = [min(len(tokenizer.apply_chat_template(m, tokenize=True, return_dict=True)["input_ids"]), max_length)
+            for m in data.train["messages"]]
     real = total = 0
     for i in range(0, len(lens), batch_size):
         chunk = lens[i : i + batch_size]
@@ -99,9 +104,9 @@ def padded_fraction(data, tokenizer, batch_size: int, max_length: int) -> float:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rows", type=int, default=300, help="rows in the epoch (bounds the bench's time)")
+    parser.add_argument("--rows", type=int, default=600, help="rows in the epoch (bounds the bench's time)")
     parser.add_argument("--recipe", default="cpu-tiny")
-    parser.add_argument("--repeats", type=int, default=1, help="alternating runs per side")
+    parser.add_argument("--repeats", type=int, default=2, help="alternating runs per side (the CPU is shared: noise)")
     args = parser.parse_args()
 
     import torch

@@ -87,7 +87,10 @@ class Tracker:
             self.client.log_batch(run_id, params=items[i : i + 100])
 
     def log_metrics(self, metrics: dict[str, float], step: int) -> None:
-        """Log numeric metrics at ``step`` in one batch (non-numeric values are skipped)."""
+        """Log numeric metrics at ``step`` in one batch (non-numeric values are skipped).
+
+        Asynchronous, so training steps never wait on the store; :meth:`end` flushes.
+        """
         from mlflow.entities import Metric
 
         run_id = self._need_run()
@@ -95,7 +98,7 @@ class Tracker:
         items = [Metric(k, float(v), now, step) for k, v in metrics.items()
                  if isinstance(v, (int, float)) and not isinstance(v, bool)]
         if items:
-            self.client.log_batch(run_id, metrics=items)
+            self.client.log_batch(run_id, metrics=items, synchronous=False)
 
     def set_tags(self, tags: dict[str, Any]) -> None:
         """Set run tags (stringified)."""
@@ -114,5 +117,8 @@ class Tracker:
     def end(self, status: str = "FINISHED") -> None:
         """Terminate the run (``FINISHED``, ``FAILED`` or ``KILLED``)."""
         if self.run_id is not None:
+            import mlflow
+
+            mlflow.flush_async_logging()
             self.client.set_terminated(self.run_id, status=status)
             self.run_id = None
