@@ -117,8 +117,8 @@ class Tracker:
     def end(self, status: str = "FINISHED") -> None:
         """Terminate the run (``FINISHED``, ``FAILED`` or ``KILLED``)."""
         if self.run_id is not None:
-            import mlflow
-
-            mlflow.flush_async_logging()
+            # flush *this* client's store (mlflow.flush_async_logging() would open the fluent
+            # API's default store, creating ./mlflow.db)
+            self.client._tracking_client.store.flush_async_logging()
             self.client.set_terminated(self.run_id, status=status)
             self.run_id = None
