@@ -24,8 +24,11 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
-run: $(STAMP)
+$(DAGSTER_HOME)/dagster.yaml:
 	mkdir -p $(DAGSTER_HOME)
+	printf 'telemetry:\n  enabled: false\n' > $@
+
+run: $(STAMP) $(DAGSTER_HOME)/dagster.yaml
 	$(BIN)/python -m assets.main
 
 test: $(STAMP)
@@ -34,8 +37,7 @@ test: $(STAMP)
 bench: $(STAMP)
 	for b in bench/*.py; do $(BIN)/python $$b || exit 1; done
 
-ui: $(STAMP)
-	mkdir -p $(DAGSTER_HOME)
+ui: $(STAMP) $(DAGSTER_HOME)/dagster.yaml
 	$(BIN)/dagster dev -w workspace.yaml
 
 mlflow: $(STAMP)
