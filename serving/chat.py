@@ -5,8 +5,12 @@ Answers stream through ``write`` as they arrive, reasoning sections hidden. For 
 request the SSOT system prompt is injected (unless a system prompt is given), the ```vox
 blocks of the answer are checked together as one module with :func:`vox_lang.check`, and while
 errors remain (at most ``max_repairs`` times) the diagnostics go back to the model in the
-repair format. The turn ends with ``vox-script-verify: PASS`` (zero errors) or ``FAIL`` and
-the remaining diagnostics. Model output is only ever parsed and checked, never executed.
+repair format. A repair call sends a compact history (:func:`repair_messages`): the request, the
+checked program alone (no prose, no reasoning, no earlier failed attempts) and the diagnostics, so
+it fits small local context windows. The turn ends with ``vox-script-verify: PASS`` (zero errors)
+or ``FAIL`` and the remaining diagnostics; when no model can take a repair call (e.g. the repair
+prompt does not fit any context window), repair stops with a ``[check] repair stopped: ...`` note
+and ``FAIL``. Model output is only ever parsed and checked, never executed.
 """
 
 from __future__ import annotations
@@ -15,8 +19,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from serving.errors import BudgetExceeded, ServingError
-from serving.extract import ThinkFilter, extract_vox_blocks, join_program
+from serving.errors import AllProvidersFailed, BudgetExceeded, NoCandidates, PromptTooLong, ServingError
+from serving.extract import ThinkFilter, extract_vox_blocks, join_program, strip_reasoning
 from serving.keys import redact
 from serving.router import AttemptFailed, ChatEvent, Completed, TextDelta
 from serving.scoring import is_vox_request
@@ -105,6 +109,29 @@ def repair_message(diagnostics: str, n_errors: int, n_blocks: int) -> str:
             "Fix every error and reply with the complete corrected program in one ```vox block.")
 
 
+def repair_messages(base: Sequence[Message], request: str, program: str | None, answer: str,
+                    feedback: str) -> list[dict[str, str]]:
+    """The compact history of a repair call: ``base`` (the conversation before this turn, system
+    prompt included), the request, an assistant message holding only the checked ``program``
+    re-fenced as one ```vox block (or, when the answer had no block, the ``answer`` without its
+    reasoning), and the repair ``feedback``. Earlier failed attempts are not re-sent."""
+    if program is not None:
+        shown = "```vox\n" + program + ("" if program.endswith("\n") else "\n") + "```"
+    else:
+        shown = strip_reasoning(answer).strip()
+    return [*(dict(m) for m in base), {"role": "user", "content": request},
+            {"role": "assistant", "content": shown}, {"role": "user", "content": feedback}]
+
+
+def repair_stopped_note(exc: ServingError) -> str:
+    """Why a repair call could not be made (one line)."""
+    if isinstance(exc, PromptTooLong) and exc.windows:
+        fits = ", ".join(f"{model}'s {window}-token context" for model, window in exc.windows)
+        return f"repair stopped: the repair prompt does not fit {fits}"
+    first = (str(exc).strip().splitlines() or [""])[0]
+    return f"repair stopped: {redact(first)}"
+
+
 NO_BLOCK_MESSAGE = ("Your answer has no ```vox fenced block, so nothing could be checked. "
                     "Reply with the complete program in one ```vox block.")
 
@@ -183,13 +210,16 @@ def _turn(text: str, send: Send, write: Callable[[str], None], options: ChatOpti
     if vox and not s.vox_active and options.system is None:
         s.history.insert(0, {"role": "system", "content": _system_prompt()})
     s.vox_active = s.vox_active or vox
+    base = list(s.history)  # the conversation before this turn
     s.history.append({"role": "user", "content": text})
-    answer = _ask(send, Turn(text, vox), write, options, s)
+    answer = _ask(send, s.history, Turn(text, vox), write, options, s)
+    s.history.append({"role": "assistant", "content": answer})
     if not vox:
         return
     for repair in range(options.max_repairs + 1):
         blocks = extract_vox_blocks(answer)
-        result = check(join_program(blocks)) if blocks else None
+        program = join_program(blocks) if blocks else None
+        result = check(program) if program is not None else None
         if result is not None and not result.errors:
             if result.warnings:
                 write(f"[check] 0 errors, {len(result.warnings)} warning(s):\n{_render_repair(result.warnings)}\n")
@@ -202,18 +232,27 @@ def _turn(text: str, send: Send, write: Callable[[str], None], options: ChatOpti
             diags = _render_repair(result.errors)
             feedback, n_errors = repair_message(diags, len(result.errors), len(blocks)), len(result.errors)
             summary = f"{n_errors} error(s) in {len(blocks)} ```vox block(s)"
+        remaining = (_render_repair(result.diagnostics) if result is not None else summary) + "\n"
         if repair == options.max_repairs:
-            write("vox-script-verify: FAIL\n")
-            write((_render_repair(result.diagnostics) if result is not None else summary) + "\n")
+            write("vox-script-verify: FAIL\n" + remaining)
             s.verdicts.append("FAIL")
             return
         write(f"[check] {summary}; repair {repair + 1}/{options.max_repairs}, sending:\n{feedback}\n")
-        s.history.append({"role": "user", "content": feedback})
-        answer = _ask(send, Turn(text, vox, repair + 1), write, options, s)
+        messages = repair_messages(base, text, program, answer, feedback)
+        try:
+            answer = _ask(send, messages, Turn(text, vox, repair + 1), write, options, s)
+        except (NoCandidates, AllProvidersFailed) as exc:  # an answer is shown: end with its verdict
+            write(f"[check] {repair_stopped_note(exc)}\nvox-script-verify: FAIL\n" + remaining)
+            s.verdicts.append("FAIL")
+            return
+        # The conversation keeps the request and the latest answer, not the failed attempts.
+        s.history[-1] = {"role": "assistant", "content": answer}
 
 
-def _ask(send: Send, turn: Turn, write: Callable[[str], None], options: ChatOptions, s: _Session) -> str:
-    """One model call: stream the answer, report failed attempts, add usage; returns the text."""
+def _ask(send: Send, messages: Sequence[Message], turn: Turn, write: Callable[[str], None], options: ChatOptions,
+         s: _Session) -> str:
+    """One model call with ``messages``: stream the answer, report failed attempts, add usage;
+    returns the answer's text (the caller records it in the history)."""
     budget = None
     if options.max_cost_usd is not None:
         budget = options.max_cost_usd - s.cost_usd
@@ -230,7 +269,7 @@ def _ask(send: Send, turn: Turn, write: Callable[[str], None], options: ChatOpti
             write(text)
             at_line_start = text.endswith("\n")
 
-    for event in send(list(s.history), turn):
+    for event in send([dict(m) for m in messages], turn):
         if isinstance(event, TextDelta):
             if event.model != current:
                 current = event.model
@@ -261,7 +300,6 @@ def _ask(send: Send, turn: Turn, write: Callable[[str], None], options: ChatOpti
                 s.cost_usd += event.cost_usd
             if event.model not in s.models:
                 s.models.append(event.model)
-            s.history.append({"role": "assistant", "content": event.text})
             return event.text
     raise ServingError("the model stream ended without a complete answer")
 

@@ -19,6 +19,15 @@ class NoCandidates(ServingError):
     """Routing found no usable model (no keys, nothing local reachable, filters too strict)."""
 
 
+class PromptTooLong(NoCandidates):
+    """No model can take the request because the prompt does not fit the context window of the
+    models that could otherwise serve it; ``windows`` lists ``(model_id, context_window)``."""
+
+    def __init__(self, message: str, windows: list[tuple[str, int]] | None = None) -> None:
+        super().__init__(message)
+        self.windows = windows or []
+
+
 class AllProvidersFailed(ServingError):
     """Every model of the cascade failed; ``attempts`` lists ``(model_id, reason)`` pairs."""
 

@@ -28,7 +28,7 @@ from serving.cascade import (  # noqa: F401 - re-exported: the execution half of
     LOCAL_API_KEY, AttemptFailed, ChatEvent, Completed, TextDelta, complete, import_litellm,
 )
 from serving.catalog import Catalog, CatalogEntry
-from serving.errors import NoCandidates, UnknownModel
+from serving.errors import NoCandidates, PromptTooLong, UnknownModel
 from serving.keys import PROVIDER_ENV
 from serving.scoring import ALIASES, MODES, Profile, infer_category, is_vox_request, rule_text, score
 
@@ -187,15 +187,10 @@ def _filter(e: CatalogEntry, req: RouteRequest, profile: Profile | None, keys: C
         return f"no API key for {e.provider} ({envs})"
     if profile is not None and profile.free_only and not (e.is_free or e.local):
         return "not free (free mode)"
+    reason = _fit(e, req)
+    if reason:
+        return reason
     room = answer_room(e, req)
-    if room is not None:
-        reason = _context_overflow(e, req)
-        if reason:
-            return reason
-        need = min(MIN_ANSWER_TOKENS, req.max_output_tokens)
-        if room < need:
-            return (f"prompt ~{_prompt_tokens(e, req, for_room=True)} tokens (estimated high) leaves "
-                    f"{max(room, 0)} answer tokens in context window {e.context_window} (need at least {need})")
     if req.budget_usd is not None and not (e.is_free or e.local):
         if e.input_usd_per_mtok is None or e.output_usd_per_mtok is None:
             return "price unknown: cannot honour --max-cost"
@@ -203,6 +198,22 @@ def _filter(e: CatalogEntry, req: RouteRequest, profile: Profile | None, keys: C
         est = (req.est_input_tokens * e.input_usd_per_mtok + answer * e.output_usd_per_mtok) / 1e6
         if est > req.budget_usd:
             return f"estimated ${est:.4f} exceeds remaining budget ${req.budget_usd:.4f}"
+    return None
+
+
+def _fit(e: CatalogEntry, req: RouteRequest) -> str | None:
+    """Why the prompt of ``req`` leaves no room for an answer in ``e``'s context window (``None``
+    when it fits or the window is unknown)."""
+    room = answer_room(e, req)
+    if room is None:
+        return None
+    reason = _context_overflow(e, req)
+    if reason:
+        return reason
+    need = min(MIN_ANSWER_TOKENS, req.max_output_tokens)
+    if room < need:
+        return (f"prompt ~{_prompt_tokens(e, req, for_room=True)} tokens (estimated high) leaves "
+                f"{max(room, 0)} answer tokens in context window {e.context_window} (need at least {need})")
     return None
 
 
@@ -298,7 +309,10 @@ def decide(request: RouteRequest, mode: str, *, catalog: Catalog, keys: Collecti
     if isinstance(target, CatalogEntry):
         reason = _filter(target, request, None, keys)
         if reason:
-            raise NoCandidates(f"model {target.id} cannot be used: {reason}")
+            message = f"model {target.id} cannot be used: {reason}"
+            if target.context_window and reason == _fit(target, request):
+                raise PromptTooLong(message, [(target.id, target.context_window)])
+            raise NoCandidates(message)
         total, parts = score(target, MODES["auto"], category, vox)
         return Decision(target.id, category, vox, "explicit model (no ranking)",
                         (_candidate(target, total, parts, req=request),))
@@ -310,10 +324,13 @@ def decide(request: RouteRequest, mode: str, *, catalog: Catalog, keys: Collecti
     streams = [ranking[p] for p in ranking if p in usable]
     chosen: list[Candidate] = []
     rejected: list[Candidate] = []
+    too_long: list[tuple[str, int]] = []  # (id, context window) of models the prompt does not fit
     entries = catalog.entries
     for neg, i in heapq.merge(*streams):
         e = entries[i]
         reason = _filter(e, request, profile, keys)
+        if reason is not None and e.context_window and reason == _fit(e, request):
+            too_long.append((e.id, e.context_window))
         if reason is None or len(rejected) < MAX_REJECTED_SHOWN:
             total, parts = score(e, profile, category, vox)
             (chosen if reason is None else rejected).append(_candidate(e, total, parts, reason, request))
@@ -323,10 +340,14 @@ def decide(request: RouteRequest, mode: str, *, catalog: Catalog, keys: Collecti
     if not chosen:
         why = "; ".join(f"{c.id}: {c.rejected}" for c in rejected[:3]) or "no local model reachable"
         if request.local_only:
-            raise NoCandidates(_no_local_model(catalog, why))
+            local = _no_local_model(catalog, why)
+            raise PromptTooLong(local, too_long) if too_long else NoCandidates(local)
         keyless = f"; {skipped} models skipped for lack of an API key" if skipped else ""
-        raise NoCandidates(f"no model can serve this request in mode {profile.name!r} ({why}{keyless}): "
-                           "set a provider key (e.g. OPENAI_API_KEY) or start a local model with `vox serve`")
+        message = (f"no model can serve this request in mode {profile.name!r} ({why}{keyless}): "
+                   "set a provider key (e.g. OPENAI_API_KEY) or start a local model with `vox serve`")
+        if too_long:
+            raise PromptTooLong(message, too_long)
+        raise NoCandidates(message)
     full = len(chosen) >= k  # when the cascade is short, every rejection cost it a place
     floor = chosen[-1].score
     shown = tuple(c for c in rejected if not full or c.score >= floor)

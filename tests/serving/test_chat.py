@@ -10,7 +10,7 @@ import pytest
 
 from pipeline.prompt import system_prompt
 from serving.chat import ChatOptions, Turn, run_chat
-from serving.errors import AllProvidersFailed, BudgetExceeded
+from serving.errors import AllProvidersFailed, BudgetExceeded, PromptTooLong
 from serving.router import AttemptFailed, ChatEvent, Completed, TextDelta
 
 
@@ -155,3 +155,83 @@ def test_repl_with_closed_stdin_ends_cleanly_without_a_traceback() -> None:
     )
     assert res.returncode == 0, res.stderr
     assert "Traceback" not in res.stderr
+
+
+class _Check:
+    """Fake checker: errors while the program contains ``bad``; records what it checked."""
+
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+
+    def __call__(self, source: str) -> FakeResult:
+        self.seen.append(source)
+        return FakeResult(errors=("E",) if "bad" in source else ())
+
+
+@pytest.fixture
+def fake_render(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Render the fake diagnostics in the repair format."""
+    import serving.chat as chat
+
+    monkeypatch.setattr(chat, "_render_repair", lambda diags: "\n".join(f"Line 1, Col 1: error[E0401] {d}"
+                                                                         for d in diags))
+
+
+def _repair_transcript(model: FakeModel, check: _Check, **opts: Any) -> tuple[str, Any]:
+    out: list[str] = []
+    result = run_chat(model, lambda _p: None, out.append, prompt="write vox code", check=check,
+                      options=ChatOptions(**opts))
+    return "".join(out), result
+
+
+def test_repair_calls_send_only_the_request_the_latest_program_and_the_diagnostics(fake_render: None) -> None:
+    first = "Here you go:\n```vox\nbad(1)\n```\nand more:\n```vox\nprint(2)\n```\nLong prose " + "x" * 500
+    second = "<think>hmm</think>Again:\n```vox\nbad(3)\n```\nblah"
+    model = FakeModel(first, second, "```vox\nprint(4)\n```")
+    check = _Check()
+    text, result = _repair_transcript(model, check, max_repairs=2)
+    assert result.verdicts == ("PASS",) and len(model.calls) == 3
+    system = {"role": "system", "content": system_prompt()}
+    request = {"role": "user", "content": "write vox code"}
+    [(msgs1, turn1), (msgs2, turn2)] = [(c[0], c[1]) for c in model.calls[1:]]
+    assert (turn1.repair, turn2.repair) == (1, 2)
+    # the blocks joined as they were checked, re-fenced; no prose, no earlier attempts
+    assert check.seen[0] == "bad(1)\n\nprint(2)\n"
+    assert msgs1[:3] == [system, request, {"role": "assistant", "content": "```vox\nbad(1)\n\nprint(2)\n```"}]
+    assert msgs1[3]["role"] == "user" and "Line 1, Col 1: error[E0401] E" in msgs1[3]["content"]
+    assert "checked together as one module" in msgs1[3]["content"]
+    assert msgs2[:3] == [system, request, {"role": "assistant", "content": "```vox\nbad(3)\n```"}]
+    assert len(msgs2) == 4 and "hmm" not in str(msgs2) and "x" * 50 not in str(msgs2)
+
+
+def test_repair_after_an_answer_without_a_block_sends_the_answer_without_reasoning(fake_render: None) -> None:
+    model = FakeModel("<think>secret</think>I would use Python.", "```vox\nprint(1)\n```")
+    text, result = _repair_transcript(model, _Check())
+    assert result.verdicts == ("PASS",)
+    msgs = model.calls[1][0]
+    assert msgs[-2] == {"role": "assistant", "content": "I would use Python."}
+    assert "no ```vox fenced block" in msgs[-1]["content"]
+
+
+def test_repl_history_keeps_the_latest_answer_not_the_failed_attempts(fake_render: None) -> None:
+    model = FakeModel("```vox\nbad(1)\n```", "```vox\nprint(1)\n```", "```vox\nprint(5)\n```")
+    out: list[str] = []
+    lines = ["write vox code", "now print 5"]
+    run_chat(model, lambda _p: lines.pop(0) if lines else None, out.append, check=_Check())
+    assert [m["content"] for m in model.calls[2][0][1:]] == ["write vox code", "```vox\nprint(1)\n```",
+                                                       "now print 5"]
+
+
+@pytest.mark.parametrize("exc, note", [
+    (PromptTooLong("no model can serve this request", [("local/vox-mens-tiny", 512)]),
+     "[check] repair stopped: the repair prompt does not fit local/vox-mens-tiny's 512-token context\n"),
+    (AllProvidersFailed("all models failed: local/x: BadRequestError: too long"),
+     "[check] repair stopped: all models failed: local/x: BadRequestError: too long\n"),
+])
+def test_repair_that_no_model_can_take_ends_with_fail_not_an_error(exc: Exception, note: str,
+                                                                  fake_render: None) -> None:
+    model = FakeModel("```vox\nbad(1)\n```", exc)
+    text, result = _repair_transcript(model, _Check())
+    assert result.verdicts == ("FAIL",) and result.calls == 1 and len(model.calls) == 2
+    tail = text[text.index("[check] repair stopped"):]
+    assert tail.startswith(note + "vox-script-verify: FAIL\nLine 1, Col 1: error[E0401] E\n[session] 1 model call(s)")

@@ -98,3 +98,44 @@ def test_tiny_local_server_answers_without_max_tokens(offline_env: str, tiny_mod
                                       "Write a Vox function that adds two integers."])
     assert f"[local/{tiny_model_name}]\n" in result.output and "[failed:" not in result.output, result.output
     assert f"models: local/{tiny_model_name}" in result.output and result.exit_code == 0
+
+
+TINY_CARD = {"max_model_len": 512, "system_prompt_mode": "none"}
+TINY_REQUEST = "Write a Vox function that returns the larger of two ints."
+
+
+def test_tiny_context_repair_sends_a_compact_history(monkeypatch: pytest.MonkeyPatch, replay: Any) -> None:
+    # Regression: the first repair turn re-sent the whole answer (prose included), which did not
+    # fit the 512-token export; only the request, the checked program and the diagnostics go back.
+    prose = "This function compares the two integers and returns whichever one is larger. " * 20
+    broken = f"Here it is:\n```vox\nfn larger(a: int, b: int) to int {{\n  ret c\n}}\n```\n{prose}"
+    fixed = "```vox\nfn larger(a: int, b: int) to int {\n  ret a\n}\n```"
+    with replay.ReplayServer([broken, fixed], model="vox-mens-tiny", card=TINY_CARD) as server:
+        _only_local(monkeypatch, server.base_url)
+        result = CliRunner().invoke(app, ["chat", "-m", "free", TINY_REQUEST])
+    assert "error:" not in result.output and result.exit_code == 0, result.output
+    assert "vox-script-verify: PASS" in result.output
+    first, repair = server.requests
+    assert [m["role"] for m in repair["messages"]] == ["system", "user", "assistant", "user"]
+    assert repair["messages"][1] == {"role": "user", "content": TINY_REQUEST}
+    assert repair["messages"][2] == {"role": "assistant",
+                                     "content": "```vox\nfn larger(a: int, b: int) to int {\n  ret c\n}\n```"}
+    assert "Line 2, Col 7: error[E0401] undefined name `c`" in repair["messages"][3]["content"]
+    assert prose[:40] not in str(repair["messages"])
+
+
+def test_tiny_context_repair_that_cannot_fit_ends_with_fail(monkeypatch: pytest.MonkeyPatch, replay: Any) -> None:
+    # Even the compact repair prompt is too big for 512 tokens: FAIL with the diagnostics and a
+    # note, not "error: no model can serve" after the answer was shown; exit code as for FAIL.
+    body = "\n".join(f"  let v{i} = missing_name_{i}" for i in range(12))
+    broken = f"```vox\nfn larger(a: int, b: int) to int {{\n{body}\n  ret a\n}}\n```"
+    with replay.ReplayServer([broken], model="vox-mens-tiny", card=TINY_CARD) as server:
+        _only_local(monkeypatch, server.base_url)
+        result = CliRunner().invoke(app, ["chat", "-m", "free", "--explain", TINY_REQUEST])
+    out = result.output
+    assert "no model can serve" not in out and "Traceback" not in out, out
+    assert len(server.requests) == 1 and result.exit_code == 1
+    note = "[check] repair stopped: the repair prompt does not fit local/vox-mens-tiny's 512-token context\n"
+    tail = out[out.index(note) + len(note):]
+    assert tail.startswith("vox-script-verify: FAIL\nLine 2, Col 12: error[E0401] undefined name `missing_name_0`")
+    assert "[session] 1 model call(s)" in tail

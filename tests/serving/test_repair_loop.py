@@ -15,6 +15,7 @@ REQUEST = "Write a Vox script with a function add(a, b) and print add(1, 2)."
 BROKEN = ("Sure! Here is the script:\n\n```vox\nfn add(a: int, b: int) to int {\n  ret a + c\n}\n"
           "print(add(1, totl))\n```\nIt prints 3.")
 FIXED = "<think>c should be b</think>Fixed:\n```vox\nfn add(a: int, b: int) to int {\n  ret a + b\n}\nprint(add(1, 2))\n```"
+BROKEN_PROGRAM = "```vox\nfn add(a: int, b: int) to int {\n  ret a + c\n}\nprint(add(1, totl))\n```"
 EXPECTED_FEEDBACK = ("Line 2, Col 11: error[E0401] undefined name `c`\n"
                      "Line 4, Col 14: error[E0401] undefined name `totl`")
 
@@ -52,7 +53,11 @@ def test_broken_then_fixed_ends_with_pass(chat: Chat) -> None:
     assert EXPECTED_FEEDBACK in text
     repair_prompt = requests[1]["messages"][-1]
     assert repair_prompt["role"] == "user" and EXPECTED_FEEDBACK in repair_prompt["content"]
-    assert requests[1]["messages"][-2] == {"role": "assistant", "content": BROKEN}
+    # compact history: system prompt, request, the checked program alone (no prose), diagnostics
+    system, request, program = requests[1]["messages"][:3]
+    assert len(requests[1]["messages"]) == 4 and system == requests[0]["messages"][0]
+    assert request == {"role": "user", "content": REQUEST}
+    assert program == {"role": "assistant", "content": BROKEN_PROGRAM}
     assert requests[0]["messages"][0]["role"] == "system" and "Vox" in requests[0]["messages"][0]["content"]
     assert text.rstrip().splitlines()[-2] == "vox-script-verify: PASS"
     assert "c should be b" not in text  # reasoning hidden
@@ -63,6 +68,9 @@ def test_never_fixed_ends_with_fail_after_exactly_two_repairs(chat: Chat) -> Non
     assert result.verdicts == ("FAIL",) and not result.ok
     assert len(requests) == 3  # the answer + exactly 2 repair rounds
     assert text.count("sending:\nThe Vox compiler reported 2 error(s)") == 2
+    # each repair call re-sends only the latest program, never the earlier failed attempts
+    assert [len(r["messages"]) for r in requests] == [2, 4, 4]
+    assert requests[2]["messages"][2] == {"role": "assistant", "content": BROKEN_PROGRAM}
     tail = text[text.index("vox-script-verify: FAIL"):]
     assert tail.startswith("vox-script-verify: FAIL\n" + EXPECTED_FEEDBACK + "\n")
 

@@ -298,3 +298,22 @@ def test_max_tokens_capped_to_the_context_window() -> None:
         in d.explain()
     with pytest.raises(NoCandidates, match="local/tiny cannot be used: prompt ~502 tokens .* leaves 10 answer tokens"):
         decide(RouteRequest(CODE, est_input_tokens=235), "local/tiny", catalog=Catalog((tiny,), 0.0, {}), keys=set())
+
+
+def test_prompt_too_long_names_the_windows_it_does_not_fit() -> None:
+    # The chat's repair loop turns this into "repair stopped: ... does not fit ..." (not an error).
+    from serving.errors import PromptTooLong
+
+    tiny = dataclasses.replace(local("tiny", 0.3), context_window=512, system_prompt_mode="none")
+    gone = local("gone", 0.9, reachable=False)
+    req = RouteRequest(CODE, est_input_tokens=1460 + 389, est_system_tokens=1460)  # 389 * 2 + 32 = 810
+    for mode, local_only in (("free", False), ("local/tiny", False), ("genius", True)):
+        with pytest.raises(PromptTooLong) as info:
+            decide(dataclasses.replace(req, local_only=local_only), mode,
+                   catalog=Catalog((tiny, gone), 0.0, {}), keys=set())
+        assert info.value.windows == [("local/tiny", 512)]
+        assert "leaves 0 answer tokens in context window 512" in str(info.value)
+    # not a size problem: plain NoCandidates
+    with pytest.raises(NoCandidates) as plain:
+        decide(RouteRequest(CODE), "free", catalog=Catalog((gone,), 0.0, {}), keys=set())
+    assert not isinstance(plain.value, PromptTooLong)
