@@ -48,7 +48,14 @@ def summary(result: Any, seconds: float) -> list[str]:
         lines.append(f"  corpus:             not built ({exc})")
     rate = _gate_pass_rate(result)
     lines.append(f"  gate pass rate:     {rate:.1%}" if rate is not None else "  gate pass rate:     n/a")
-    base, adapter = _read("base_model"), _read("qlora_adapter")
+    produced = {e.event_specific_data.materialization.asset_key.to_user_string()
+                for e in result.get_asset_materialization_events()}
+
+    def _this_run(stage: str) -> dict[str, Any] | None:
+        # a stage's result.json may be left from an earlier run: show it only if this run made it
+        return _read(stage) if stage in produced else None
+
+    base, adapter = _this_run("base_model"), _this_run("qlora_adapter")
     if base and base.get("pretrain_losses"):
         lines.append(f"  pretrain loss:      {base['pretrain_losses'][-1]:.3f} ({base.get('params') or 0:,} params)")
     if adapter:
@@ -56,25 +63,30 @@ def summary(result: Any, seconds: float) -> list[str]:
         lines.append(f"  SFT loss:           train {adapter['train_loss']:.3f}, held-out {ev} "
                      f"({adapter['steps']} steps, {adapter['tokens_per_s']:.0f} tok/s, "
                      f"{'QLoRA 4-bit' if adapter['quantized'] else 'LoRA 16-bit'} on {adapter['device']})")
-    report = _read("eval_report")
+    report = _this_run("eval_report")
     if report:
         k = report["adapter"]["k"]
         lines.append(f"  compile pass@1:     base {report['base']['pass_at_1']:.3f} -> adapter "
                      f"{report['adapter']['pass_at_1']:.3f} (pass@{k} {report['base']['pass_at_k']:.3f} -> "
                      f"{report['adapter']['pass_at_k']:.3f}, {report['tasks']} tasks)")
         lines.append(f"  release gate:       {'PASS' if report['passed'] else 'FAIL'}: {report['reason']}")
-    export = _read("exported_model")
-    exported = [e for e in result.get_asset_materialization_events()
-                if e.event_specific_data.materialization.asset_key.to_user_string() == "exported_model"]
-    if export and exported:
+    export = _this_run("exported_model")
+    if export:
         verify = export.get("verify") or {}
         lines.append(f"  export:             {export['path']}")
         lines.append(f"  export round-trip:  {verify.get('detail', 'not verified')}")
     else:
         lines.append("  export:             not produced in this run")
-    failed = [e.step_key for e in result.all_events if e.event_type_value == "STEP_FAILURE"]
-    if failed:
-        lines.append(f"  failed steps:       {', '.join(failed)} (details above; `make ui` shows the run)")
+    failures = [e for e in result.all_events if e.event_type_value == "STEP_FAILURE"]
+    for event in failures:
+        error = event.event_specific_data.error
+        reason = error.message.strip().splitlines()[0] if error is not None and error.message else "see the log above"
+        head, sep, rest = reason.partition(": ")
+        if sep and " " not in head:  # drop the exception's qualified class name
+            reason = rest
+        lines.append(f"  failed step:        {event.step_key}: {reason}")
+    if failures:
+        lines.append("  (details above; `make ui` shows the run)")
     return lines
 
 
@@ -85,6 +97,14 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.recipe:
         os.environ["VOX_RECIPE"] = args.recipe
+    from pipeline.errors import RecipeError
+    from pipeline.recipes import load_recipe
+
+    try:  # a bad recipe is a user mistake: say so in one line before starting Dagster
+        load_recipe()
+    except RecipeError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     home = os.environ.setdefault("DAGSTER_HOME", str(paths.state_dir() / "dagster"))
     os.makedirs(home, exist_ok=True)
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
