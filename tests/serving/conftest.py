@@ -155,17 +155,21 @@ def tiny_config_fields(model_type: str) -> dict[str, Any]:
     )
     if model_type == "qwen3":
         return common
+    # 3:1 linear to full attention, as in Qwen3-Next / Qwen3.5.
+    hybrid = dict(
+        common,
+        num_hidden_layers=4,
+        layer_types=["linear_attention"] * 3 + ["full_attention"],
+        linear_num_value_heads=4,
+        linear_num_key_heads=2,
+        linear_key_head_dim=16,
+        linear_value_head_dim=16,
+        linear_conv_kernel_dim=4,
+    )
     if model_type == "qwen3_next":
-        # 3:1 linear to full attention, as in Qwen3-Next / Qwen3.5; tiny MoE.
+        # the same hybrid with a tiny MoE
         return dict(
-            common,
-            num_hidden_layers=4,
-            layer_types=["linear_attention"] * 3 + ["full_attention"],
-            linear_num_value_heads=4,
-            linear_num_key_heads=2,
-            linear_key_head_dim=16,
-            linear_value_head_dim=16,
-            linear_conv_kernel_dim=4,
+            hybrid,
             num_experts=4,
             num_experts_per_tok=2,
             moe_intermediate_size=32,
@@ -173,17 +177,8 @@ def tiny_config_fields(model_type: str) -> dict[str, Any]:
             decoder_sparse_step=1,
         )
     if model_type == "qwen3_5_text":
-        # Qwen3.5 text decoder: same 3:1 hybrid, dense MLP.
-        return dict(
-            common,
-            num_hidden_layers=4,
-            layer_types=["linear_attention"] * 3 + ["full_attention"],
-            linear_num_value_heads=4,
-            linear_num_key_heads=2,
-            linear_key_head_dim=16,
-            linear_value_head_dim=16,
-            linear_conv_kernel_dim=4,
-        )
+        # Qwen3.5 text decoder: the same hybrid, dense MLP.
+        return hybrid
     raise ValueError(f"no tiny config for model_type {model_type!r}")
 
 
