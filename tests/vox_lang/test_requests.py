@@ -1,0 +1,98 @@
+"""vox_lang.requests: what a request names, and whether a program declares it."""
+
+from __future__ import annotations
+
+import pytest
+
+from vox_lang.requests import RequestedItem, RequestSpec, extract_request, missing_items
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Write a Vox function `late_orders(days: List[int], limit: int) to int` that counts late orders",
+         [("function", "late_orders", "(days: List[int], limit: int) to int")]),
+        ("I need a function `is_even(n: int)` returning a bool", [("function", "is_even", "(n: int)")]),
+        ("Write a function `greet` that takes a name", [("function", "greet", None)]),
+        ("Define `type Answer = | Yes | No | Maybe` and a function", [("type", "Answer", "= | Yes | No | Maybe")]),
+        ("Create a type `Money = { cents: int, currency: str }`",
+         [("type", "Money", "= { cents: int, currency: str }")]),
+        ("Write an actor `Greeter` with a handler `hello(name: str)`",
+         [("actor", "Greeter", None), ("handler", "hello", "(name: str)")]),
+        ("a workflow `nightly_report` with two activities, `collect` and `publish`",
+         [("workflow", "nightly_report", None), ("activity", "collect", None), ("activity", "publish", None)]),
+        ("Build a `LoginForm` view with two inputs", [("function", "LoginForm", None)]),
+        ("Make an @mcp.tool called `shout`", [("function", "shout", None)]),
+        ("Write `negate(x: int) to int` plus a test", [("function", "negate", "(x: int) to int")]),
+        # no kind word, not a signature, a prelude name, a call with untyped arguments: nothing
+        ("Use `x` and `len` then print `ping(41)`. Mention `str`.", []),
+        ("Write a script that prints 1 to 5", []),
+        ("A function `fn` is not a name; neither is `List[int]`", []),
+    ],
+)
+def test_extract_request(text: str, expected: list[tuple[str, str, str | None]]) -> None:
+    spec = extract_request(text)
+    assert [(i.kind, i.name, i.signature) for i in spec.items] == expected
+
+
+def test_extract_never_raises_on_junk() -> None:
+    for text in ["`", "``", "`(`", "`type`", "a function `f(`", "`fn f(x: ) to`", "\x00`a`\n`b", "`" * 101]:
+        assert isinstance(extract_request(text), RequestSpec)
+
+
+def test_names_and_duplicates() -> None:
+    spec = extract_request("a function `f` and again the function `f`, an actor `A`")
+    assert spec.names == frozenset({"f", "A"}) and len(spec.items) == 2
+    assert not extract_request("nothing here")
+
+
+PROGRAM = """
+fn late_orders(days: List[int], limit: int) to int {
+  let mut n = 0
+  for d in days {
+    if d > limit { n += 1 }
+  }
+  ret n
+}
+type Answer = | Yes | No | Maybe
+actor Greeter {
+  on hello(name: str) to str { ret "hi " + name }
+}
+workflow nightly() { }
+"""
+
+
+@pytest.mark.parametrize(
+    ("request_text", "missing"),
+    [
+        ("Write a function `late_orders(days: List[int], limit: int) to int`", []),
+        ("Write a function `late_orders(days: List[int], limit: int)`", []),  # return type left open
+        ("Write a function `late_orders(days: List[int]) to int`", ["late_orders"]),  # params differ
+        ("Write a function `late_orders(days: List[int], limit: int) to str`", ["late_orders"]),
+        ("Write a function `late_orders(d: List[int], limit: int) to int`", ["late_orders"]),  # names count
+        ("Define `type Answer = | Yes | No | Maybe`", []),
+        ("Define `type Answer = | Yes | No`", ["Answer"]),
+        ("an actor `Greeter` with a handler `hello(name: str) to str`", []),
+        ("an actor `Greeter` with a handler `bye(name: str)`", ["bye"]),
+        ("a workflow `nightly` and an activity `fetch`", ["fetch"]),
+        ("an actor `late_orders`", ["late_orders"]),  # right name, wrong kind
+        ("a type `Greeter`", ["Greeter"]),
+        ("a function `nightly`", []),  # a workflow is a function
+    ],
+)
+def test_missing_items(request_text: str, missing: list[str]) -> None:
+    assert missing_items(extract_request(request_text), PROGRAM) == missing
+
+
+def test_missing_items_counts_broken_items_as_absent() -> None:
+    spec = RequestSpec((RequestedItem("function", "f", None),))
+    assert missing_items(spec, "fn f() { let x = ( }") == ["f"]
+    assert missing_items(spec, "fn f() { }") == []
+    assert missing_items(RequestSpec(), "garbage $$$") == []
+
+
+def test_missing_items_accepts_a_parsed_module() -> None:
+    from vox_lang import check
+
+    module = check(PROGRAM).module
+    assert missing_items(extract_request("a function `late_orders` and a type `Nope`"), module) == ["Nope"]

@@ -1,0 +1,277 @@
+"""What a user request names: the items a program written for it must declare.
+
+Users name what they want in backticks (issue 9): a signature (``late_orders(days: List[int],
+limit: int) to int``), a type declaration (``type Answer = | Yes | No``) or a bare name introduced
+by a kind word ("a function `greet`", "an actor `Greeter`", "a `Nav` view"). :func:`extract_request`
+turns a request into a :class:`RequestSpec`; :func:`missing_items` lists what a program fails to
+declare. The rules, in order, for each backticked span:
+
+1. ``type NAME ...`` (or ``NAME = ...`` after the word "type") parses as a type declaration: kind
+   ``type``, and the declaration is the required shape.
+2. ``NAME(params) [to T]`` whose params are all ``name: type`` (or none) parses as a function
+   signature; ``to T`` is optional ("`is_even(n: int)` returning a bool" fixes only the params).
+3. A bare ``NAME`` counts only with a kind word: the word right after the backticks ("a `Nav`
+   view"), else the nearest kind word before it in the same sentence, skipping other backticked
+   spans and joiners ("two activities, `collect` and `publish`"). Without one it is ignored, so
+   code fragments like `x` or `len` never become requirements.
+
+Kind words: function/fn/tool/view/component/page → ``function``; workflow, activity, type (record,
+struct, enum, alias), actor, handler. Prelude names, reserved words and call expressions with
+untyped arguments (`ping(41)`) are never requirements. This module imports only from vox_lang.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Final
+
+from vox_lang import syntax
+from vox_lang.diagnostics import DiagnosticSink
+from vox_lang.lexer import KEYWORDS
+from vox_lang.prelude import BUILTIN_TYPES, BUILTINS, CONSTRUCTORS, VIEW_ELEMENTS
+from vox_lang.printer import unparse
+from vox_lang.source import SourceFile
+
+#: item kinds a request can ask for
+KINDS: Final = ("function", "workflow", "activity", "type", "actor", "handler")
+
+#: words that say what kind of item the next backticked name is (lower-case, singular and plural)
+_KIND_WORDS: Final[dict[str, str]] = {
+    **{w: "function" for w in ("function", "functions", "fn", "func", "tool", "tools", "view", "views",
+                               "component", "components", "page", "pages", "helper", "procedure", "@mcp.tool")},
+    **{w: "workflow" for w in ("workflow", "workflows")},
+    **{w: "activity" for w in ("activity", "activities")},
+    **{w: "type" for w in ("type", "types", "record", "records", "struct", "enum", "alias")},
+    **{w: "actor" for w in ("actor", "actors")},
+    **{w: "handler" for w in ("handler", "handlers")},
+}
+#: words that may sit between a kind word and its name without breaking the link
+_JOINERS: Final = frozenset({"and", "or", "a", "an", "the", "two", "three", "named", "called", "vox", "sum",
+                             "new", "public", "pub", "async", "simple", "small", "mcp", "plus"})
+#: how many plain words back the kind-word search looks
+_LOOKBACK: Final = 4
+
+_NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_BACKTICK: Final = re.compile(r"`([^`\n]+)`")
+_WORD: Final = re.compile(r"[@A-Za-z_][A-Za-z0-9_.]*|[.;:!?]")
+_NOT_NAMES: Final = frozenset(KEYWORDS) | frozenset(BUILTIN_TYPES) | frozenset(BUILTINS) \
+    | frozenset(CONSTRUCTORS) | frozenset(VIEW_ELEMENTS) | frozenset({"main", "std", "_", "set"})
+
+
+@dataclass(frozen=True, slots=True)
+class RequestedItem:
+    """One item a request names.
+
+    Attributes:
+        kind: one of :data:`KINDS` (``handler`` is a handler inside some actor).
+        name: the item's name as written.
+        signature: canonical text of the required shape, or ``None`` when only the name was given:
+            ``(a: int, b: str) to int`` for functions/handlers (no ``to`` part when the request left
+            the return type open), ``= { x: float }`` / ``= | A | B(x: int)`` for types.
+    """
+
+    kind: str
+    name: str
+    signature: str | None = None
+
+    def describe(self) -> str:
+        """``kind name`` plus the signature, for messages (e.g. ``function add(a: int) to int``)."""
+        sig = self.signature or ""
+        return f"{self.kind} {self.name}{' ' if sig.startswith('=') else ''}{sig}"
+
+
+@dataclass(frozen=True, slots=True)
+class RequestSpec:
+    """Everything a request names, in the order first named (no duplicates by kind and name)."""
+
+    items: tuple[RequestedItem, ...] = ()
+
+    @property
+    def names(self) -> frozenset[str]:
+        """Every requested name (a decoder may let the program refer to these before they exist)."""
+        return frozenset(i.name for i in self.items)
+
+    def __bool__(self) -> bool:
+        return bool(self.items)
+
+
+def _parse_one(text: str) -> syntax.Item | None:
+    """Parse ``text`` as one item; ``None`` when it has any diagnostic or is not exactly one item."""
+    src = SourceFile(text, "<request>")
+    sink = DiagnosticSink(src)
+    from vox_lang.parser import parse_module
+
+    module = parse_module(src, sink)
+    if len(module.items) != 1 or any(d.is_error for d in sink.sorted(strict=True)):
+        return None
+    return module.items[0]
+
+
+def _params_text(params: tuple[syntax.Param, ...]) -> str:
+    return "(" + ", ".join(f"{p.name}: {unparse(p.type)}" for p in params) + ")"
+
+
+def fn_signature(params: tuple[syntax.Param, ...], ret: syntax.TypeExpr | None, ret_given: bool = True) -> str:
+    """Canonical signature text of a function or handler (defaults dropped; ``to T`` only when given)."""
+    out = _params_text(params)
+    if ret_given and ret is not None:
+        out += " to " + unparse(ret)
+    return out
+
+
+def type_signature(decl: syntax.TypeDecl) -> str:
+    """Canonical body text of a type declaration: ``= | A | B(x: int)`` or ``= T``."""
+    body = decl.body
+    if isinstance(body, tuple):
+        parts = []
+        for v in body:
+            fields = ", ".join(f"{f.name}: {unparse(f.type)}" for f in v.fields)
+            parts.append(f"| {v.name}" + (f"({fields})" if v.fields else ""))
+        return "= " + " ".join(parts)
+    return "= " + unparse(body)
+
+
+def _from_code(code: str, kind: str | None) -> RequestedItem | None:
+    """Read one backticked span as a type declaration, a signature or a bare name (see module doc)."""
+    code = code.strip()
+    head = code.split("(", 1)[0].split("=", 1)[0].split("<", 1)[0].strip()
+    if code.startswith("type ") or (kind == "type" and "=" in code and _NAME.match(head)):
+        item = _parse_one(code if code.startswith("type ") else "type " + code)
+        if isinstance(item, syntax.TypeDecl) and item.has_eq:
+            return RequestedItem("type", item.name, type_signature(item))
+        return None
+    words = code.split()
+    for prefix in ("pub", "async", "fn", "workflow", "activity", "on"):
+        if words and words[0] == prefix:
+            if prefix in ("workflow", "activity"):
+                kind = prefix
+            elif prefix == "on":
+                kind = "handler"
+            words = words[1:]
+    code = " ".join(words)
+    if "(" in code:
+        name = code.split("(", 1)[0].strip()
+        if not _NAME.match(name) or name in _NOT_NAMES:
+            return None
+        rest = code[len(name):].strip()
+        has_ret = bool(re.search(r"\)\s*(to|->)\s*\S", rest))
+        item = _parse_one(f"fn {name}{rest} {{ }}" if has_ret or rest.endswith(")") else "")
+        if not isinstance(item, syntax.FnDecl):
+            return None
+        fkind = kind if kind in ("workflow", "activity", "handler") else "function"
+        return RequestedItem(fkind, name, fn_signature(item.params, item.ret, has_ret))
+    if kind is not None and _NAME.match(code) and code not in _NOT_NAMES:
+        return RequestedItem(kind, code, None)
+    return None
+
+
+def _kind_before(text: str) -> str | None:
+    """The nearest kind word at the end of ``text`` (same sentence, within :data:`_LOOKBACK` words)."""
+    text = _BACKTICK.sub(" ", text)
+    words = _WORD.findall(text)
+    seen = 0
+    for word in reversed(words):
+        low = word.lower()
+        if low in ".;!?":
+            return None
+        if low in _KIND_WORDS:
+            return _KIND_WORDS[low]
+        if low in _JOINERS:
+            continue
+        seen += 1
+        if seen > _LOOKBACK:
+            return None
+    return None
+
+
+def _kind_after(text: str) -> str | None:
+    words = _WORD.findall(text[:40])
+    return _KIND_WORDS.get(words[0].lower()) if words else None
+
+
+def extract_request(text: str) -> RequestSpec:
+    """Extract the items a request names (see the module docstring for the rules).
+
+    Args:
+        text: the user's request (any text; never raises).
+
+    Returns:
+        A :class:`RequestSpec`; empty when the request names nothing.
+    """
+    items: list[RequestedItem] = []
+    seen: set[tuple[str, str]] = set()
+    for m in _BACKTICK.finditer(text):
+        after = _kind_after(text[m.end():])
+        kind = after if after is not None else _kind_before(text[: m.start()])
+        item = _from_code(m.group(1), kind)
+        if item is not None and (item.kind, item.name) not in seen:
+            seen.add((item.kind, item.name))
+            items.append(item)
+    return RequestSpec(tuple(items))
+
+
+@dataclass(frozen=True, slots=True)
+class _Declared:
+    kind: str  # fn kind ("fn", "workflow", "activity"), "type", "actor" or "handler"
+    name: str
+    signature: str
+
+
+def declared_items(module: syntax.Module) -> list[_Declared]:
+    """Every item ``module`` declares, with canonical signatures (handlers included)."""
+    out: list[_Declared] = []
+    for item in module.items:
+        if isinstance(item, syntax.FnDecl):
+            out.append(_Declared(item.kind, item.name, fn_signature(item.params, item.ret)))
+        elif isinstance(item, syntax.TypeDecl):
+            out.append(_Declared("type", item.name, type_signature(item)))
+        elif isinstance(item, syntax.ActorDecl):
+            out.append(_Declared("actor", item.name, ""))
+            out.extend(_Declared("handler", h.name, fn_signature(h.params, h.ret)) for h in item.handlers)
+    return out
+
+
+def _matches(want: RequestedItem, have: _Declared) -> bool:
+    if want.name != have.name:
+        return False
+    if want.kind == "function" and have.kind not in ("fn", "workflow", "activity"):
+        return False
+    if want.kind in ("workflow", "activity", "type", "actor", "handler") and have.kind != want.kind:
+        return False
+    if want.signature is None:
+        return True
+    if want.kind in ("type",):
+        return want.signature == have.signature
+    # A signature without "to T" fixes only the parameters.
+    if " to " in want.signature.rsplit(")", 1)[-1]:
+        return want.signature == have.signature
+    return have.signature.rsplit(")", 1)[0] + ")" == want.signature
+
+
+def missing_items(spec: RequestSpec, source: str | syntax.Module) -> list[str]:
+    """Names of requested items the program does not declare (with the exact signature when given).
+
+    Args:
+        spec: from :func:`extract_request`.
+        source: the program text (parsed here; items with syntax errors count as absent) or an
+            already parsed :class:`vox_lang.syntax.Module`.
+
+    Returns:
+        The missing items' names, in request order; empty when everything asked for is declared.
+    """
+    if not spec.items:
+        return []
+    if isinstance(source, str):
+        from vox_lang.parser import parse_module
+
+        src = SourceFile(source, "<program>")
+        source = parse_module(src, DiagnosticSink(src))
+    have = declared_items(source)
+    return [want.name for want in spec.items if not any(_matches(want, h) for h in have)]
+
+
+def requested_names(specs: Iterable[RequestSpec]) -> frozenset[str]:
+    """Union of the names of several specs (e.g. every user turn of a conversation)."""
+    return frozenset(n for s in specs for n in s.names)
