@@ -106,12 +106,12 @@ def model_card(card: dict[str, Any], corpus: dict[str, Any], recipe: dict[str, A
 def export_model(base: str, adapter_dir: str, out_root: Path, cfg: ExportConfig, *, recipe: str,
                  eval_summary: dict[str, Any], corpus: dict[str, Any], recipe_sections: dict[str, Any],
                  system_prompt_mode: str, verify: bool = True) -> ExportResult:
-    """Merge, save, verify and (if verified) point ``out_root/latest.json`` at the export.
+    """Merge, save, verify and (if verified and the eval gate passed) point ``out_root/latest.json`` at it.
 
     Args:
         base: the base model (HF id or dir) the adapter was trained on.
         adapter_dir: the saved LoRA adapter.
-        out_root: ``exports_dir()``; the export goes to ``out_root/<model_name>-<stamp>``.
+        out_root: ``exports_dir()``; the export goes to ``out_root/<model_name>-<stamp>-<random>``.
         eval_summary: ``{"pass_at_1", "pass_at_k": {"k", "value"}, "eval_passed"}`` (values may be None).
         corpus: corpus summary (``version``, row counts) for the card.
         recipe_sections: the recipe as loaded, for the card.
@@ -124,37 +124,37 @@ def export_model(base: str, adapter_dir: str, out_root: Path, cfg: ExportConfig,
     from transformers import GenerationConfig
 
     from pipeline.generation import eos_ids
+    from pipeline.paths import new_export_dir, publish_export
 
     model, tokenizer = merged_model(base, adapter_dir, cfg.dtype)
     created = datetime.now(timezone.utc)
-    name = f"{cfg.model_name}-{created.strftime('%Y%m%dT%H%M%S')}"
-    final, tmp = out_root / name, out_root / f".{name}.tmp"
-    shutil.rmtree(tmp, ignore_errors=True)
-    gen = model.generation_config.to_dict() if model.generation_config else {}
-    model.generation_config = GenerationConfig(**{**gen, "eos_token_id": eos_ids(model, tokenizer),
-                                                  "pad_token_id": tokenizer.pad_token_id})
-    model.save_pretrained(tmp)
-    tokenizer.save_pretrained(tmp, save_jinja_files=False)
-    if isinstance(tokenizer.chat_template, str):
-        (tmp / "chat_template.jinja").write_text(tokenizer.chat_template)
-    card = {
-        "model_name": cfg.model_name, "base_model": base, "recipe": recipe,
-        "system_prompt_mode": system_prompt_mode, "pass_at_1": eval_summary.get("pass_at_1"),
-        "pass_at_k": eval_summary.get("pass_at_k"), "eval_passed": bool(eval_summary.get("eval_passed")),
-        "corpus_version": str(corpus.get("version", "")), "created": created.isoformat(),
-    }
-    (tmp / "vox_mens.json").write_text(json.dumps(card, indent=1))
-    (tmp / "README.md").write_text(model_card(card, corpus, recipe_sections))
-    os.replace(tmp, final)
+    # collision-free name (microseconds + random suffix) and a private staging dir (mkdtemp)
+    final, tmp = new_export_dir(out_root, cfg.model_name, created)
+    try:
+        gen = model.generation_config.to_dict() if model.generation_config else {}
+        model.generation_config = GenerationConfig(**{**gen, "eos_token_id": eos_ids(model, tokenizer),
+                                                      "pad_token_id": tokenizer.pad_token_id})
+        model.save_pretrained(tmp)
+        tokenizer.save_pretrained(tmp, save_jinja_files=False)
+        if isinstance(tokenizer.chat_template, str):
+            (tmp / "chat_template.jinja").write_text(tokenizer.chat_template)
+        card = {
+            "model_name": cfg.model_name, "base_model": base, "recipe": recipe,
+            "system_prompt_mode": system_prompt_mode, "pass_at_1": eval_summary.get("pass_at_1"),
+            "pass_at_k": eval_summary.get("pass_at_k"), "eval_passed": bool(eval_summary.get("eval_passed")),
+            "corpus_version": str(corpus.get("version", "")), "created": created.isoformat(),
+        }
+        (tmp / "vox_mens.json").write_text(json.dumps(card, indent=1))
+        (tmp / "README.md").write_text(model_card(card, corpus, recipe_sections))
+        os.replace(tmp, final)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)  # never leave a stale staging dir
+        raise
     result = verify_export(final, base, adapter_dir, cfg) if verify else None
-    if result is None or result.passed:
-        pointer = {"path": str(final), "eval_passed": card["eval_passed"], "model_name": cfg.model_name,
-                   "created": card["created"], "pass_at_1": card["pass_at_1"]}
-        ptmp = out_root / "latest.json.tmp"
-        ptmp.write_text(json.dumps(pointer, indent=1))
-        os.replace(ptmp, out_root / "latest.json")
-    else:
-        log.warning("export: %s failed verification (%s); latest.json not updated", final, result.detail)
+    # latest.json moves only for an export that passed every gate (eval and round trip)
+    if not publish_export(final, card, verified=result is None or result.passed):
+        why = result.detail if result is not None and not result.passed else "eval gate failed"
+        log.warning("export: %s not published (%s); latest.json not updated", final, why)
     return ExportResult(path=str(final), card=card, verify=result)
 
 
