@@ -98,10 +98,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.recipe:
         os.environ["VOX_RECIPE"] = args.recipe
     from pipeline.errors import RecipeError
-    from pipeline.recipes import load_recipe
+    from pipeline.recipes import validate_recipe
 
     try:  # a bad recipe is a user mistake: say so in one line before starting Dagster
-        load_recipe()
+        validate_recipe()
     except RecipeError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

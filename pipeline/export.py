@@ -16,7 +16,7 @@ import shutil
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pipeline.errors import TrainingError
 
@@ -34,7 +34,7 @@ class ExportConfig:
     """Recipe section ``export:``."""
 
     model_name: str = "vox-mens-tiny"  # served model id (vox_mens.json["model_name"])
-    dtype: str = "float16"  # merged weight dtype: a 16-bit type (float16 | bfloat16); float32 allowed
+    dtype: Literal["float16", "bfloat16", "float32"] = "float16"  # merged weight dtype: a 16-bit type (float16 | bfloat16); float32 allowed
     verify_atol: float = 0.05  # max |logit difference| between export and adapter-on-base
     verify_new_tokens: int = 24  # greedy tokens compared per verification prompt
 

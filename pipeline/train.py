@@ -24,12 +24,19 @@ import shutil
 import time
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
+
+from annotated_types import Ge, Gt, Lt
 
 from pipeline.chat_format import check_mode, present
 from pipeline.errors import RecipeError, TrainingError
 
 log = logging.getLogger(__name__)
+
+#: a count that must be at least 1 (checked by the recipe schema, :mod:`pipeline.recipe_schema`)
+Positive = Annotated[int, Ge(1)]
+#: a torch dtype name; "auto" = bf16 on CUDA, fp32 elsewhere (:func:`pipeline.quant.torch_dtype`)
+DType = Literal["auto", "float32", "bfloat16", "float16"]
 
 
 @dataclass(frozen=True)
@@ -37,33 +44,33 @@ class TrainConfig:
     """Recipe section ``train:`` (defaults = a small CPU QLoRA run)."""
 
     base_model: str = ""  # model to adapt; "" = the base_model stage's output
-    quantization: str = "nf4"  # "nf4" = QLoRA (bitsandbytes 4-bit), "none" = plain LoRA
+    quantization: Literal["nf4", "none"] = "nf4"  # "nf4" = QLoRA (bitsandbytes 4-bit), "none" = plain LoRA
     double_quant: bool = True  # quantise the quantisation constants (saves ~0.4 bit/param)
-    compute_dtype: str = "auto"  # 4-bit dequant dtype: auto = bf16 on CUDA, fp32 on CPU
-    bf16: str = "auto"  # bf16 autocast: auto = where native (CUDA, CPUs with AMX/AVX512-BF16), "on", "off"
-    adapter_dtype: str = "auto"  # LoRA weight dtype: auto = bf16 on CUDA (trl default), fp32 on CPU
-    device: str = "auto"  # auto | cuda | mps | cpu
-    lora_r: int = 16  # LoRA rank
-    lora_alpha: int = 32  # LoRA scale numerator (scale = alpha / r)
-    lora_dropout: float = 0.05  # dropout on the LoRA input
+    compute_dtype: DType = "auto"  # 4-bit dequant dtype: auto = bf16 on CUDA, fp32 on CPU
+    bf16: Literal["auto", "on", "off"] = "auto"  # bf16 autocast; auto = where native (CUDA, AMX/AVX512-BF16 CPUs)
+    adapter_dtype: DType = "auto"  # LoRA weight dtype: auto = bf16 on CUDA (trl default), fp32 on CPU
+    device: Literal["auto", "cuda", "mps", "cpu"] = "auto"  # auto = cuda, then mps, then cpu
+    lora_r: Positive = 16  # LoRA rank
+    lora_alpha: Positive = 32  # LoRA scale numerator (scale = alpha / r)
+    lora_dropout: Annotated[float, Ge(0), Lt(1)] = 0.05  # dropout on the LoRA input
     target_modules: tuple[str, ...] = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
-    system_prompt_mode: str = "none"  # "ssot" = train with the full SSOT system prompt, "none" = drop it
-    max_length: int = 512  # tokens per packed row (and truncation of single examples)
-    batch_size: int = 4  # packed rows per device step
-    grad_accum: int = 1  # micro-batches per optimizer step
+    system_prompt_mode: Literal["ssot", "none"] = "none"  # ssot = the full SSOT system prompt first, none = drop it
+    max_length: Positive = 512  # tokens per packed row (and truncation of single examples)
+    batch_size: Positive = 4  # packed rows per device step
+    grad_accum: Positive = 1  # micro-batches per optimizer step
     max_steps: int = 100  # optimizer steps (-1 = use epochs)
     epochs: float = 1.0  # used when max_steps = -1
-    learning_rate: float = 2e-3  # peak LR (LoRA tolerates high LRs; 2e-4 typical for 1B+ models)
+    learning_rate: Annotated[float, Gt(0)] = 2e-3  # peak LR (LoRA tolerates high LRs; 2e-4 typical for 1B+ models)
     warmup_ratio: float = 0.05  # share of steps in linear warm-up
     lr_scheduler: str = "cosine"  # transformers scheduler name
     weight_decay: float = 0.0  # on LoRA weights
     sources: tuple[str, ...] = ()  # corpus sources to fine-tune on (empty = all)
     max_train_rows: int = 0  # cap on train rows (0 = all)
     max_eval_rows: int = 64  # held-out rows used for eval loss (eval cost bound)
-    eval_steps: int = 50  # eval loss every N steps (and at the end)
-    save_steps: int = 25  # checkpoint every N steps (resume granularity)
+    eval_steps: Positive = 50  # eval loss every N steps (and at the end)
+    save_steps: Positive = 25  # checkpoint every N steps (resume granularity)
     save_total_limit: int = 2  # checkpoints kept
-    logging_steps: int = 5  # loss / LR / tokens-per-second logging interval
+    logging_steps: Positive = 5  # loss / LR / tokens-per-second logging interval
     gradient_checkpointing: bool = False  # trade compute for memory (on for big GPU models)
     seed: int = 0  # data order, LoRA init
     resume: bool = True  # continue an interrupted run with the same fingerprint
