@@ -8,8 +8,29 @@ from pathlib import Path
 import pytest
 
 from pipeline.errors import DataError
-from pipeline.evaluate import (FAMILIES, NO_CODE, EvalConfig, ModelEval, Task, evaluate_model, extract_vox, gate,
-                               load_tasks, pass_at_k, run_eval)
+from pipeline.eval_scoring import (
+    CheckOutcome,
+    SampleScore,
+    failure_class,
+    score_completion,
+    truncated,
+    verified_choice,
+    vox_checker,
+)
+from pipeline.evaluate import (
+    FAMILIES,
+    NO_CODE,
+    EvalConfig,
+    ModelEval,
+    Task,
+    evaluate_model,
+    extract_vox,
+    gate,
+    load_tasks,
+    pass_at_k,
+    policy_table,
+    run_eval,
+)
 
 
 @pytest.mark.parametrize(("n", "c", "k", "expected"), [
@@ -115,8 +136,83 @@ def test_run_eval_writes_report_and_plot(tmp_path: Path) -> None:
 
 
 def test_vox_checker_uses_the_front_end() -> None:
-    from pipeline.evaluate import vox_checker
-
     check = vox_checker()
-    assert check("fn f() to int { ret 1 }") == (True, None)
-    assert check("fn f() -> int { ret 1 }") == (False, "E0308")
+    assert check("fn f() to int { ret 1 }") == CheckOutcome()
+    assert check("fn f() -> int { ret 1 }").errors[:1] == ("E0308",)
+    assert check("fn f() to int { return 1 }") == CheckOutcome((), ("W0001",))  # compiles, fails strict
+
+
+ASK = "Write a Vox function `double(n: int) to int` that doubles n."
+
+
+@pytest.mark.parametrize(("answer", "passed", "compiled", "failure"), [
+    ("```vox\nfn double(n: int) to int { ret n * 2 }\n```", True, True, None),
+    ("```vox\nfn double(n: int) to int { return n * 2 }\n```", False, True, "W0001"),  # strict fails
+    ("```vox\nfn twice(n: int) to int { ret n * 2 }\n```", False, True, "UNDECLARED"),  # not what was asked
+    ("```vox\nfn double(n: float) to float { ret n * 2.0 }\n```", False, True, "UNDECLARED"),  # wrong signature
+    ("```vox\n// TODO\n\n```", False, False, "EMPTY"),
+    ("no code", False, False, NO_CODE),
+    ("```vox\nfn double(n: int) to int { ret m * 2 }\n```", False, False, "E0401"),
+])
+def test_headline_needs_strict_non_empty_and_declared(answer: str, passed: bool, compiled: bool,
+                                                     failure: str | None) -> None:
+    score = score_completion(answer, ASK, vox_checker())
+    assert (score.passed, score.compiled, score.failure) == (passed, compiled, failure)
+
+
+def test_failure_classes_and_truncation() -> None:
+    assert [failure_class(c) for c in ("E0101", "E0203", "E0308", "E0401", "E0510", "W0001", "UNDECLARED",
+                                       NO_CODE, "EMPTY")] == \
+        ["syntax", "syntax", "retired", "names", "types", "warning", "undeclared", "no_code", "empty"]
+    assert truncated("```vox\nfn f() {\n") and not truncated("```vox\nfn f() { }\n```")
+
+
+def _score(compiled: bool, missing: tuple[str, ...] = (), n_errors: int = 0) -> SampleScore:
+    return SampleScore(True, compiled, compiled, missing, True, () if compiled else ("E0401",) * n_errors, n_errors)
+
+
+def test_verified_choice_prefers_compiling_and_declared_then_fewest_errors() -> None:
+    assert verified_choice([_score(False, n_errors=3), _score(True, ("f",)), _score(True)]) == 2
+    assert verified_choice([_score(False, n_errors=3), _score(True, ("f",))]) == 1
+    assert verified_choice([_score(False, n_errors=3), _score(False, n_errors=1), _score(False, n_errors=1)]) == 1
+
+
+NAMED = [Task("n1", "functions", "declaration", ASK), Task("n2", "actors", "declaration", "two", "user")]
+GOOD, WRONG = "```vox\nfn double(n: int) to int { ret n * 2 }\n```", "```vox\nfn twice(n: int) to int { ret n }\n```"
+
+
+def test_report_has_policies_declared_rate_and_classes(tmp_path: Path) -> None:
+    def unconstrained(conversations: list[list[dict[str, str]]], n: int) -> list[list[str]]:
+        return [[WRONG, WRONG, WRONG, GOOD] if c[-1]["content"] == ASK else ["```vox\nprint(x)\n```"] * n
+                for c in conversations]
+
+    def constrained(conversations: list[list[dict[str, str]]], n: int) -> list[list[str]]:
+        return [[GOOD, WRONG, GOOD, GOOD] if c[-1]["content"] == ASK else [OK.replace("ok", "print(1)")] * n
+                for c in conversations]
+
+    def base(conversations: list[list[dict[str, str]]], n: int) -> list[list[str]]:
+        return [[NONE] * n for _ in conversations]
+
+    cfg = EvalConfig(n_samples=4, k=2, temperature=0.5, pass_threshold=0.3)
+    report = run_eval(base, unconstrained, NAMED, cfg, "none", out_dir=tmp_path, constrained=(base, constrained))
+    assert report.gate_policy == "constrained" and report.pending == ()
+    un, con, ver = (report.policies[p] for p in ("unconstrained", "constrained", "verified"))
+    assert un.pass_at_1 == pytest.approx(0.125) and un.raw_pass_at_1 == pytest.approx(0.5)
+    assert un.declared_rate == pytest.approx(0.25) and un.e0401_rate == pytest.approx(0.5)
+    assert un.failure_classes == pytest.approx({"names": 4 / 7, "undeclared": 3 / 7})
+    assert con.pass_at_1 == pytest.approx((0.75 + 1) / 2) and report.adapter is con and report.passed
+    assert ver.pass_at_1 == 1.0 and ver.n == 1 and ver.policy == "verified best-of-4"
+    assert set(un.per_suite) == {"core", "user"}
+    table = policy_table(report)
+    assert "| functions | 1 | 0.00 | 0.25 | 0.75 | 1.00 | 1.00 | 0.75 |" in table
+    saved = json.loads((tmp_path / "report.json").read_text())
+    assert saved["policies"]["verified"]["pass_at_1"] == 1.0 and saved["gate_policy"] == "constrained"
+
+
+def test_without_a_constrained_decoder_the_gate_uses_unconstrained_and_marks_it_pending() -> None:
+    def gen(conversations: list[list[dict[str, str]]], n: int) -> list[list[str]]:
+        return [[GOOD] * n for _ in conversations]
+
+    report = run_eval(gen, gen, NAMED[:1], EvalConfig(n_samples=2, k=1, temperature=0.5), "none")
+    assert report.gate_policy == "unconstrained" and report.pending == ("constrained",)
+    assert set(report.policies) == {"unconstrained", "verified"}
