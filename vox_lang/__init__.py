@@ -9,7 +9,7 @@ Public API::
 This package imports nothing from the rest of the project.
 """
 
-from vox_lang.api import CheckResult, check, compile_source, decode_source
+from vox_lang.api import CheckResult, check, compile_source, decode_source, is_empty_program
 from vox_lang.codes import REGISTRY, ErrorCode
 from vox_lang.diagnostics import Diagnostic, Severity, render_human, render_json, render_repair
 from vox_lang.errors import CompileError, VoxError
@@ -31,6 +31,6 @@ def find_retired(source: str, path: str = "<input>") -> list[Diagnostic]:
 
 __all__ = [
     "CheckResult", "CompileError", "Diagnostic", "ErrorCode", "REGISTRY", "Severity", "SourceFile",
-    "Span", "VoxError", "check", "compile_source", "decode_source", "find_retired", "fix",
+    "Span", "VoxError", "check", "compile_source", "decode_source", "find_retired", "fix", "is_empty_program",
     "render_human", "render_json", "render_repair",
 ]

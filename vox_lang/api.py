@@ -117,6 +117,24 @@ def check(source: str | bytes, path: str = "<input>", strict: bool = False) -> C
     return CheckResult(src, sink.sorted(strict=strict), module, lowered)
 
 
+def is_empty_program(source: str | bytes) -> bool:
+    """True when ``source`` holds no program: nothing but spaces, tabs, line ends and ``//``
+    comments (no token besides ``NL``, no lexical diagnostic).
+
+    :func:`check` accepts such a module with zero diagnostics; a caller verifying a model's
+    answer (``vox chat``, evaluation) treats it as a failure of its own kind, since nothing was
+    written. Never raises.
+    """
+    from vox_lang.lexer import TokenKind, scan
+
+    text, bad = decode_source(source)
+    if bad:
+        return False
+    sink = DiagnosticSink(SourceFile(text, "<input>"))
+    tokens = scan(text, sink).tokens
+    return len(sink) == 0 and all(t.kind is TokenKind.NL for t in tokens)
+
+
 def compile_source(source: str | bytes, path: str = "<input>", strict: bool = False) -> "hir.Module":
     """Like :func:`check` but return the HIR of a valid program.
 
