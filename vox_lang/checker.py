@@ -14,16 +14,11 @@ from vox_lang.checker_env import FnCtx
 from vox_lang.checker_expr import ExprChecker
 from vox_lang.checker_patterns import PatternChecker
 from vox_lang.checker_stmt import StmtChecker
+from vox_lang.decorators import KNOWN_DECORATORS, RETIRED_DECORATORS
 from vox_lang.depth import pass_guard
 from vox_lang.diagnostics import DiagnosticSink
 from vox_lang.syntax import Decorator, StrLit
 from vox_lang.types import ELEMENT, STR, UNIT
-
-#: retired decorators (E0303, reported by the parser, then ignored here)
-RETIRED_DECORATORS = frozenset({
-    "agent_def", "action", "server", "traced", "query", "mutation", "component", "llm", "mobile.native",
-})
-KNOWN_DECORATORS = frozenset({"test", "mcp.tool", "mcp.resource"})
 
 
 def check_module(module: hir.Module | None, sink: DiagnosticSink) -> None:
@@ -47,7 +42,7 @@ class Checker(ExprChecker, CallChecker, PatternChecker, StmtChecker):
         for stmt in self.module.script:
             self.stmt(stmt)
         for decl in self.module.decls:
-            if isinstance(decl, hir.FnDecl):
+            if isinstance(decl, hir.FnDecl) and decl.extern is None:  # extern: no body (U13)
                 params = tuple(self.resolve_type(p.type) for p in decl.params)
                 ctx = FnCtx(decl.name, self.resolve_type(decl.ret), decl.kind, decl.kind == "workflow")
                 self.body(ctx, decl.params, params, decl.body, decl.name_span)
@@ -60,9 +55,15 @@ class Checker(ExprChecker, CallChecker, PatternChecker, StmtChecker):
     # ------------------------------------------------------------------ decorators
 
     def decorators(self, decl: hir.Decl) -> None:
+        """Per declaration kind (spec §4, §9, §10 U12): functions see :meth:`fn_decorator`;
+        on a type, unknown decorators are W0102 and ``@test``/``@mcp.*`` E0523; on an actor,
+        ``routes`` or ``import`` every decorator is E0523. Retired ones were E0303 already."""
         for deco in decl.decorators:
             if isinstance(decl, hir.FnDecl):
                 self.fn_decorator(deco, decl)
+            elif isinstance(decl, hir.TypeDecl) and deco.name not in KNOWN_DECORATORS:
+                if deco.name not in RETIRED_DECORATORS:
+                    self.sink.report("W0102", deco.span, d=deco.name)
             else:
                 self.misplaced_decorator(deco)
 
@@ -81,7 +82,7 @@ class Checker(ExprChecker, CallChecker, PatternChecker, StmtChecker):
         strings = decorator_strings(deco)
         reason = None
         if name == "test":
-            if deco.args or deco.string is not None:
+            if deco.args or deco.string is not None or deco.kind is not None or deco.opaque is not None:
                 reason = "`@test` takes no arguments"
             elif fn.params:
                 reason = "a test takes no parameters"

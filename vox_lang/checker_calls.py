@@ -155,8 +155,8 @@ class CallChecker(CheckerBase):
         """A built-in method of ``obj_t`` with the receiver's type arguments bound."""
         if not isinstance(obj_t, TCon) or name not in METHODS.get(obj_t.name, {}):
             return None
-        required = METHOD_REQUIRES.get((obj_t.name, name))
-        if required is not None and not self.u.unify(obj_t.args[0], required):
+        required = METHOD_REQUIRES.get((obj_t.name, name), ())
+        if not all(self.u.unify(arg, want) for arg, want in zip(obj_t.args, required)):
             return None
         mapping = dict(zip(RECEIVER_KEYS.get(obj_t.name, ()), obj_t.args))
         return METHODS[obj_t.name][name], mapping

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from vox_lang import hir
 from vox_lang.depth import MAX_DEPTH
 from vox_lang.diagnostics import DiagnosticSink
-from vox_lang.prelude import BUILTINS, CONSTRUCTORS, ParamSig, Sig, std_member
+from vox_lang.prelude import BUILTINS, CONSTRUCTORS, PRELUDE_RECORD_FIELDS, ParamSig, Sig, prelude_type, std_member
 from vox_lang.types import (
     ELEMENT, FLOAT, INT, NEVER, STR, UNIT, UNKNOWN, TActor, TCon, TFn, TNamedRec, TParam, TRecord,
     TSum, Type, Unifier,
@@ -90,6 +90,8 @@ class CheckerBase:
             if d.kind == "prim":
                 if d.key in _PRIMS:
                     return _PRIMS[d.key]
+                if not tr.args:
+                    return prelude_type(d.key)
                 args = [self.resolve_type(a) for a in tr.args]
                 if d.key == "Result" and len(args) == 1:
                     args.append(STR)
@@ -128,6 +130,8 @@ class CheckerBase:
 
     def record_fields(self, def_id: int) -> tuple[tuple[str, Type], ...]:
         """Fields of a declared record type, resolved once."""
+        if def_id in PRELUDE_RECORD_FIELDS:
+            return PRELUDE_RECORD_FIELDS[def_id]
         if def_id not in self._fields:
             decl = self.type_decls.get(def_id)
             self._fields[def_id] = ()

@@ -134,11 +134,19 @@ class StmtChecker(CheckerBase):
         if isinstance(s, hir.Ret):
             return True
         if isinstance(s, hir.ExprStmt):
-            return self.expr_returns(s.expr)
+            return self.expr_returns(s.expr) or self.never_call(s.expr)
         if isinstance(s, hir.While):
             cond = s.cond
             return isinstance(cond, hir.Lit) and cond.value is True and not has_break(s.body)
         return False
+
+    def never_call(self, e: hir.Expr) -> bool:
+        """A call of a prelude function typed ``never`` (``process.exit``, spec §10 U2)."""
+        if not (isinstance(e, hir.Call) and isinstance(e.callee, hir.Ref)):
+            return False
+        d = self.defs[e.callee.def_id]
+        sig = self.sig_of(d.id) if d.kind == "std_fn" else None
+        return sig is not None and isinstance(sig.ret, TNever)
 
     def expr_returns(self, e: hir.Expr) -> bool:
         if isinstance(e, hir.If):

@@ -97,8 +97,25 @@ E0524: Final = ErrorCode('E0524', 'pattern-type', 'pattern `p` cannot match `t`'
 W0001: Final = ErrorCode('W0001', 'compat-return', '`return` is a compat spelling')
 W0002: Final = ErrorCode('W0002', 'compat-fat-arrow', '`=>` in a match arm')
 W0003: Final = ErrorCode('W0003', 'compat-record-type', 'record type without `=`')
+W0004: Final = ErrorCode('W0004', 'compat-is', '`is` as equality')
+W0005: Final = ErrorCode('W0005', 'compat-std-without-import', '`std` used without `import std`')
+W0006: Final = ErrorCode('W0006', 'compat-list-type', '`list[…]` type')
+W0007: Final = ErrorCode('W0007', 'compat-arm-statement', '`kw` as a match-arm body')
+W0008: Final = ErrorCode('W0008', 'compat-endpoint', '`@endpoint(kind: k)` is a compat spelling')
+W0009: Final = ErrorCode('W0009', 'compat-component', '`component` declaration')
 W0101: Final = ErrorCode('W0101', 'unreachable-arm', 'unreachable match arm')
 W0102: Final = ErrorCode('W0102', 'unknown-decorator', 'unknown decorator `@d` (ignored)')
+
+R0001: Final = ErrorCode('R0001', 'integer-overflow-runtime', 'integer overflow (64-bit)')
+R0002: Final = ErrorCode('R0002', 'assertion-failed', 'assertion failed')
+R0003: Final = ErrorCode('R0003', 'division-by-zero', 'division by zero')
+R0004: Final = ErrorCode('R0004', 'index-out-of-range', 'index out of range')
+R0005: Final = ErrorCode('R0005', 'missing-key', 'missing key')
+R0006: Final = ErrorCode('R0006', 'step-budget', 'step budget exhausted')
+R0007: Final = ErrorCode('R0007', 'call-depth', 'call depth exceeded')
+R0008: Final = ErrorCode('R0008', 'capability-not-granted', 'capability not granted')
+R0009: Final = ErrorCode('R0009', 'not-a-number', 'not a number')
+R0010: Final = ErrorCode('R0010', 'time-limit', 'time limit exceeded')
 
 #: every code by its string, e.g. ``REGISTRY["E0401"]``
 REGISTRY: Final[dict[str, ErrorCode]] = {
@@ -172,6 +189,22 @@ REGISTRY: Final[dict[str, ErrorCode]] = {
     'W0001': W0001,
     'W0002': W0002,
     'W0003': W0003,
+    'W0004': W0004,
+    'W0005': W0005,
+    'W0006': W0006,
+    'W0007': W0007,
+    'W0008': W0008,
+    'W0009': W0009,
     'W0101': W0101,
     'W0102': W0102,
+    'R0001': R0001,
+    'R0002': R0002,
+    'R0003': R0003,
+    'R0004': R0004,
+    'R0005': R0005,
+    'R0006': R0006,
+    'R0007': R0007,
+    'R0008': R0008,
+    'R0009': R0009,
+    'R0010': R0010,
 }

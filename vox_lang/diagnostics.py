@@ -21,6 +21,7 @@ class Severity(str, Enum):
 
     ERROR = "error"
     WARNING = "warning"
+    RUNTIME = "runtime"  # a fault while running a checked program (R codes, spec §11)
 
 
 @dataclass(frozen=True, slots=True)

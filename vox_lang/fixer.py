@@ -1,30 +1,30 @@
-"""Automatic fixes: compat spellings (W0001–W0003) and the retired forms whose 2026 spelling
-is mechanical (``#`` ``isnt`` ``Err(`` ``->`` return arrows, ``to`` in arms, ``&&`` ``||``
-``!`` ``null`` ``;``).
+"""Automatic fixes: compat spellings (W0001–W0009, spec §6 and §10) and the retired forms
+whose 2026 spelling is mechanical (``#`` ``isnt`` ``Err(`` ``->`` return arrows, ``to`` in
+arms, ``&&`` ``||`` ``!`` ``null`` ``;``).
 
-Driven by the diagnostics, not by patterns over the text: every diagnostic the lexer and
-parser report with a ``fix`` replaces its span with that text. Fixing can let an item parse
-that did not before (and so reveal more fixable forms), so the pass repeats until nothing
-changes. Forms without a mechanical fix keep their diagnostics.
+Driven by the diagnostics, not by patterns over the text: every diagnostic the whole front end
+reports with a ``fix`` (lexer, parser, and name resolution: W0005 inserts ``import std``)
+replaces its span with that text. Fixing can let an item parse that did not before, and a fix
+that rewrites a whole declaration (W0009) copies the compat forms inside it verbatim, so the
+pass repeats until nothing is left to fix; the result is a fixed point (fixing it again
+changes nothing). Forms without a mechanical fix keep their diagnostics.
 """
 
 from __future__ import annotations
 
 from typing import Final
 
-from vox_lang.diagnostics import Diagnostic, DiagnosticSink
-from vox_lang.parser import parse_module
-from vox_lang.source import SourceFile
+from vox_lang.api import check
+from vox_lang.diagnostics import Diagnostic
 
-#: a fixed text reveals at most a few more layers of fixable forms
-MAX_ROUNDS: Final = 4
+#: a fixed text reveals at most a few more layers of fixable forms (each nesting of one
+#: fix's span inside another's costs a round)
+MAX_ROUNDS: Final = 8
 
 
 def fixable(source: str) -> list[Diagnostic]:
-    """The diagnostics of ``source`` (lexer and parser) that carry a ``fix``, in order."""
-    sink = DiagnosticSink(SourceFile(source))
-    parse_module(sink.source, sink)
-    return [d for d in sink.sorted() if d.fix is not None]
+    """The diagnostics of ``source`` (every pass that ran) that carry a ``fix``, in order."""
+    return [d for d in check(source).diagnostics if d.fix is not None]
 
 
 def apply_fixes(source: str, diagnostics: list[Diagnostic]) -> str:

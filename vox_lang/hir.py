@@ -1,6 +1,8 @@
 """Frozen HIR nodes (spec §3): names resolved to definition ids, sugar removed.
 
-Lowering (:mod:`vox_lang.lower`) builds these: compat spellings are gone, ``x op= e`` is
+Lowering (:mod:`vox_lang.lower`) builds these: compat spellings are gone (``is`` is ``==``,
+``return`` is ``ret``, ``list[T]`` is ``List[T]``, an arm ``-> ret e`` is ``-> { ret e }``,
+``component`` is a ``fn``; spec §10), ``x op= e`` is
 ``x = x op e``, pipes are calls, a missing ``else`` is an empty block, a view call's child block
 is the named argument ``children`` (a :class:`Children` node) and top-level statements are
 :attr:`Module.script`. Every use of a name carries the id of its :class:`Def` in
@@ -390,7 +392,14 @@ class Generic:
 
 @dataclass(frozen=True, slots=True)
 class FnDecl:
-    """A ``fn``, ``workflow`` or ``activity`` (``kind``)."""
+    """A ``fn``, ``workflow`` or ``activity`` (``kind``).
+
+    Compat forms of spec §10 arrive here already canonical: a ``component`` is a ``fn``
+    returning ``Element`` whose body ends in ``ret <view expr>``; ``@endpoint(kind: K)`` is
+    gone (the function is simply public). ``extern`` is set for ``extern fn … = "module"``
+    (U13): the module string; ``body`` is then empty and must not be run — an executor
+    supplies the implementation or reports it as unavailable.
+    """
 
     def_id: int
     kind: str
@@ -402,6 +411,7 @@ class FnDecl:
     decorators: tuple[Decorator, ...]
     span: Span
     name_span: Span
+    extern: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

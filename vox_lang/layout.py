@@ -12,6 +12,7 @@ import bisect
 from dataclasses import dataclass
 from typing import Final
 
+from vox_lang.contextual import retag
 from vox_lang.diagnostics import DiagnosticSink
 from vox_lang.lexer import CLOSERS, OPENERS, Token, TokenKind, scan
 from vox_lang.retired import strip_retired_lines
@@ -75,7 +76,7 @@ class _DecoLine:
                     self.state = 0
         elif tok.kind is TokenKind.DECO:
             self.state = 1
-        elif self.state == 1 and tok.kind is TokenKind.STRING:
+        elif self.state == 1 and tok.kind in (TokenKind.STRING, TokenKind.DECO_ARGS):
             self.state = 0
         elif self.state == 1 and tok.kind is TokenKind.PUNCT and tok.text == "(":
             self.state, self.depth = 2, 1
@@ -238,7 +239,7 @@ def tokenize(source: SourceFile, sink: DiagnosticSink) -> Layout:
     """
     reported = frozenset(d.span.start for d in sink.sorted() if d.code == "E0106")
     scanned = scan(source.text, sink, reported)
-    kept = strip_retired_lines(source.text, scanned.tokens, sink)
+    kept = retag(source.text, strip_retired_lines(source.text, scanned.tokens, sink))
     out, orphans, poison = apply_layout(kept, sink)
     items = split_items(source.text, out, orphans, scanned.poison + poison, sink)
     return Layout(tuple(out), tuple(items))

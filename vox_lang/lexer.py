@@ -30,13 +30,20 @@ class TokenKind(str, Enum):
     DECO = "DECO"
     PUNCT = "PUNCT"
     NL = "NL"
+    #: a non-argument decorator's whole parenthesised argument run (spec §10 U9), one token
+    DECO_ARGS = "DECO_ARGS"
 
 
 #: reserved words (spec §1); after ``.`` they are plain field or argument names (WORD)
 KEYWORDS: Final = frozenset(
     "fn pub async let mut ret return if else while for in break continue match type actor on "
-    "spawn workflow activity import as routes to and or not true false".split()
+    "spawn workflow activity import as routes to and or not true false is extern".split()
 )
+
+#: contextual words (spec §10 U6): plain names except where :mod:`vox_lang.layout` retags
+#: them (``component NAME (`` opening an item, ``view :`` inside such a declaration); their
+#: grammar code is then the word itself
+CONTEXTUAL: Final = frozenset({"component", "view"})
 
 #: punctuation, longest first so a prefix never wins over a longer match
 PUNCTUATION: Final = tuple(
@@ -49,19 +56,6 @@ PUNCTUATION: Final = tuple(
 
 OPENERS: Final = {"(": ")", "[": "]", "{": "}"}
 CLOSERS: Final = {")": "(", "]": "[", "}": "{"}
-
-#: decorators retired in 2026 (E0303) -> hint
-RETIRED_DECORATORS: Final[dict[str, str]] = {
-    "component": "write `fn Name() to Element`",
-    "server": "use `pub fn`",
-    "query": "use `pub fn`",
-    "mutation": "use `pub fn`",
-    "action": "use `pub fn`",
-    "agent_def": "use `fn` or `@mcp.tool`",
-    "llm": "use `fn` or `@mcp.tool`",
-    "traced": "remove it",
-    "mobile.native": "remove it",
-}
 
 _OPERAND_END_KW: Final = frozenset({"true", "false"})
 
@@ -218,6 +212,12 @@ class _Scanner:
 
     def name(self, word: str, start: int, end: int) -> None:
         if word in KEYWORDS:
+            if word == "is":
+                prev = self.last_significant()
+                if prev is not None and prev.ends_operand:  # spec §10 U4: `is` as `==`
+                    self.sink.report("W0004", Span(start, end), fix="==")
+                    self.add(TokenKind.PUNCT, "==", start, end)
+                    return
             self.add(TokenKind.KEYWORD, word, start, end)
             return
         if not self.prev_is_dot():

@@ -43,11 +43,16 @@ class Lowerer(ExprLowerer):
             self.define(self.prelude, name, "view", None, key=name)
         for name in BUILTIN_TYPES:
             self.define(self.prelude, name, "prim", None, types=True, key=name)
+        # spec §10 U1: the prelude binds `std` exactly as `import std` would (W0005 on use)
+        self.prelude_std = self.define(self.prelude, "std", "std_module", None, key="std")
 
     # ------------------------------------------------------------------ module
 
     def module(self, module: syntax.Module) -> hir.Module:
         mod = self.module_scope
+        module = syntax.Module(tuple(desugar_item(i) for i in module.items), module.span)
+        if module.items:
+            self.first_item_start = module.items[0].span.start
         for pos, item in enumerate(module.items):
             self.hoist(item, mod, pos)
         decls: list[hir.Decl] = []
@@ -148,7 +153,10 @@ class Lowerer(ExprLowerer):
         params = self.params(fn.params, scope)
         ret = self.type_ref(fn.ret, scope) if fn.ret is not None else None
         body = self.function_body(fn.body, scope)
-        return hir.FnDecl(def_id, fn.kind, fn.name, generics, params, ret, body, fn.decorators, fn.span, fn.name_span)
+        return hir.FnDecl(
+            def_id, fn.kind, fn.name, generics, params, ret, body, fn.decorators, fn.span, fn.name_span,
+            fn.extern,
+        )
 
     def params(self, params: tuple[syntax.Param, ...], scope: Scope) -> tuple[hir.Param, ...]:
         """Lower parameters into ``scope`` (types and defaults see the earlier parameters)."""
@@ -278,3 +286,19 @@ class Lowerer(ExprLowerer):
         finally:
             self.loop_depth -= 1
 
+
+
+def desugar_item(item: syntax.Item) -> syntax.Item:
+    """Spec §10 U6: ``component Name(params) { stmts view: e }`` is
+    ``fn Name(params) to Element { stmts ret e }`` (W0009 was reported by the parser)."""
+    if not isinstance(item, syntax.ComponentDecl):
+        return item
+    at = Span(item.name_span.end, item.name_span.end)
+    ret_ty = syntax.NamedType("Element", (), at, at)
+    view = item.view
+    body = syntax.Block(item.stmts + (syntax.Ret(view, "ret", view.span, view.span),), item.span)
+    return syntax.FnDecl(
+        kind="fn", name=item.name, generics=(), params=item.params, ret=ret_ty, body=body,
+        is_pub=False, is_async=False, decorators=item.decorators, span=item.span,
+        name_span=item.name_span,
+    )

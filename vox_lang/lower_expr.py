@@ -6,7 +6,7 @@ from __future__ import annotations
 from vox_lang import hir, syntax
 from vox_lang.depth import MAX_DEPTH
 from vox_lang.diagnostics import DiagnosticSink
-from vox_lang.prelude import std_member
+from vox_lang.prelude import STD, std_member
 from vox_lang.scopes import Scope, suggest
 from vox_lang.source import Span
 from vox_lang.types import BUILTIN_ARITY
@@ -29,6 +29,9 @@ class ExprLowerer:
         self.fn_depth = 0
         self.loop_depth = 0
         self.depth = 0
+        self.prelude_std = -1  # def id of the prelude's `std` (spec §10 U1)
+        self.first_item_start = 0  # where W0005's fix inserts `import std`
+        self.std_warned = False
 
     # ------------------------------------------------------------------ definitions
 
@@ -148,9 +151,16 @@ class ExprLowerer:
     def name(self, e: syntax.Name, scope: Scope) -> hir.Expr:
         def_id = scope.lookup(e.name, visible=self.visible)
         if def_id is not None:
+            if def_id == self.prelude_std and not self.std_warned:
+                self.std_warned = True  # spec §10 U1: once per module, fixed by `import std`
+                at = Span(self.first_item_start, self.first_item_start)
+                self.sink.report("W0005", at, fix="import std\n")
             return hir.Ref(def_id, e.name, e.span)
         if scope.lookup(e.name, types=True) is not None:
-            self.sink.report("E0410", e.span, n=e.name)
+            hint = "the Unit value is `()`" if e.name == "Unit" else None
+            self.sink.report("E0410", e.span, n=e.name, hint=hint)
+        elif e.name in STD:
+            self.sink.report("E0401", e.span, n=e.name, hint=f"add `import std.{e.name}`")
         else:
             fields = {"s": s} if (s := suggest(e.name, scope.names(visible=self.visible))) else {}
             self.sink.report("E0401", e.span, n=e.name, **fields)

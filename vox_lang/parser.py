@@ -29,13 +29,13 @@ from parsimonious.grammar import Grammar
 from vox_lang import syntax
 from vox_lang.diagnostics import DiagnosticSink
 from vox_lang.layout import Item, tokenize
-from vox_lang.lexer import KEYWORDS, PUNCTUATION, Token, TokenKind
+from vox_lang.lexer import CONTEXTUAL, KEYWORDS, PUNCTUATION, Token, TokenKind
 from vox_lang.parser_errors import Expectations
 from vox_lang.parser_visitor import AstBuilder
 from vox_lang.source import SourceFile, Span
 
 #: token classes as they are spelled in the joined text (and in grammar.peg)
-CLASS_CODES: Final = frozenset({"NAME", "INT", "FLOAT", "STRING", "DECO", "NL", "_"})
+CLASS_CODES: Final = frozenset({"NAME", "INT", "FLOAT", "STRING", "DECO", "DECO_ARGS", "NL", "_"})
 
 #: bump when compile_grammar changes what it does to the loaded grammar (cache key)
 _LOADER_VERSION: Final = 1
@@ -114,7 +114,7 @@ def compile_grammar(text: str) -> Grammar:
     seen: dict[int, Expression] = {}
     for rule in grammar.values():
         _walk(rule, seen)
-    vocabulary = KEYWORDS | frozenset(PUNCTUATION) | CLASS_CODES
+    vocabulary = KEYWORDS | CONTEXTUAL | frozenset(PUNCTUATION) | CLASS_CODES
     for e in seen.values():
         if isinstance(e, Literal):
             if e.literal not in vocabulary:

@@ -26,7 +26,7 @@ END: Final = "<end of input>"
 
 _CLASS_DISPLAY: Final = {
     "NAME": "<name>", "INT": "<int>", "FLOAT": "<float>", "STRING": "<string>",
-    "DECO": "<decorator>", "NL": NEWLINE,
+    "DECO": "<decorator>", "DECO_ARGS": "<decorator arguments>", "NL": NEWLINE,
 }
 _FIRST: Final = frozenset({"`)`", "`]`", "`}`", "`,`", NEWLINE, END})
 #: rules whose first terminal continues an already complete operand

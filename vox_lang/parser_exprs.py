@@ -87,7 +87,7 @@ class ExprBuilder(NodeVisitor):
             return self.tokens[self.index[node.start]]
         return children
 
-    visit_NAME = visit_INT = visit_FLOAT = visit_STRING = visit_DECO = visit_NL = generic_visit
+    visit_NAME = visit_INT = visit_FLOAT = visit_STRING = visit_DECO = visit_DECO_ARGS = visit_NL = generic_visit
     visit_WORD = visit_binop = visit_break = visit_continue = visit_try = generic_visit
     visit_suffix_start = generic_visit
 
@@ -272,6 +272,20 @@ class ExprBuilder(NodeVisitor):
         elif arrow.text == "=>":
             self.sink.report("W0002", arrow.span, fix="->")
         return s.Arm(pattern, arrow.text, body, self.span(node), arrow.span)
+
+    def visit_arm_stmt(self, node: Node, children: list[Any]) -> s.Block:
+        """``ret e`` / ``break`` / ``continue`` as an arm body (spec §10 U11): W0007, read as
+        ``{ stmt }``."""
+        (x,) = children
+        if isinstance(x, Token):
+            stmt: s.Stmt = s.Break(x.span) if x.text == "break" else s.Continue(x.span)
+            kw = x.text
+        else:
+            stmt = x
+            kw = self.source_text[x.kw_span.start : x.kw_span.end]
+        span = stmt.span
+        self.sink.report("W0007", span, kw=kw, fix="{ " + self.source_text[span.start : span.end] + " }")
+        return s.Block((stmt,), span)
 
     def visit_arm_block(self, node: Node, children: list[Any]) -> s.Block:
         return children[1]  # type: ignore[no-any-return]

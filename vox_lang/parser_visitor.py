@@ -14,7 +14,8 @@ from typing import Any, Final
 from parsimonious.nodes import Node, NodeVisitor
 
 from vox_lang import syntax as s
-from vox_lang.lexer import Token, decode_string
+from vox_lang.decorators import ENDPOINT, ENDPOINT_KINDS, ENDPOINT_REASON
+from vox_lang.lexer import Token, TokenKind, decode_string
 from vox_lang.parser_exprs import ExprBuilder, list_of, opt
 from vox_lang.source import Span
 
@@ -45,7 +46,28 @@ class AstBuilder(ExprBuilder):
         decos, decl = children
         if not decos:
             return decl
-        return replace(decl, decorators=tuple(decos), span=self.span(node))
+        kept = []
+        for deco, deco_node in zip(decos, node.children[0].children):
+            if deco.name != ENDPOINT:
+                kept.append(deco)
+            elif self.endpoint(deco, decl, deco_node, node.children[1]):
+                decl = replace(decl, is_pub=True)
+        return replace(decl, decorators=tuple(kept), span=self.span(node))
+
+    def endpoint(self, deco: s.Decorator, decl: Any, deco_node: Node, decl_node: Node) -> bool:
+        """``@endpoint(kind: K)`` before a ``fn`` is W0008 (spec §10 U3), fixed to ``pub fn``:
+        the span runs from ``@`` to the next token (or, past other decorators, to the
+        declaration, keeping them); anything else is E0523. True when it makes ``decl`` pub."""
+        well_formed = deco.kind in ENDPOINT_KINDS and deco.args is None and deco.opaque is None
+        if not (well_formed and isinstance(decl, s.FnDecl) and decl.kind == "fn" and decl.extern is None):
+            self.sink.report("E0523", deco.span, d=ENDPOINT, reason=ENDPOINT_REASON)
+            return False
+        nxt = self.tokens[self.index[deco_node.end]]
+        head = self.tokens[self.index[decl_node.start]]
+        between = self.source_text[nxt.span.start : head.span.start]
+        fix = between + ("" if head.text == "pub" and head.kind is TokenKind.KEYWORD else "pub ")
+        self.sink.report("W0008", Span(deco.span.start, head.span.start), k=deco.kind, fix=fix)
+        return True
 
     def visit_loose_stmt(self, node: Node, children: list[Any]) -> s.StmtItem:
         decos, mods, stmt = children
@@ -63,13 +85,29 @@ class AstBuilder(ExprBuilder):
     def visit_deco(self, node: Node, children: list[Any]) -> s.Decorator:
         tok, arg = children
         arg = opt(arg)
-        string = s.StrLit(decode_string(self.src(arg)), arg.span) if isinstance(arg, Token) else None
+        string = opaque = kind = None
+        if isinstance(arg, Token) and arg.kind is TokenKind.DECO_ARGS:
+            opaque = arg.text
+        elif isinstance(arg, Token):
+            string = s.StrLit(decode_string(self.src(arg)), arg.span)
+        elif isinstance(arg, list):  # `(WORD: NAME)`
+            word, name, text = arg
+            if word == "kind":
+                kind = name
+            else:
+                opaque = text
         args = arg if isinstance(arg, tuple) else None
-        return s.Decorator(tok.text[1:], args, string, self.span(node))
+        return s.Decorator(tok.text[1:], args, string, self.span(node), kind, opaque)
 
     def visit_deco_args(self, node: Node, children: list[Any]) -> tuple[s.Arg, ...]:
         _, args, _ = children
         return tuple(opt(args, ()))
+
+    def visit_deco_kind(self, node: Node, children: list[Any]) -> list[str]:
+        """``(WORD: NAME)`` → ``[word, name, source text]``."""
+        _, word, _, name, _ = children
+        span = self.span(node)
+        return [word.text, name.text, self.source_text[span.start : span.end]]
 
     # ------------------------------------------------------------ declarations
     def visit_fn(self, node: Node, children: list[Any]) -> s.FnDecl:
@@ -185,6 +223,34 @@ class AstBuilder(ExprBuilder):
             self.span(node), tuple(t.span for t in segs), alias_tok.span if alias_tok else None,
         )
 
+    def visit_extern_fn(self, node: Node, children: list[Any]) -> s.FnDecl:
+        """``extern fn name(params) to T = "module"`` (spec §10 U13): a function with no body."""
+        _, _, name, _, params, _, ret, _, module = children
+        ret_ty = opt(ret)
+        span = self.span(node)
+        return s.FnDecl(
+            kind="fn", name=name.text, generics=(), params=tuple(opt(params, ())),
+            ret=ret_ty[1] if ret_ty else None, body=s.Block((), Span(span.end, span.end)),
+            is_pub=False, is_async=False, decorators=(), span=span, name_span=name.span,
+            arrow=ret_ty[0].text if ret_ty else None, extern=decode_string(self.src(module)),
+        )
+
+    def visit_component(self, node: Node, children: list[Any]) -> s.ComponentDecl:
+        """``component Name(params) { stmts view: expr }`` (spec §10 U6): W0009, whose fix is
+        ``fn Name(params) to Element { stmts ret expr }`` with the text copied verbatim."""
+        kw, name, _, params, rparen, _, _, stmts, view, _, _, expr, _, _ = children
+        span = self.span(node)
+        text = self.source_text
+        fix = (
+            "fn" + text[kw.span.end : rparen.span.end] + " to Element"
+            + text[rparen.span.end : view.span.start] + "ret " + text[expr.span.start : span.end]
+        )
+        self.sink.report("W0009", span, n=name.text, fix=fix)
+        return s.ComponentDecl(name.text, tuple(opt(params, ())), tuple(stmts), expr, (), span, name.span)
+
+    def visit_comp_stmt(self, node: Node, children: list[Any]) -> s.Stmt:
+        return children[0]  # type: ignore[no-any-return]
+
     def visit_import_tail(self, node: Node, children: list[Any]) -> Token:
         return children[1]
 
@@ -201,7 +267,11 @@ class AstBuilder(ExprBuilder):
 
     def visit_named_type(self, node: Node, children: list[Any]) -> s.NamedType:
         name, args = children
-        return s.NamedType(name.text, tuple(opt(args, ())), self.span(node), name.span)
+        type_name = name.text
+        if type_name == "list" and args:  # spec §10 U7
+            self.sink.report("W0006", name.span, fix="List")
+            type_name = "List"
+        return s.NamedType(type_name, tuple(opt(args, ())), self.span(node), name.span)
 
     def visit_type_args(self, node: Node, children: list[Any]) -> list[s.TypeExpr]:
         return children[1]

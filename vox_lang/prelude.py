@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
-from vox_lang.types import ANY, STR, TCon, TFn, TOneOf, TParam, Type
+from vox_lang.types import ANY, BOOL, INT, NEVER, STR, TCon, TFn, TNamedRec, TOneOf, TParam, Type
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +38,26 @@ class Sig:
 
 #: the prelude's generic letters and their (negative, never clashing with def ids) keys
 _LETTERS: Final = {"T": -1, "U": -2, "K": -3, "V": -4, "E": -5}
+
+#: prelude record types (spec §10 U2): name -> (negative def id for :class:`TNamedRec`, fields)
+PRELUDE_RECORDS: Final[dict[str, tuple[int, tuple[tuple[str, Type], ...]]]] = {
+    "FileRecord": (-101, (
+        ("name", STR), ("path", STR), ("size", INT), ("modified_ms", INT),
+        ("is_dir", BOOL), ("is_file", BOOL), ("is_symlink", BOOL),
+    )),
+    "ProcessOutput": (-102, (("exit", INT), ("stdout", STR), ("stderr", STR))),
+}
+
+#: fields of a prelude record by its :class:`TNamedRec` def id
+PRELUDE_RECORD_FIELDS: Final = {rid: fields for rid, fields in PRELUDE_RECORDS.values()}
+
+
+def prelude_type(name: str) -> Type:
+    """The type of a prelude type name without arguments: a prelude record
+    (:class:`TNamedRec`), else the constructor ``TCon(name)`` (``Regex``, ``Match``...)."""
+    if name in PRELUDE_RECORDS:
+        return TNamedRec(name, PRELUDE_RECORDS[name][0])
+    return TCon(name)
 _TOKEN = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*|[\[\](),:|])")
 
 
@@ -87,6 +107,10 @@ class _SigParser:
             return TFn(tuple(params), ret)
         if name == "any":
             return ANY
+        if name == "never":
+            return NEVER
+        if name in PRELUDE_RECORDS:
+            return prelude_type(name)
         if self.peek() == "|":
             heads = [name]
             while self.peek() == "|":
@@ -145,19 +169,51 @@ VIEW_ELEMENTS: Final = (
 )
 
 #: built-in type names (type namespace)
-BUILTIN_TYPES: Final = ("int", "float", "str", "bool", "Unit", "Element", "List", "Option", "Set", "Map", "Result")
+BUILTIN_TYPES: Final = (
+    "int", "float", "str", "bool", "Unit", "Element", "List", "Option", "Set", "Map", "Result",
+    "FileRecord", "ProcessOutput", "Regex", "Match",
+)
 
 #: methods by receiver head; the receiver's type arguments bind ``T`` (``K``, ``V`` for maps)
 METHODS: Final[dict[str, dict[str, Sig]]] = {
-    "str": _table({"split": "fn(sep: str) to List[str]", "contains": "fn(s: str) to bool"}),
+    "str": _table({
+        "split": "fn(sep: str) to List[str]",
+        "contains": "fn(s: str) to bool",
+        # spec §10 U8
+        "trim": "fn() to str",
+        "to_upper": "fn() to str",
+        "to_lower": "fn() to str",
+        "replace": "fn(from: str, to: str) to str",
+        "starts_with": "fn(s: str) to bool",
+        "ends_with": "fn(s: str) to bool",
+        "slice": "fn(start: int, end: int) to str",
+        "char_at": "fn(i: int) to Option[str]",
+        "index_of": "fn(s: str) to Option[int]",
+    }),
     "List": _table({
         "push": "fn(x: T) to Unit",
         "map": "fn(f: fn(T) to U) to List[U]",
         "join": "fn(sep: str) to str",
+        "get": "fn(i: int) to Option[T]",  # §10 U8
     }),
-    "Map": _table({"get": "fn(k: K) to Option[V]"}),
+    "Map": _table({
+        "get": "fn(k: K) to Option[V]",
+        # spec §10 U5: JSON readers, on Map[str, str] only (METHOD_REQUIRES)
+        "get_str": "fn(key: str) to Result[str]",
+        "get_int": "fn(key: str) to Result[int]",
+        "get_float": "fn(key: str) to Result[float]",
+        "get_bool": "fn(key: str) to Result[bool]",
+        "get_object": "fn(key: str) to Result[Map[str, str]]",
+    }),
     "Option": _table({"unwrap_or": "fn(d: T) to T"}),
     "Result": _table({"unwrap_or": "fn(d: T) to T"}),
+    # spec §10 U2: opaque prelude types
+    "Regex": _table({
+        "matches": "fn(s: str) to bool",
+        "find": "fn(s: str) to Option[Match]",
+        "find_all": "fn(s: str) to List[Match]",
+    }),
+    "Match": _table({"group": "fn(i: int) to Option[str]"}),
 }
 
 #: which generic keys a receiver's type arguments bind, by head
@@ -166,31 +222,97 @@ RECEIVER_KEYS: Final[dict[str, tuple[int, ...]]] = {
     "Result": (_LETTERS["T"], _LETTERS["E"]), "Map": (_LETTERS["K"], _LETTERS["V"]),
 }
 
-#: methods that need a particular element type: (head, method) -> required first type argument
-METHOD_REQUIRES: Final[dict[tuple[str, str], Type]] = {("List", "join"): STR}
+#: methods that need particular type arguments: (head, method) -> the receiver's required
+#: leading type arguments (``join`` on ``List[str]``, the JSON readers on ``Map[str, str]``)
+METHOD_REQUIRES: Final[dict[tuple[str, str], tuple[Type, ...]]] = {
+    ("List", "join"): (STR,),
+    **{("Map", m): (STR, STR) for m in ("get_str", "get_int", "get_float", "get_bool", "get_object")},
+}
 
 #: methods that mutate their receiver (need a ``let mut`` root, E0509)
 MUTATING_METHODS: Final = frozenset({"push"})
 
 #: the standard library: ``std.<module>.<member>``
+#: the standard library: ``std.<module>.<member>`` (spec §5 and §10 U2)
 STD: Final[dict[str, dict[str, Sig]]] = {
     "fs": _table({
         "read": "fn(path: str) to Result[str]",
         "write": "fn(path: str, text: str) to Result[Unit]",
         "exists": "fn(path: str) to bool",
         "list": "fn(dir: str) to Result[List[str]]",
+        "read_bytes": "fn(path: str) to Result[str]",
+        "remove": "fn(path: str) to Result[str]",
+        "mkdir": "fn(path: str) to Result[str]",
+        "is_file": "fn(path: str) to bool",
+        "is_dir": "fn(path: str) to bool",
+        "canonicalize": "fn(path: str) to Result[str]",
+        "list_dir": "fn(dir: str) to Result[List[str]]",
+        "glob": "fn(pattern: str) to Result[List[str]]",
+        "list_dir_detailed": "fn(dir: str) to Result[List[FileRecord]]",
+        "stat": "fn(path: str) to Result[FileRecord]",
+        "remove_dir_all": "fn(path: str) to Result[Unit]",
+        "copy": "fn(from: str, to: str) to Result[Unit]",
     }),
-    "process": _table({"run": "fn(cmd: str, args: List[str]) to Result[str]"}),
+    "path": _table({
+        "join": "fn(a: str, b: str) to str",
+        "join_many": "fn(parts: List[str]) to str",
+        "basename": "fn(p: str) to str",
+        "dirname": "fn(p: str) to str",
+        "extension": "fn(p: str) to str",
+    }),
+    "process": _table({
+        "run": "fn(cmd: str, args: List[str]) to Result[str]",
+        "which": "fn(name: str) to Option[str]",
+        "run_capture_lines": "fn(cmd: str, args: List[str]) to Result[List[str]]",
+        "run_ex": "fn(cmd: str, args: List[str], cwd: str, env: List[str]) to Result[int]",
+        "run_capture": "fn(cmd: str, args: List[str]) to Result[ProcessOutput]",
+        "run_capture_ex": "fn(cmd: str, args: List[str], cwd: str, env: List[str]) to Result[ProcessOutput]",
+        "run_capture_json": "fn(cmd: str, args: List[str]) to Result[Map[str, str]]",
+        "spawn_background": "fn(cmd: str, args: List[str]) to Result[int]",
+        "exec": "fn(cmd: str, args: List[str]) to Result[Unit]",
+        "exit": "fn(code: int) to never",
+    }),
     "env": _table({"get": "fn(name: str) to Option[str]"}),
     "json": _table({
         "parse": "fn(text: str) to Result[Map[str, str]]",
         "dump": "fn(value: any) to str",
+        "read_str": "fn(text: str, key: str) to Result[str]",
+        "read_f64": "fn(text: str, key: str) to Result[float]",
+        "quote": "fn(s: str) to str",
     }),
     "http": _table({
         "get": "fn(url: str) to Result[str]",
         "post": "fn(url: str, body: str) to Result[str]",
+        "get_text": "fn(url: str) to Result[str]",
+        "post_json": "fn(url: str, body: str) to Result[str]",
     }),
-    "time": _table({"now": "fn() to int", "sleep": "fn(ms: int) to Unit"}),
+    "time": _table({"now": "fn() to int", "sleep": "fn(ms: int) to Unit", "now_ms": "fn() to int"}),
+    "crypto": _table({
+        "hash_fast": "fn(s: str) to str",
+        "hash_secure": "fn(s: str) to str",
+        "uuid": "fn() to str",
+    }),
+    "log": _table({
+        "debug": "fn(msg: str) to Unit",
+        "info": "fn(msg: str) to Unit",
+        "warn": "fn(msg: str) to Unit",
+        "error": "fn(msg: str) to Unit",
+    }),
+    "regex": _table({"compile": "fn(pattern: str) to Result[Regex]"}),
+    "csv": _table({
+        "parse": "fn(text: str) to Result[List[List[str]]]",
+        "parse_records": "fn(text: str) to Result[List[Map[str, str]]]",
+        "render": "fn(rows: List[List[str]]) to Result[str]",
+    }),
+    "toml": _table({
+        "parse": "fn(text: str) to Result[Map[str, str]]",
+        "render": "fn(value: any) to Result[str]",
+    }),
+    "yaml": _table({
+        "parse": "fn(text: str) to Result[Map[str, str]]",
+        "render": "fn(value: any) to Result[str]",
+    }),
+    "agentos": _table({"mutation_kind_for_tool": "fn(tool: str) to str"}),
 }
 
 

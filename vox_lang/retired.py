@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from typing import Final
 
+from vox_lang.decorators import RETIRED_DECORATORS
 from vox_lang.diagnostics import DiagnosticSink
-from vox_lang.lexer import CLOSERS, OPENERS, RETIRED_DECORATORS, Token, TokenKind, line_indent
+from vox_lang.lexer import CLOSERS, OPENERS, Token, TokenKind, line_indent
 
 #: words that start an E0301 colon-block header
 COLON_HEADS: Final = frozenset(

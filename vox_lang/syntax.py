@@ -373,12 +373,18 @@ class Block:
 
 @dataclass(frozen=True, slots=True)
 class Decorator:
-    """``@name``, ``@name "text"`` or ``@name(args)``; ``name`` is dotted (``mcp.tool``)."""
+    """``@name``, ``@name "text"`` or ``@name(args)``; ``name`` is dotted (``mcp.tool``).
+
+    ``kind`` is ``K`` of the form ``@name(kind: K)`` (spec §10 U3, with ``args`` ``None``);
+    ``opaque`` is the source text of an unparsed argument run ``( … )`` (§10 U9).
+    """
 
     name: str
     args: tuple[Arg, ...] | None
     string: StrLit | None
     span: Span
+    kind: str | None = None
+    opaque: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -407,6 +413,8 @@ class FnDecl:
     name_span: Span
     arrow: str | None = None
     generic_spans: tuple[Span, ...] = ()  # parallel to ``generics`` (E0402 on a repeated one)
+    #: ``extern fn … = "module"`` (spec §10 U13): the module string; the body is empty
+    extern: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -479,7 +487,23 @@ class ImportDecl:
     alias_span: Span | None = None
 
 
-Decl = Union[FnDecl, TypeDecl, ActorDecl, RoutesDecl, ImportDecl]
+@dataclass(frozen=True, slots=True)
+class ComponentDecl:
+    """``component Name(params) { stmts  view: expr }`` (spec §10 U6, compat W0009).
+
+    Lowering turns it into ``fn Name(params) to Element { stmts  ret view }``.
+    """
+
+    name: str
+    params: tuple[Param, ...]
+    stmts: tuple[Stmt, ...]
+    view: "Expr"
+    decorators: tuple[Decorator, ...]
+    span: Span
+    name_span: Span
+
+
+Decl = Union[FnDecl, TypeDecl, ActorDecl, RoutesDecl, ImportDecl, ComponentDecl]
 
 
 @dataclass(frozen=True, slots=True)
@@ -491,7 +515,7 @@ class StmtItem:
     span: Span
 
 
-Item = Union[FnDecl, TypeDecl, ActorDecl, RoutesDecl, ImportDecl, StmtItem]
+Item = Union[FnDecl, TypeDecl, ActorDecl, RoutesDecl, ImportDecl, ComponentDecl, StmtItem]
 
 
 @dataclass(frozen=True, slots=True)

@@ -110,7 +110,7 @@ ANY = TAny()
 BUILTIN_ARITY: dict[str, tuple[int, int]] = {
     "int": (0, 0), "float": (0, 0), "str": (0, 0), "bool": (0, 0), "Unit": (0, 0),
     "Element": (0, 0), "List": (1, 1), "Option": (1, 1), "Set": (1, 1), "Map": (2, 2),
-    "Result": (1, 2),
+    "Result": (1, 2), "FileRecord": (0, 0), "ProcessOutput": (0, 0), "Regex": (0, 0), "Match": (0, 0),
 }
 
 

@@ -14,7 +14,7 @@ COMPAT = sorted(CASES.glob("compat_*.vox"))
 #: codes that fix() rewrites (spec §2/§6 and issue 2's list)
 MECHANICAL = {
     "E0304", "E0306", "E0307", "E0308", "E0309", "E0310", "E0311", "E0312", "E0313", "E0314",
-    "W0001", "W0002", "W0003",
+    "W0001", "W0002", "W0003", "W0004", "W0005", "W0006", "W0007", "W0008", "W0009",
 }
 
 

@@ -9,7 +9,7 @@ from parsimonious.expressions import Literal
 
 from vox_lang import syntax as s
 from vox_lang.diagnostics import DiagnosticSink
-from vox_lang.lexer import KEYWORDS, PUNCTUATION
+from vox_lang.lexer import CONTEXTUAL, KEYWORDS, PUNCTUATION
 from vox_lang.parser import CLASS_CODES, load_grammar, parse_module
 from vox_lang.parser_visitor import PASS_THROUGH, AstBuilder
 from vox_lang.printer import unparse
@@ -53,9 +53,11 @@ def test_grammar_literals_are_lexer_tokens() -> None:
         if isinstance(e, Literal):
             seen.add(e.literal.strip())
         stack.extend(getattr(e, "members", ()))
-    assert seen <= KEYWORDS | set(PUNCTUATION) | CLASS_CODES
-    # every reserved word is used by the grammar (`and`/`or` inside the binop regex)
-    assert KEYWORDS - seen == {"and", "or"}
+    assert seen <= KEYWORDS | CONTEXTUAL | set(PUNCTUATION) | CLASS_CODES
+    # every reserved word is used by the grammar (`and`/`or` inside the binop regex; `is`
+    # only as the lexer's compat spelling of `==`, spec §10 U4)
+    assert KEYWORDS - seen == {"and", "or", "is"}
+    assert CONTEXTUAL <= seen
 
 
 @pytest.mark.parametrize("line", FIXTURE.read_text(encoding="utf-8").splitlines())

@@ -112,4 +112,7 @@ def test_prelude_signatures() -> None:
     assert STD["fs"]["read"].ret == result_of(STR, STR)
     assert parse_sig("fn(x: Result[int]) to Unit").params[0].type == result_of(INT, STR)
     assert std_member(("fs",)) is STD["fs"] and std_member(("fs", "nope")) is None
-    assert set(STD) == {"fs", "process", "env", "json", "http", "time"}
+    assert set(STD) == {
+        "fs", "process", "env", "json", "http", "time",  # spec §5
+        "path", "crypto", "log", "regex", "csv", "toml", "yaml", "agentos",  # §10 U2
+    }
