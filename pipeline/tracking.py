@@ -16,6 +16,8 @@ from typing import Any
 log = logging.getLogger(__name__)
 
 DEFAULT_EXPERIMENT = "vox-mens"
+#: longest wait for another process creating the store (migrations take ~1-5 s on a slow disk)
+STORE_LOCK_TIMEOUT_S = 300
 
 
 def default_tracking_uri() -> str:
@@ -23,6 +25,17 @@ def default_tracking_uri() -> str:
     from pipeline.paths import mlflow_dir
 
     return f"sqlite:///{mlflow_dir() / 'mlflow.db'}"
+
+
+def _lock_path(tracking_uri: str, fallback_dir: Path) -> Path:
+    """``<db>.lock`` next to a ``sqlite:///`` store; ``<fallback_dir>/store.lock`` for other URIs."""
+    prefix = "sqlite:///"
+    if tracking_uri.startswith(prefix):
+        db = Path(tracking_uri[len(prefix):])
+        db.parent.mkdir(parents=True, exist_ok=True)
+        return db.with_name(db.name + ".lock")
+    fallback_dir.mkdir(parents=True, exist_ok=True)
+    return fallback_dir / "store.lock"
 
 
 def _flat(params: dict[str, Any], prefix: str = "") -> dict[str, str]:
@@ -46,18 +59,23 @@ class Tracker:
     """
 
     def __init__(self, tracking_uri: str | None = None, experiment: str = DEFAULT_EXPERIMENT) -> None:
+        from filelock import FileLock
         from mlflow.tracking import MlflowClient
 
         from pipeline.paths import mlflow_dir
 
         self.tracking_uri = tracking_uri or default_tracking_uri()
-        self.client = MlflowClient(tracking_uri=self.tracking_uri)
-        found = self.client.get_experiment_by_name(experiment)
-        if found is None:
-            artifacts = (mlflow_dir() / "artifacts").as_uri()
-            self.experiment_id = self.client.create_experiment(experiment, artifact_location=artifacts)
-        else:
-            self.experiment_id = found.experiment_id
+        # Creating a fresh store (schema migrations) and the experiment are not safe when several
+        # processes do it at once ("table already exists", "duplicate column name"): do both under a
+        # lock file next to the store. Once created, opening is cheap and needs no lock.
+        with FileLock(str(_lock_path(self.tracking_uri, mlflow_dir())), timeout=STORE_LOCK_TIMEOUT_S):
+            self.client = MlflowClient(tracking_uri=self.tracking_uri)
+            found = self.client.get_experiment_by_name(experiment)  # creates the tables when fresh
+            if found is None:
+                artifacts = (mlflow_dir() / "artifacts").as_uri()
+                self.experiment_id = self.client.create_experiment(experiment, artifact_location=artifacts)
+            else:
+                self.experiment_id = found.experiment_id
         self.run_id: str | None = None
 
     def start(self, run_name: str, run_id: str | None = None, tags: dict[str, str] | None = None) -> str:
