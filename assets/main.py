@@ -9,82 +9,122 @@ final losses, pass@1 before/after and the export path. Exit status 0 iff the run
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import os
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 from pipeline import paths
 
-
-def _gate_pass_rate(result: Any) -> float | None:
-    """The compiler-gate pass rate from any materialization metadata key naming it."""
-    for event in result.get_asset_materialization_events():
-        mat = event.event_specific_data.materialization
-        for key, value in mat.metadata.items():
-            if "pass_rate" in key and "family" not in key and isinstance(getattr(value, "value", None), float):
-                return float(value.value)
-    return None
+#: the stages in graph order, with the label used in the timing line
+TIMED_STEPS = (("system_prompt", "prompt"), ("generated_pairs", "generate"), ("compiler_gate", "gate"),
+               ("corpus", "mix"), ("base_model", "pretrain"), ("qlora_adapter", "QLoRA"),
+               ("eval_report", "eval"), ("exported_model", "export"))
 
 
-def _read(stage: str) -> dict[str, Any] | None:
-    path = paths.artifacts_dir(stage) / "result.json"
-    return json.loads(path.read_text()) if path.is_file() else None
+def failure_reason(event: Any) -> str:
+    """One line saying why a failed step failed (from ``ExecuteInProcessResult.get_step_failure_events()``).
+
+    A ``dg.Failure`` (pipeline errors) gives its description; any other error gives the innermost
+    cause's class and first line, not Dagster's "Error occurred while executing op" wrapper.
+    """
+    data = event.step_failure_data
+    if data.user_failure_data is not None and data.user_failure_data.description:
+        return str(data.user_failure_data.description).strip().splitlines()[0]
+    error = data.error
+    while error is not None and error.cause is not None:
+        error = error.cause
+    if error is None or not error.message:
+        return "see the log above"
+    return f"{error.cls_name}: {error.message.strip().splitlines()[0].split(': ', 1)[-1]}"
 
 
-def summary(result: Any, seconds: float) -> list[str]:
-    """Human-readable summary lines of a finished main-job run (reads the stage results)."""
-    from pipeline.corpus_io import load_corpus
+def step_seconds(instance: Any, run_id: str) -> dict[str, float]:
+    """Wall seconds per step of a run (first STEP_START to its STEP_SUCCESS/STEP_FAILURE), from the event log."""
+    import dagster as dg
+
+    kinds = {dg.DagsterEventType.STEP_START, dg.DagsterEventType.STEP_SUCCESS, dg.DagsterEventType.STEP_FAILURE}
+    started: dict[str, float] = {}
+    took: dict[str, float] = {}
+    for entry in instance.all_logs(run_id, of_type=kinds):
+        key = entry.step_key
+        if key is None:
+            continue
+        if entry.dagster_event_type == dg.DagsterEventType.STEP_START:
+            started.setdefault(key, entry.timestamp)
+        elif key in started:
+            took[key] = entry.timestamp - started[key]
+    return took
+
+
+def _this_run(stage: str, produced: set[str], root: Path) -> Any:
+    """The stage's result if this run materialized it (an older result.json is not this run's)."""
     from pipeline.errors import DataError
+    from pipeline.stages import read_result
 
-    lines = [f"vox-mens main job: {'SUCCESS' if result.success else 'FAILED'} in {seconds / 60:.1f} min "
-             f"(run {result.run_id[:8]}, recipe {os.environ.get('VOX_RECIPE', 'cpu-tiny')})"]
+    if stage not in produced:
+        return None
     try:
-        c = load_corpus()
-        lines.append(f"  corpus rows:        {c.train.num_rows} train + {c.heldout.num_rows} held-out (version {c.version})")
+        return read_result(stage, root)
+    except DataError:
+        return None
+
+
+def summary(result: Any, seconds: float, instance: Any = None, root: Path | None = None) -> list[str]:
+    """Human-readable summary of a finished main-job run: what it produced, from the stage results.
+
+    Every figure the README quotes (rows, gate pass rate, losses, pass@1, stage timings) is printed
+    here with the machine's conditions (cores, load), so it can be quoted with the command.
+    """
+    from pipeline.errors import DataError
+    from pipeline.stages import read_result
+
+    root = paths.state_dir(root)
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    lines = [f"vox-mens main job: {'SUCCESS' if result.success else 'FAILED'} in {seconds / 60:.1f} min "
+             f"(run {result.run_id[:8]}, recipe {os.environ.get('VOX_RECIPE', 'cpu-tiny')}, "
+             f"{os.cpu_count()} cores, load {load:.1f} at the end)"]
+    produced = {e.asset_key.to_user_string() for e in result.get_asset_materialization_events()}
+    try:
+        c = read_result("corpus", root)
+        lines.append(f"  corpus rows:        {c['train_rows']} train + {c['heldout_rows']} held-out "
+                     f"(version {c.version}{'' if 'corpus' in produced else ', from an earlier run'})")
     except DataError as exc:
         lines.append(f"  corpus:             not built ({exc})")
-    rate = _gate_pass_rate(result)
-    lines.append(f"  gate pass rate:     {rate:.1%}" if rate is not None else "  gate pass rate:     n/a")
-    produced = {e.event_specific_data.materialization.asset_key.to_user_string()
-                for e in result.get_asset_materialization_events()}
-
-    def _this_run(stage: str) -> dict[str, Any] | None:
-        # a stage's result.json may be left from an earlier run: show it only if this run made it
-        return _read(stage) if stage in produced else None
-
-    base, adapter = _this_run("base_model"), _this_run("qlora_adapter")
-    if base and base.get("pretrain_losses"):
-        lines.append(f"  pretrain loss:      {base['pretrain_losses'][-1]:.3f} ({base.get('params') or 0:,} params)")
+    gate = _this_run("gated_pairs", produced, root)
+    lines.append(f"  gate pass rate:     {gate['pass_rate']:.1%} (minimum {gate['min_pass_rate']:.0%})" if gate
+                 else "  gate pass rate:     n/a (gate not run)")
+    base, adapter = _this_run("base_model", produced, root), _this_run("qlora_adapter", produced, root)
+    if base and base["pretrain_losses"]:
+        lines.append(f"  pretrain loss:      {base['pretrain_losses'][-1]:.3f} ({base['params'] or 0:,} params)")
     if adapter:
-        ev = f"{adapter['eval_loss']:.3f}" if adapter.get("eval_loss") is not None else "n/a"
+        ev = f"{adapter['eval_loss']:.3f}" if adapter["eval_loss"] is not None else "n/a"
         lines.append(f"  SFT loss:           train {adapter['train_loss']:.3f}, held-out {ev} "
                      f"({adapter['steps']} steps, {adapter['tokens_per_s']:.0f} tok/s, "
                      f"{'QLoRA 4-bit' if adapter['quantized'] else 'LoRA 16-bit'} on {adapter['device']})")
-    report = _this_run("eval_report")
+    report = _this_run("eval_report", produced, root)
     if report:
-        k = report["adapter"]["k"]
-        lines.append(f"  compile pass@1:     base {report['base']['pass_at_1']:.3f} -> adapter "
-                     f"{report['adapter']['pass_at_1']:.3f} (pass@{k} {report['base']['pass_at_k']:.3f} -> "
-                     f"{report['adapter']['pass_at_k']:.3f}, {report['tasks']} tasks)")
+        b, a = report["base"], report["adapter"]
+        lines.append(f"  compile pass@1:     base {b['pass_at_1']:.3f} -> adapter {a['pass_at_1']:.3f} "
+                     f"(pass@{a['k']} {b['pass_at_k']:.3f} -> {a['pass_at_k']:.3f}, {report['tasks']} tasks)")
         lines.append(f"  release gate:       {'PASS' if report['passed'] else 'FAIL'}: {report['reason']}")
-    export = _this_run("exported_model")
+    export = _this_run("exported_model", produced, root)
     if export:
-        verify = export.get("verify") or {}
-        lines.append(f"  export:             {export['path']}")
-        lines.append(f"  export round-trip:  {verify.get('detail', 'not verified')}")
+        lines.append(f"  export:             {export['path']}"
+                     f"{'' if export['published'] else ' (not published: latest.json unchanged)'}")
+        lines.append(f"  export round-trip:  {(export['verify'] or {}).get('detail', 'not verified')}")
     else:
         lines.append("  export:             not produced in this run")
-    failures = [e for e in result.all_events if e.event_type_value == "STEP_FAILURE"]
+    if instance is not None:
+        took = step_seconds(instance, result.run_id)
+        timed = [f"{label} {took[step] / 60:.1f}" for step, label in TIMED_STEPS if step in took]
+        if timed:
+            lines.append(f"  stage minutes:      {', '.join(timed)}")
+    failures = result.get_step_failure_events()
     for event in failures:
-        error = event.event_specific_data.error
-        reason = error.message.strip().splitlines()[0] if error is not None and error.message else "see the log above"
-        head, sep, rest = reason.partition(": ")
-        if sep and " " not in head:  # drop the exception's qualified class name
-            reason = rest
-        lines.append(f"  failed step:        {event.step_key}: {reason}")
+        lines.append(f"  failed step:        {event.step_key}: {failure_reason(event)}")
     if failures:
         lines.append("  (details above; `make ui` shows the run)")
     return lines
@@ -105,8 +145,11 @@ def main(argv: list[str] | None = None) -> int:
     except RecipeError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    home = os.environ.setdefault("DAGSTER_HOME", str(paths.state_dir() / "dagster"))
-    os.makedirs(home, exist_ok=True)
+    from assets.instance_config import fail_orphaned_runs, run_tags, write_instance_config
+
+    home = Path(os.environ.setdefault("DAGSTER_HOME", str(paths.state_dir() / "dagster")))
+    if not (home / "dagster.yaml").is_file():  # `make run` writes it; a direct call gets the same settings
+        write_instance_config(home / "dagster.yaml")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s", datefmt="%H:%M:%S")
@@ -121,11 +164,14 @@ def main(argv: list[str] | None = None) -> int:
     start = time.perf_counter()
     job = defs().resolve_job_def(MAIN_JOB)
     with dg.DagsterInstance.get() as instance:
+        for run_id in fail_orphaned_runs(instance):
+            logging.getLogger(__name__).warning("marked run %s failed: its process was killed", run_id)
         result = job.execute_in_process(
-            instance=instance, raise_on_error=False, tags={"trigger": "make run"},
+            instance=instance, raise_on_error=False, tags={"trigger": "make run", **run_tags()},
             run_config={"loggers": {"console": {"config": {"log_level": "INFO"}}}},
         )
-    print("\n".join(summary(result, time.perf_counter() - start)), flush=True)
+        lines = summary(result, time.perf_counter() - start, instance)
+    print("\n".join(lines), flush=True)
     return 0 if result.success else 1
 
 

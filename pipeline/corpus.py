@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from pipeline.corpus_files import SCHEMA_VERSION, read_rows, write_bytes, write_json, write_parquet
+from pipeline.corpus_files import SCHEMA_VERSION, corpus_version, read_rows, write_bytes, write_json, write_parquet
 from pipeline.errors import RecipeError
 from pipeline.recipes import recipe_path, stage_config
 
@@ -39,6 +39,8 @@ class CorpusConfig:
     near_dup_threshold: float = 0.9     # Jaccard over token 3-shingles; 1.0 turns it off
     max_chars: int = 2400               # drop rows whose prompt + response is longer (short contexts)
     workers: int = 2                    # processes for generation and the gate
+    min_gate_pass_rate: float = 0.95    # blocking check: below this share of pairs passing the gate, stop
+                                        # (a template or the front end regressed); 0 turns it off
 
 
 def corpus_config(recipe: str | None = None, overrides: Mapping[str, Any] | None = None) -> CorpusConfig:
@@ -64,7 +66,8 @@ def _range_problem(cfg: CorpusConfig) -> str | None:
             return f"{key} must be at least 1, got {getattr(cfg, key)!r}"
     ranges = {"paraphrase_rate": ("in [0, 1]", lambda v: 0 <= v <= 1),
               "heldout_fraction": ("in [0, 1)", lambda v: 0 <= v < 1),
-              "near_dup_threshold": ("in (0, 1]", lambda v: 0 < v <= 1)}
+              "near_dup_threshold": ("in (0, 1]", lambda v: 0 < v <= 1),
+              "min_gate_pass_rate": ("in [0, 1]", lambda v: 0 <= v <= 1)}
     for key, (bounds, ok) in ranges.items():
         if not ok(getattr(cfg, key)):
             return f"{key} must be {bounds}, got {getattr(cfg, key)!r}"
@@ -78,6 +81,11 @@ def _range_problem(cfg: CorpusConfig) -> str | None:
     if any(v < 0 for v in w.values()) or sum(w.values()) <= 0:
         return f"weights must be non-negative and not all zero, got {dict(w)!r}"
     return None
+
+
+def gate_rate_ok(pass_rate: float, min_pass_rate: float) -> bool:
+    """The gate-rate rule (blocking check and CLI alike): a pass rate equal to the minimum passes."""
+    return pass_rate >= min_pass_rate
 
 
 def _pair_rows(pairs: Any) -> list[dict[str, Any]]:
@@ -147,6 +155,7 @@ def build(cfg: CorpusConfig, gated_path: Path, out_dir: Path) -> dict[str, Any]:
         "schema_version": SCHEMA_VERSION,
         "rows": {"train": len(result.train), "heldout": len(result.heldout)},
         "content_hash": hashlib.sha256((hashes["train"] + hashes["heldout"]).encode()).hexdigest(),
+        "version": corpus_version(hashes["train"], hashes["heldout"]),
         "files": {f"{s}.parquet": {"sha256": h} for s, h in hashes.items()},
         "per_source": _count(everything, "source"),
         "per_family": _count(everything, "family"),

@@ -33,6 +33,15 @@ PAIR_COLUMNS: Final = ("id", "instance_id", "source", "family", "construct", "di
 REJECTION_COLUMNS: Final = ("id", "source", "family", "construct", "reason", "code", "line", "col", "message")
 
 
+def corpus_version(train_sha256: str, heldout_sha256: str) -> str:
+    """The corpus's one version: 16 hex chars of sha256 over both split files' sha256 hex digests.
+
+    Used for the manifest, the ``corpus`` asset's data version, the training fingerprint and the
+    MLflow param (all read it from :func:`pipeline.corpus_io.load_corpus` or the manifest).
+    """
+    return hashlib.sha256((train_sha256 + heldout_sha256).encode()).hexdigest()[:16]
+
+
 def _schema(kind: str) -> "pa.Schema":
     import pyarrow as pa
 

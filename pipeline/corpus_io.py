@@ -1,8 +1,10 @@
-"""Read the gated corpus for training and evaluation (``artifacts_dir("corpus")``).
+"""The one corpus reader: both splits of ``artifacts_dir("corpus")`` and the corpus's one version.
 
-The corpus stage writes ``train.parquet`` and ``heldout.parquet`` (schema in the team brief);
-this module validates the columns training needs, drops nothing silently, and computes the
-corpus version (a digest of both files) that keys training runs and MLflow params.
+The corpus stage writes ``train.parquet`` and ``heldout.parquet``; this module validates the
+columns training needs, drops nothing silently, and computes the corpus version with
+:func:`pipeline.corpus_files.corpus_version` over the files' bytes: the same string is the
+``corpus`` asset's Dagster data version, the manifest's ``version``, part of the training
+fingerprint and the MLflow ``corpus_version`` param.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ class Corpus:
         root: the directory read.
         train: the train split (``pyarrow.Table``).
         heldout: the held-out split (``pyarrow.Table``).
-        version: first 16 hex chars of sha256 over both Parquet files' bytes.
+        version: :func:`pipeline.corpus_files.corpus_version` of both Parquet files.
     """
 
     root: Path
@@ -60,17 +62,18 @@ def load_corpus(root: Path | None = None) -> Corpus:
     """
     import pyarrow.parquet as pq
 
+    from pipeline.corpus_files import corpus_version
     from pipeline.paths import artifacts_dir
 
     root = root or artifacts_dir("corpus")
     tables = {}
-    digest = hashlib.sha256()
+    hashes: dict[str, str] = {}
     for split in SPLITS:
         path = root / f"{split}.parquet"
         if not path.is_file():
             raise DataError(f"{path} is missing: materialize the `corpus` asset first")
         try:
-            digest.update(path.read_bytes())
+            hashes[split] = hashlib.sha256(path.read_bytes()).hexdigest()
             table = pq.read_table(path)
         except Exception as exc:  # pyarrow raises several unrelated types for bad files
             raise DataError(f"{path}: unreadable Parquet: {exc}") from exc
@@ -81,4 +84,4 @@ def load_corpus(root: Path | None = None) -> Corpus:
     if tables["train"].num_rows == 0:
         raise DataError(f"{root / 'train.parquet'} has no rows")
     return Corpus(root=root, train=tables["train"], heldout=tables["heldout"],
-                  version=digest.hexdigest()[:16])
+                  version=corpus_version(hashes["train"], hashes["heldout"]))

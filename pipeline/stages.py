@@ -1,47 +1,30 @@
-"""Stage runners: one call per asset, reading inputs from and writing results to the state dir.
+"""The stages and their one runner: every stage is ``run(config, inputs, out_dir) -> StageResult``.
 
-Each runner loads its recipe section, reads the previous stage's ``result.json`` under
-``artifacts_dir(<stage>)``, calls the stage module and writes its own ``result.json``
-atomically. Dagster assets are thin wrappers around these; ``python -m pipeline.stages``
-runs them in order without Dagster.
+``config`` is the stage's frozen recipe dataclass, ``inputs`` maps each upstream stage to its
+:class:`~pipeline.stage_result.StageResult`, ``out_dir`` is ``<state>/artifacts/<stage>/``.
+:func:`run_stage` resolves those three (the state directory only through :mod:`pipeline.paths`),
+holds the run-directory lock for training and export, calls the stage and writes its
+``result.json``. Dagster assets (``assets/defs``), ``python -m pipeline.stages`` and
+``python -m pipeline.train`` all go through :func:`run_stage`; ``assets/main.py`` reads the same
+results with :func:`read_result`.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import os
-from dataclasses import asdict
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from pipeline import paths
-from pipeline.errors import DataError
+from pipeline.stage_result import StageResult
 
 log = logging.getLogger(__name__)
 
-STAGES = ("base_model", "qlora_adapter", "eval_report", "exported_model")
-
-
-def _write(stage: str, data: dict[str, Any]) -> Path:
-    path = paths.artifacts_dir(stage) / "result.json"
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(data, indent=1, default=str))
-    os.replace(tmp, path)
-    return path
-
-
-def read_result(stage: str) -> dict[str, Any]:
-    """The last ``result.json`` of ``stage``.
-
-    Raises:
-        DataError: the stage has not run (names the asset to materialize).
-    """
-    path = paths.artifacts_dir(stage) / "result.json"
-    if not path.is_file():
-        raise DataError(f"{path} is missing: materialize the `{stage}` asset first")
-    return json.loads(path.read_text())
+Inputs = Mapping[str, StageResult]
 
 
 def _threads() -> None:
@@ -50,107 +33,296 @@ def _threads() -> None:
     torch.set_num_threads(int(os.environ.get("VOX_TORCH_THREADS", "2")))
 
 
-def run_base_model(recipe: str | None = None) -> Any:
-    """Build or resolve the base model (see :mod:`pipeline.base_model`)."""
-    from pipeline.base_model import BaseModelConfig, build_base_model
+def corpus_result(corpus_dir: Path) -> StageResult:
+    """The corpus as a stage result, read by the one corpus reader (:func:`pipeline.corpus_io.load_corpus`).
+
+    ``version`` is the corpus version; ``data`` holds ``path`` and the row summary.
+
+    Raises:
+        DataError: the corpus is missing or malformed (says to materialize ``corpus``).
+    """
     from pipeline.corpus_io import load_corpus
-    from pipeline.recipes import stage_config
+
+    corpus = load_corpus(corpus_dir)
+    return StageResult("corpus", corpus.version, {"path": str(corpus_dir), **corpus.summary()})
+
+
+def _load_corpus(inputs: Inputs) -> Any:
+    from pipeline.corpus_io import load_corpus
+
+    return load_corpus(Path(inputs["corpus"]["path"]))
+
+
+# --- corpus -------------------------------------------------------------------------------------
+
+def run_system_prompt(config: None, inputs: Inputs, out_dir: Path) -> StageResult:
+    """Copy the single-source system prompt into ``out_dir`` and audit it (problems in ``data``)."""
+    import hashlib
+
+    from pipeline.corpus_files import write_bytes
+    from pipeline.prompt import SYSTEM_PROMPT_PATH, audit_prompt, system_prompt
+
+    text = system_prompt()
+    write_bytes(text.encode("utf-8"), out_dir / "system_prompt.txt")
+    audit = audit_prompt()
+    digest = hashlib.sha256(text.encode()).hexdigest()[:16]
+    return StageResult("system_prompt", digest, {
+        "source": str(SYSTEM_PROMPT_PATH), "chars": len(text), "lines": text.count("\n") + 1,
+        "vox_blocks": audit.vox_blocks, "problems": list(audit.problems())})
+
+
+def run_generated_pairs(config: Any, inputs: Inputs, out_dir: Path) -> StageResult:
+    """Generate pairs (:func:`pipeline.corpus.generate`) into ``out_dir/pairs.parquet``."""
+    from pipeline.corpus import generate
+
+    s = generate(config, out_dir)
+    return StageResult("generated_pairs", s["sha256"][:16], s)
+
+
+def run_gated_pairs(config: Any, inputs: Inputs, out_dir: Path) -> StageResult:
+    """Gate the generated pairs (:func:`pipeline.corpus.gate`): ``pairs.parquet`` + ``rejections.parquet``.
+
+    ``data["min_pass_rate"]`` is the recipe's ``corpus.min_gate_pass_rate`` that the blocking
+    ``gate_pass_rate`` check compares ``data["pass_rate"]`` with.
+    """
+    from pipeline.corpus import gate
+
+    s = gate(config, Path(inputs["generated_pairs"]["path"]), out_dir, out_dir)
+    return StageResult("gated_pairs", inputs["generated_pairs"].version,
+                       {**s, "min_pass_rate": config.min_gate_pass_rate})
+
+
+def run_corpus(config: Any, inputs: Inputs, out_dir: Path) -> StageResult:
+    """Mix the gated pairs into the corpus (:func:`pipeline.corpus.build`); the version comes from the reader.
+
+    ``data`` is the manifest plus ``path``; the histogram PNG is ``out_dir/token_lengths.png``.
+    """
+    from pipeline.corpus import build
+
+    manifest = build(config, Path(inputs["gated_pairs"]["path"]), out_dir)
+    manifest.pop("plot_png", None)
+    read = corpus_result(out_dir)
+    return StageResult("corpus", read.version, {**manifest, **read.data})
+
+
+# --- training, evaluation, export ---------------------------------------------------------------
+
+def run_base_model(config: Any, inputs: Inputs, out_dir: Path) -> StageResult:
+    """Build or resolve the base model (:func:`pipeline.base_model.build_base_model`) in ``out_dir/model``."""
+    from pipeline.base_model import build_base_model
 
     _threads()
-    cfg = stage_config(BaseModelConfig, "base_model", recipe)
-    corpus = load_corpus()
-    rows = corpus.train_rows() if cfg.model == "bootstrap" else []
-    result = build_base_model(cfg, rows, paths.artifacts_dir("base_model") / "model", corpus.version)
-    _write("base_model", asdict(result))
-    return result
+    corpus = _load_corpus(inputs)
+    rows = corpus.train_rows() if config.model == "bootstrap" else []
+    result = build_base_model(config, rows, out_dir / "model", corpus.version)
+    return StageResult("base_model", result.fingerprint, asdict(result))
 
 
-def run_train(recipe: str | None = None, callbacks: list[Any] = (), tracker: Any = None) -> Any:
-    """Train the QLoRA adapter on the corpus over the base model (see :mod:`pipeline.train`)."""
-    from pipeline.corpus_io import load_corpus
-    from pipeline.recipes import stage_config
-    from pipeline.train import TrainConfig, make_sft_data, train
+def run_qlora_adapter(config: Any, inputs: Inputs, out_dir: Path, *, recipe: str | None = None,
+                      callbacks: list[Any] | tuple[Any, ...] = (), tracker: Any = None) -> StageResult:
+    """Train the adapter (:func:`pipeline.train.train`, the one training function) on the corpus.
+
+    ``config.base_model`` empty means the ``base_model`` input's model. ``data`` is the
+    ``TrainResult`` plus the corpus summary; ``version`` is the run fingerprint.
+    """
+    from pipeline.train import make_sft_data, train
 
     _threads()
-    base = read_result("base_model")
-    cfg = stage_config(TrainConfig, "train", recipe)
-    if not cfg.base_model:
-        cfg = stage_config(TrainConfig, "train", recipe, {"base_model": base["model"]})
-    corpus = load_corpus()
-    data = make_sft_data(corpus.train_rows(), corpus.heldout_rows(), cfg, corpus.version, base["fingerprint"])
-    result = train(cfg, data, paths.artifacts_dir("qlora_adapter"), recipe_name=str(recipe or ""),
-                   callbacks=list(callbacks), tracker=tracker)
-    _write("qlora_adapter", {**asdict(result), "corpus": corpus.summary()})
-    return result
+    base = inputs["base_model"]
+    if not config.base_model:
+        config = replace(config, base_model=base["model"])
+    corpus = _load_corpus(inputs)
+    data = make_sft_data(corpus.train_rows(), corpus.heldout_rows(), config, corpus.version, base["fingerprint"])
+    result = train(config, data, out_dir, recipe_name=str(recipe or ""), callbacks=list(callbacks), tracker=tracker)
+    return StageResult("qlora_adapter", result.fingerprint, {**asdict(result), "corpus": corpus.summary()})
 
 
-def run_eval(recipe: str | None = None, checker: Any = None) -> Any:
-    """Evaluate base vs adapter on the task suite with the training presentation."""
-    from pipeline.corpus_io import load_corpus
-    from pipeline.evaluate import TASKS_PATH, EvalConfig, load_tasks, run_eval as evaluate
+def run_eval_report(config: Any, inputs: Inputs, out_dir: Path, *, checker: Any = None) -> StageResult:
+    """Evaluate base vs adapter (:func:`pipeline.evaluate.run_eval`) with the training presentation."""
+    from pipeline.evaluate import TASKS_PATH, load_tasks, run_eval
     from pipeline.generation import HFGenerator, load_model
     from pipeline.quant import pick_device
-    from pipeline.recipes import stage_config
 
     _threads()
-    cfg = stage_config(EvalConfig, "eval", recipe)
-    adapter = read_result("qlora_adapter")
-    tasks = load_tasks(Path(cfg.tasks_path) if cfg.tasks_path else TASKS_PATH)
-    device = pick_device(cfg.device)
+    adapter = inputs["qlora_adapter"]
+    tasks = load_tasks(Path(config.tasks_path) if config.tasks_path else TASKS_PATH)
+    device = pick_device(config.device)
 
     def generator(adapter_dir: str | None) -> HFGenerator:
         model, tok = load_model(adapter["base_model"], adapter_dir, device)
-        return HFGenerator(model, tok, cfg.max_new_tokens, cfg.temperature, cfg.top_p, cfg.batch_size, cfg.seed)
+        return HFGenerator(model, tok, config.max_new_tokens, config.temperature, config.top_p, config.batch_size,
+                           config.seed)
 
-    train_prompts = {r["prompt"] for r in load_corpus().train.select(["prompt"]).to_pylist()}
-    report = evaluate(generator(None), generator(adapter["adapter_dir"]), tasks, cfg, adapter["system_prompt_mode"],
-                      checker=checker, train_prompts=train_prompts, out_dir=paths.artifacts_dir("eval_report"))
-    _write("eval_report", asdict(report))
-    return report
+    train_prompts = {r["prompt"] for r in _load_corpus(inputs).train.select(["prompt"]).to_pylist()}
+    report = run_eval(generator(None), generator(adapter["adapter_dir"]), tasks, config, adapter["system_prompt_mode"],
+                      checker=checker, train_prompts=train_prompts, out_dir=out_dir)
+    return StageResult("eval_report", adapter.version, asdict(report))
 
 
-def run_export(recipe: str | None = None) -> Any:
-    """Merge the adapter into a 16-bit base and publish the export (see :mod:`pipeline.export`)."""
-    from pipeline.export import ExportConfig, export_model
-    from pipeline.recipes import load_recipe, recipe_path, stage_config
+def run_exported_model(config: Any, inputs: Inputs, out_dir: Path, *, recipe: str | None = None) -> StageResult:
+    """Merge the adapter into a 16-bit base and publish it (:func:`pipeline.export.export_model`).
+
+    ``latest.json`` moves only when the eval gate and the round trip both passed
+    (``data["published"]``).
+    """
+    from pipeline.export import export_model
+    from pipeline.recipes import load_recipe, recipe_path
 
     _threads()
-    cfg = stage_config(ExportConfig, "export", recipe)
-    adapter, report = read_result("qlora_adapter"), read_result("eval_report")
+    adapter, report = inputs["qlora_adapter"], inputs["eval_report"]
     adapter_eval = report["adapter"]
     summary = {"pass_at_1": round(adapter_eval["pass_at_1"], 4),
                "pass_at_k": {"k": adapter_eval["k"], "value": round(adapter_eval["pass_at_k"], 4)},
                "eval_passed": report["passed"]}
     sections = {k: v for k, v in load_recipe(recipe).items() if k != "corpus"}
-    result = export_model(adapter["base_model"], adapter["adapter_dir"], paths.exports_dir(), cfg,
+    result = export_model(adapter["base_model"], adapter["adapter_dir"], out_dir, config,
                           recipe=recipe_path(recipe).stem, eval_summary=summary, corpus=adapter.get("corpus", {}),
                           recipe_sections=sections, system_prompt_mode=adapter["system_prompt_mode"])
-    _write("exported_model", {"path": result.path, "card": result.card,
-                              "verify": asdict(result.verify) if result.verify else None})
+    published = paths.latest_export(require_passed=True, root=out_dir.parents[1]) == Path(result.path)
+    return StageResult("exported_model", Path(result.path).name, {
+        "path": result.path, "card": result.card, "verify": asdict(result.verify) if result.verify else None,
+        "published": published})
+
+
+# --- the registry and the runner ----------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Stage:
+    """One stage: its recipe config loader, upstream stages, ``run`` function and whether it locks."""
+
+    name: str
+    config: Callable[[str | None, Mapping[str, Any]], Any]
+    inputs: tuple[str, ...]
+    run: Callable[..., StageResult]
+    locked: bool = False  # one runner at a time per out_dir (training, export)
+
+
+def _corpus_cfg(recipe: str | None, overrides: Mapping[str, Any]) -> Any:
+    from pipeline.corpus import corpus_config
+
+    return corpus_config(recipe, overrides)
+
+
+def _section(module: str, cls: str, section: str) -> Callable[[str | None, Mapping[str, Any]], Any]:
+    def load(recipe: str | None, overrides: Mapping[str, Any]) -> Any:
+        import importlib
+
+        from pipeline.recipes import stage_config
+
+        return stage_config(getattr(importlib.import_module(module), cls), section, recipe, dict(overrides))
+    return load
+
+
+STAGES: dict[str, Stage] = {s.name: s for s in (
+    Stage("system_prompt", lambda recipe, overrides: None, (), run_system_prompt),
+    Stage("generated_pairs", _corpus_cfg, (), run_generated_pairs),
+    Stage("gated_pairs", _corpus_cfg, ("generated_pairs",), run_gated_pairs),
+    Stage("corpus", _corpus_cfg, ("gated_pairs",), run_corpus),
+    Stage("base_model", _section("pipeline.base_model", "BaseModelConfig", "base_model"), ("corpus",),
+          run_base_model, locked=True),
+    Stage("qlora_adapter", _section("pipeline.train", "TrainConfig", "train"), ("corpus", "base_model"),
+          run_qlora_adapter, locked=True),
+    Stage("eval_report", _section("pipeline.evaluate", "EvalConfig", "eval"), ("corpus", "qlora_adapter"),
+          run_eval_report),
+    Stage("exported_model", _section("pipeline.export", "ExportConfig", "export"), ("qlora_adapter", "eval_report"),
+          run_exported_model, locked=True),
+)}
+#: extra keyword arguments each stage's ``run`` accepts (beyond config, inputs, out_dir)
+_EXTRAS = {"qlora_adapter": {"recipe", "callbacks", "tracker"}, "eval_report": {"checker"},
+           "exported_model": {"recipe"}}
+
+
+def read_result(stage: str, root: str | os.PathLike[str] | None = None) -> StageResult:
+    """The last result of ``stage`` under the state dir ``root`` (the corpus via the corpus reader).
+
+    Raises:
+        DataError: the stage has not run (names the asset to materialize), or its result is unreadable.
+    """
+    out = paths.artifacts_dir(stage, root, create=False)
+    return corpus_result(out) if stage == "corpus" else StageResult.read(out, stage)
+
+
+def run_stage(name: str, recipe: str | None = None, root: str | os.PathLike[str] | None = None, *,
+              overrides: Mapping[str, Any] | None = None, **extras: Any) -> StageResult:
+    """Run one stage under the state dir ``root``: config from ``recipe`` (< ``overrides``), inputs
+    from the upstream results, output in ``<root>/artifacts/<name>/`` plus its ``result.json``.
+
+    Args:
+        name: a key of :data:`STAGES`.
+        recipe: recipe name or YAML path (``None``: ``$VOX_RECIPE`` or ``cpu-tiny``).
+        root: the state directory (``None``: :func:`pipeline.paths.state_dir`'s resolution).
+        overrides: values over the recipe section (CLI flags).
+        extras: ``recipe``-independent objects a stage accepts (``tracker``, ``callbacks``, ``checker``).
+
+    Raises:
+        PipelineError: bad recipe, missing input, a failed stage, or a busy run directory.
+    """
+    stage = STAGES[name]
+    unknown = set(extras) - _EXTRAS.get(name, set())
+    if unknown:
+        raise TypeError(f"stage {name} takes no {', '.join(sorted(unknown))}")
+    if "recipe" in _EXTRAS.get(name, set()):
+        extras["recipe"] = recipe
+    with paths.use_state_dir(root) as state:
+        config = stage.config(recipe, overrides or {})
+        inputs = {up: read_result(up, state) for up in stage.inputs}
+        out = paths.artifacts_dir(name, state)
+        if stage.locked:
+            from pipeline.run_lock import run_lock
+
+            with run_lock(out, name):
+                result = stage.run(config, inputs, out, **extras)
+                result.write(out)
+        else:
+            result = stage.run(config, inputs, out, **extras)
+            result.write(out)
     return result
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m pipeline.stages [--recipe R] [stage ...]``: run stages in order (default all)."""
+    """``python -m pipeline.stages [--recipe R] [STAGE ...]``: run stages in order (default all).
+
+    Exit status: 0 on success; 2 on a pipeline error (printed in one line) or when a stage's own
+    verification fails (prompt audit, export round trip).
+    """
     from pipeline.errors import PipelineError
 
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--recipe", default=None)
+    parser = argparse.ArgumentParser(prog="python -m pipeline.stages", description=__doc__.splitlines()[0])
+    parser.add_argument("--recipe", default=None, help="recipe name or YAML path (default $VOX_RECIPE or cpu-tiny)")
     parser.add_argument("stages", nargs="*", metavar="STAGE", help=f"any of {', '.join(STAGES)} (default all)")
     args = parser.parse_args(argv)
     unknown = [s for s in args.stages if s not in STAGES]
     if unknown:
         parser.error(f"unknown stage(s) {', '.join(unknown)}; choose from {', '.join(STAGES)}")
     logging.basicConfig(level=logging.INFO, format="%(message)s")
-    runners = {"base_model": run_base_model, "qlora_adapter": run_train, "eval_report": run_eval,
-               "exported_model": run_export}
+    chosen = [s for s in STAGES if s in args.stages] if args.stages else list(STAGES)
     try:
-        for stage in args.stages or STAGES:
-            log.info("stage %s: %s", stage, runners[stage](args.recipe))
+        for name in chosen:
+            result = run_stage(name, args.recipe)
+            log.info("stage %s: version %s -> %s", name, result.version or "-", paths.artifacts_dir(name))
+            problem = _verification_problem(result)
+            if problem:
+                print(f"error: {name}: {problem}")
+                return 2
     except PipelineError as exc:
         print(f"error: {exc}")
         return 2
     return 0
+
+
+def _verification_problem(result: StageResult) -> str | None:
+    """A stage's own failed verification in one line (the Dagster checks' CLI counterpart), else None."""
+    from pipeline.corpus import gate_rate_ok
+
+    if result.stage == "system_prompt" and result["problems"]:
+        return f"the system prompt fails its audit: {result['problems'][0]}"
+    if result.stage == "gated_pairs" and not gate_rate_ok(result["pass_rate"], result["min_pass_rate"]):
+        return f"gate pass rate {result['pass_rate']:.1%} is below corpus.min_gate_pass_rate {result['min_pass_rate']:.1%}"
+    if result.stage == "eval_report" and not result["passed"]:
+        return f"release gate failed: {result['reason']}"
+    if result.stage == "exported_model" and not (result["verify"] or {}).get("passed", True):
+        return f"the export's round trip failed: {result['verify']['detail']}"
+    return None
 
 
 if __name__ == "__main__":

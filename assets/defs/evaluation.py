@@ -5,6 +5,7 @@ from pathlib import Path
 
 import dagster as dg
 
+from assets.defs._failures import pipeline_failures
 from assets.defs.resources import VoxStateResource
 
 GATE = "adapter_beats_base_and_threshold"
@@ -24,26 +25,27 @@ def _table(per: dict[str, dict[str, float]], base: dict[str, dict[str, float]]) 
                 "script tasks), per family, with top failure codes and a plot.",
 )
 def eval_report(context: dg.AssetExecutionContext, vox_state: VoxStateResource) -> dg.MaterializeResult:
-    from pipeline.stages import run_eval
+    from pipeline.stages import run_stage
 
-    vox_state.root()
-    r = run_eval(vox_state.recipe)
+    with pipeline_failures():
+        r = run_stage("eval_report", vox_state.recipe, vox_state.root())
+    base, adapter = r["base"], r["adapter"]
     plot = ""
-    if r.plot_path and Path(r.plot_path).is_file():
-        plot = f"![pass@1 per family](data:image/png;base64,{base64.b64encode(Path(r.plot_path).read_bytes()).decode()})"
-    k = r.adapter.k
+    if r["plot_path"] and Path(r["plot_path"]).is_file():
+        plot = f"![pass@1 per family](data:image/png;base64,{base64.b64encode(Path(r['plot_path']).read_bytes()).decode()})"
+    k = adapter["k"]
     return dg.MaterializeResult(
         metadata={
-            "tasks": r.tasks, "system_prompt_mode": r.system_prompt_mode,
-            "base_pass@1": round(r.base.pass_at_1, 4), "adapter_pass@1": round(r.adapter.pass_at_1, 4),
-            f"base_pass@{k}": round(r.base.pass_at_k, 4), f"adapter_pass@{k}": round(r.adapter.pass_at_k, 4),
-            "threshold": r.threshold,
-            "per_family": dg.MetadataValue.md(_table(r.adapter.per_family, r.base.per_family)),
-            "per_kind": dg.MetadataValue.md(_table(r.adapter.per_kind, r.base.per_kind)),
-            "adapter_top_failures": dg.MetadataValue.json(dict(r.adapter.failure_codes)),
-            "base_top_failures": dg.MetadataValue.json(dict(r.base.failure_codes)),
-            "leaked_tasks": len(r.leaked_tasks), "plot": dg.MetadataValue.md(plot or "(no plot)"),
-            "eval_seconds": round(r.base.seconds + r.adapter.seconds, 1),
+            "tasks": r["tasks"], "system_prompt_mode": r["system_prompt_mode"],
+            "base_pass@1": round(base["pass_at_1"], 4), "adapter_pass@1": round(adapter["pass_at_1"], 4),
+            f"base_pass@{k}": round(base["pass_at_k"], 4), f"adapter_pass@{k}": round(adapter["pass_at_k"], 4),
+            "threshold": r["threshold"],
+            "per_family": dg.MetadataValue.md(_table(adapter["per_family"], base["per_family"])),
+            "per_kind": dg.MetadataValue.md(_table(adapter["per_kind"], base["per_kind"])),
+            "adapter_top_failures": dg.MetadataValue.json(dict(map(tuple, adapter["failure_codes"]))),
+            "base_top_failures": dg.MetadataValue.json(dict(map(tuple, base["failure_codes"]))),
+            "leaked_tasks": len(r["leaked_tasks"]), "plot": dg.MetadataValue.md(plot or "(no plot)"),
+            "eval_seconds": round(base["seconds"] + adapter["seconds"], 1),
         },
-        check_results=[dg.AssetCheckResult(check_name=GATE, passed=r.passed, metadata={"reason": r.reason})],
+        check_results=[dg.AssetCheckResult(check_name=GATE, passed=bool(r["passed"]), metadata={"reason": r["reason"]})],
     )

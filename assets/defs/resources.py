@@ -21,12 +21,12 @@ class VoxStateResource(dg.ConfigurableResource):
     recipe: str = DEFAULT_RECIPE
 
     def root(self) -> Path:
-        """The resolved state directory."""
-        if self.state_dir:
-            path = Path(self.state_dir).resolve()
-            path.mkdir(parents=True, exist_ok=True)
-            return path
-        return paths.state_dir()
+        """The resolved state directory (created): ``state_dir`` if set, else :func:`pipeline.paths.state_dir`.
+
+        Every asset passes this root to :func:`pipeline.stages.run_stage`, so corpus, training,
+        evaluation, export and the local MLflow store all land under it.
+        """
+        return paths.state_dir(self.state_dir or None)
 
 
 @dg.definitions

@@ -1,13 +1,15 @@
 """Training domain: the ``base_model`` and ``qlora_adapter`` assets and the MLflow resource.
 
-Assets are thin: each calls one :mod:`pipeline.stages` runner and turns its result into
-metadata. Heavy libraries load inside the runners, so loading definitions stays fast.
+Assets are thin: each runs one stage through :func:`pipeline.stages.run_stage` under the
+resource's state directory and turns its result into metadata; a pipeline error fails the step
+in one line. Heavy libraries load inside the stages, so loading definitions stays fast.
 """
 
 from typing import Any
 
 import dagster as dg
 
+from assets.defs._failures import pipeline_failures
 from assets.defs.resources import VoxStateResource
 
 
@@ -17,16 +19,13 @@ class MlflowResource(dg.ConfigurableResource):
     tracking_uri: str = ""
     experiment: str = "vox-mens"
 
-    def tracker(self) -> Any:
-        """A fresh :class:`pipeline.tracking.Tracker` on this store."""
+    def tracker(self, state_dir: Any = None) -> Any:
+        """A fresh :class:`pipeline.tracking.Tracker` on this store (the local one under ``state_dir``)."""
+        from pipeline import paths
         from pipeline.tracking import Tracker
 
-        return Tracker(self.tracking_uri or None, self.experiment)
-
-
-def _recipe(vox_state: VoxStateResource) -> str:
-    vox_state.root()  # make sure the state dir exists
-    return vox_state.recipe
+        with paths.use_state_dir(state_dir):
+            return Tracker(self.tracking_uri or None, self.experiment)
 
 
 @dg.asset(
@@ -35,15 +34,16 @@ def _recipe(vox_state: VoxStateResource) -> str:
                 "the train split only).",
 )
 def base_model(context: dg.AssetExecutionContext, vox_state: VoxStateResource) -> dg.MaterializeResult:
-    from pipeline.stages import run_base_model
+    from pipeline.stages import run_stage
 
-    r = run_base_model(_recipe(vox_state))
-    context.log.info(f"base model {r.model} (reused={r.reused})")
+    with pipeline_failures():
+        r = run_stage("base_model", vox_state.recipe, vox_state.root())
+    context.log.info(f"base model {r['model']} (reused={r['reused']})")
     return dg.MaterializeResult(metadata={
-        "model": r.model, "bootstrap": r.bootstrap, "params": r.params or 0, "fingerprint": r.fingerprint,
-        "final_pretrain_loss": float(r.pretrain_losses[-1]) if r.pretrain_losses else 0.0,
-        "pretrain_tokens": r.pretrain_tokens, "seconds": round(r.seconds, 1), "reused": r.reused,
-    })
+        "model": r["model"], "bootstrap": r["bootstrap"], "params": r["params"] or 0, "fingerprint": r.version,
+        "final_pretrain_loss": float(r["pretrain_losses"][-1]) if r["pretrain_losses"] else 0.0,
+        "pretrain_tokens": r["pretrain_tokens"], "seconds": round(r["seconds"], 1), "reused": r["reused"],
+    }, data_version=dg.DataVersion(r.version))
 
 
 @dg.asset(
@@ -53,20 +53,23 @@ def base_model(context: dg.AssetExecutionContext, vox_state: VoxStateResource) -
 )
 def qlora_adapter(context: dg.AssetExecutionContext, vox_state: VoxStateResource,
                   mlflow: MlflowResource) -> dg.MaterializeResult:
-    from pipeline.stages import run_train
+    from pipeline.stages import run_stage
 
-    r = run_train(_recipe(vox_state), tracker=mlflow.tracker())
-    if r.resumed_from:
-        context.log.info(f"resumed from {r.resumed_from}")
-    losses = "\n".join(f"| {s} | {l:.4f} |" for s, l in r.losses[-12:])
+    root = vox_state.root()
+    with pipeline_failures():
+        r = run_stage("qlora_adapter", vox_state.recipe, root, tracker=mlflow.tracker(root))
+    if r["resumed_from"]:
+        context.log.info(f"resumed from {r['resumed_from']}")
+    losses = "\n".join(f"| {step} | {loss:.4f} |" for step, loss in r["losses"][-12:])
     return dg.MaterializeResult(metadata={
-        "adapter_dir": dg.MetadataValue.path(r.adapter_dir), "steps": r.steps,
-        "final_train_loss": r.train_loss or 0.0, "final_eval_loss": r.eval_loss or 0.0,
-        "tokens": r.tokens, "tokens_per_s": round(r.tokens_per_s, 1), "quantized_4bit": r.quantized,
-        "device": r.device, "system_prompt_mode": r.system_prompt_mode, "fingerprint": r.fingerprint,
-        "mlflow_run_id": r.mlflow_run_id or "", "resumed_from": r.resumed_from or "", "reused": r.reused,
-        "seconds": round(r.seconds, 1), "loss_curve": dg.MetadataValue.md("| step | loss |\n|---|---|\n" + losses),
-    })
+        "adapter_dir": dg.MetadataValue.path(r["adapter_dir"]), "steps": r["steps"],
+        "final_train_loss": r["train_loss"] or 0.0, "final_eval_loss": r["eval_loss"] or 0.0,
+        "tokens": r["tokens"], "tokens_per_s": round(r["tokens_per_s"], 1), "quantized_4bit": r["quantized"],
+        "device": r["device"], "system_prompt_mode": r["system_prompt_mode"], "fingerprint": r.version,
+        "corpus_version": r["corpus"]["version"], "mlflow_run_id": r["mlflow_run_id"] or "",
+        "resumed_from": r["resumed_from"] or "", "reused": r["reused"], "seconds": round(r["seconds"], 1),
+        "loss_curve": dg.MetadataValue.md("| step | loss |\n|---|---|\n" + losses),
+    }, data_version=dg.DataVersion(r.version))
 
 
 @dg.definitions
