@@ -1,0 +1,538 @@
+"""HIR → Python closures (spec §11): every expression becomes ``ev(frame) -> value`` and every
+statement ``run(frame) -> signal``; nothing is ever ``eval``/``exec``-ed, and the closures call
+only the executor's own runtime (values, builtins, stdlib).
+
+Calls, members and indexing live in :mod:`vox_lang.runtime.calls`; operators in
+:mod:`vox_lang.runtime.ops`; patterns in :mod:`vox_lang.runtime.patterns`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from operator import itemgetter
+from typing import Any
+
+from vox_lang import hir
+from vox_lang.runtime import calls, ops
+from vox_lang.runtime.errors import VoxFault
+from vox_lang.runtime.frames import (
+    BRK,
+    CNT,
+    RET,
+    RET_SLOT,
+    BrkExc,
+    CntExc,
+    FnScope,
+    RetExc,
+)
+from vox_lang.runtime.limits import RunState
+from vox_lang.runtime.patterns import compile_pattern
+from vox_lang.runtime.typed import TypeInfo
+from vox_lang.runtime.values import (
+    NONE,
+    Element,
+    Err,
+    Ok,
+    Record,
+    Some,
+    text_element,
+    vcopy,
+)
+
+Ev = Callable[[list[Any]], Any]
+Run = Callable[[list[Any]], Any]
+
+
+class Internal(Exception):
+    """A HIR shape the executor does not handle (a bug here, reported as an internal error)."""
+
+
+class Compiler:
+    """Compiles one checked module for one run.
+
+    Attributes:
+        rt: the run's state (budget, output, capabilities) the closures use.
+        types: the checker's expression types.
+        globals: storage of top-level ``let``s.
+        scope: the body being compiled.
+    """
+
+    def __init__(self, module: hir.Module, types: TypeInfo, rt: RunState) -> None:
+        self.module = module
+        self.defs = module.defs
+        self.types = types
+        self.rt = rt
+        self.globals: list[Any] = []
+        self.global_slots: dict[int, int] = {}
+        self.scope = FnScope(0)
+        self.fns: dict[int, calls.FnCode] = {}
+        self.actors: dict[int, hir.ActorDecl] = {}
+        self.type_decls: dict[int, hir.TypeDecl] = {}
+        for decl in module.decls:
+            if isinstance(decl, hir.FnDecl):
+                self.fns.setdefault(decl.def_id, calls.FnCode(decl.name, decl, decl.span))
+            elif isinstance(decl, hir.ActorDecl):
+                self.actors[decl.def_id] = decl
+            elif isinstance(decl, hir.TypeDecl):
+                self.type_decls[decl.def_id] = decl
+        for code in self.fns.values():
+            calls.make_invoke(self, code)
+
+    # ------------------------------------------------------------------ bodies
+
+    def compile_functions(self) -> None:
+        """Compile every function body (invokes exist already, so calls may come first)."""
+        for code in self.fns.values():
+            if code.decl is not None:
+                self.body(code, code.decl.params, code.decl.body)
+
+    def body(self, code: calls.FnCode, params: tuple[hir.Param, ...], block: hir.Block,
+             parent: FnScope | None = None) -> None:
+        """Compile a function-like body into ``code`` (slots, defaults, statements)."""
+        saved = self.scope
+        self.scope = FnScope(parent.level + 1 if parent else 1, parent)
+        try:
+            for p in params:
+                self.scope.bind(p.def_id)
+            code.defaults = tuple(
+                (self.scope.slots[p.def_id], self.expr(p.default)) for p in params if p.default is not None
+            )
+            code.run = self.block(block)
+            code.nparams = len(params)
+            code.pad = (None,) * (self.scope.size - 2 - len(params))
+        finally:
+            self.scope = saved
+
+    # ------------------------------------------------------------------ variables
+
+    def global_slot(self, def_id: int) -> int:
+        slot = self.global_slots.get(def_id)
+        if slot is None:
+            slot = len(self.globals)
+            self.global_slots[def_id] = slot
+            self.globals.append(None)
+        return slot
+
+    def load(self, def_id: int) -> Ev:
+        """Read a variable."""
+        d = self.defs[def_id]
+        if d.top_level:
+            g, i = self.globals, self.global_slot(def_id)
+            return lambda f: g[i]
+        where = self.scope.locate(def_id)
+        hops, i = where if where is not None else (0, self.scope.bind(def_id))
+        if hops == 0:
+            return itemgetter(i)
+        if hops == 1:
+            return lambda f: f[0][i]
+
+        def far(f: list[Any]) -> Any:
+            for _ in range(hops):
+                f = f[0]
+            return f[i]
+        return far
+
+    def local_slot(self, e: hir.Expr) -> int | None:
+        """The slot of ``e`` when it is a variable of the current frame (operator fast paths)."""
+        if isinstance(e, hir.Ref):
+            d = self.defs[e.def_id]
+            if d.kind in ("let", "param", "loopvar", "armvar") and not d.top_level:
+                return self.scope.slots.get(e.def_id)
+        return None
+
+    def store(self, def_id: int) -> Callable[[list[Any], Any], None]:
+        """A setter ``(frame, value)`` for a variable (binding it in this body if new)."""
+        d = self.defs[def_id]
+        if d.top_level:
+            g, gi = self.globals, self.global_slot(def_id)
+
+            def set_global(f: list[Any], v: Any) -> None:
+                g[gi] = v
+            return set_global
+        where = self.scope.locate(def_id)
+        hops, i = where if where is not None else (0, self.scope.bind(def_id))
+
+        def set_local(f: list[Any], v: Any) -> None:
+            for _ in range(hops):
+                f = f[0]
+            f[i] = v
+
+        if hops == 0:
+            def set_here(f: list[Any], v: Any) -> None:
+                f[i] = v
+            return set_here
+        return set_local
+
+    def mutable_root(self, e: hir.Expr, top_only: bool = False) -> bool:
+        """True when ``e`` is a place (name, field, index) rooted at a ``let mut`` binding."""
+        while isinstance(e, (hir.Member, hir.Index)):
+            e = e.obj
+        if not isinstance(e, hir.Ref):
+            return False
+        d = self.defs[e.def_id]
+        return d.kind == "let" and d.mutable and (d.top_level or not top_only)
+
+    def owned(self, e: hir.Expr, always: bool = False, top_only: bool = False) -> Ev:
+        """``e`` compiled so that storing its value cannot alias another binding's container."""
+        ev = self.expr(e)
+        if not self.types.is_container(e):
+            return ev
+        if always or self.mutable_root(e, top_only):
+            return lambda f: vcopy(ev(f))
+        return ev
+
+    # ------------------------------------------------------------------ statements
+
+    def block(self, b: hir.Block) -> Run:
+        """A block in statement position: returns a signal."""
+        if len(b.stmts) > 1 and isinstance(b.stmts[-1], hir.Ret) and b.stmts[-1].value is not None:
+            head = self.block(hir.Block(b.stmts[:-1], b.span))
+            val = self.owned(b.stmts[-1].value, top_only=True)
+
+            def then_ret(f: list[Any]) -> Any:
+                sig = head(f)
+                if sig is not None:
+                    return sig
+                f[1] = val(f)
+                return RET
+            return then_ret
+        runs = [self.stmt(s) for s in b.stmts]
+        if not runs:
+            return lambda f: None
+        if len(runs) == 1:
+            return runs[0]
+        if len(runs) == 2:
+            r0, r1 = runs
+
+            def two(f: list[Any]) -> Any:
+                sig = r0(f)
+                if sig is not None:
+                    return sig
+                return r1(f)
+            return two
+        if len(runs) == 3:
+            s0, s1, s2 = runs
+
+            def three(f: list[Any]) -> Any:
+                sig = s0(f)
+                if sig is not None:
+                    return sig
+                sig = s1(f)
+                if sig is not None:
+                    return sig
+                return s2(f)
+            return three
+        seq = tuple(runs)
+
+        def many(f: list[Any]) -> Any:
+            for r in seq:
+                sig = r(f)
+                if sig is not None:
+                    return sig
+            return None
+        return many
+
+    def stmt(self, s: hir.Stmt) -> Run:
+        if isinstance(s, hir.ExprStmt):
+            return self.expr_stmt(s.expr)
+        if isinstance(s, hir.Let):
+            return self.let(s)
+        if isinstance(s, hir.Assign):
+            return calls.assign(self, s)
+        if isinstance(s, hir.Ret):
+            if s.value is None:
+                def ret_unit(f: list[Any]) -> Any:
+                    f[RET_SLOT] = None
+                    return RET
+                return ret_unit
+            val = self.owned(s.value, top_only=True)
+
+            def ret(f: list[Any]) -> Any:
+                f[RET_SLOT] = val(f)
+                return RET
+            return ret
+        if isinstance(s, hir.While):
+            return self.while_(s)
+        if isinstance(s, hir.For):
+            return self.for_(s)
+        if isinstance(s, hir.Break):
+            return lambda f: BRK
+        if isinstance(s, hir.Continue):
+            return lambda f: CNT
+        raise Internal(f"statement {type(s).__name__}")
+
+    def expr_stmt(self, e: hir.Expr) -> Run:
+        """An expression whose value is dropped; ``if``/``match``/blocks keep statement signals."""
+        if isinstance(e, hir.If):
+            cond, then = self.expr(e.cond), self.block(e.then)
+            if isinstance(e.else_, hir.Block) and not e.else_.stmts:
+                only = e.then.stmts[0] if len(e.then.stmts) == 1 else None
+                if isinstance(only, hir.Ret) and only.value is not None:
+                    val = self.owned(only.value, top_only=True)
+
+                    def if_ret(f: list[Any]) -> Any:
+                        if cond(f):
+                            f[1] = val(f)
+                            return RET
+                        return None
+                    return if_ret
+
+                def if_then(f: list[Any]) -> Any:
+                    if cond(f):
+                        return then(f)
+                    return None
+                return if_then
+            other = self.expr_stmt(e.else_)
+
+            def if_else(f: list[Any]) -> Any:
+                if cond(f):
+                    return then(f)
+                return other(f)
+            return if_else
+        if isinstance(e, hir.Block):
+            return self.block(e)
+        if isinstance(e, hir.Match):
+            scrut = self.expr(e.scrutinee)
+            arms = tuple((self.pattern(a.pattern), self.expr_stmt(a.body)) for a in e.arms)
+            return self.matcher(scrut, arms, e, statement=True)
+        ev = self.expr(e)
+
+        def drop(f: list[Any]) -> Any:
+            ev(f)
+        return drop
+
+    def let(self, s: hir.Let) -> Run:
+        val = self.owned(s.value, always=s.mutable)
+        if s.def_id is None:
+            return self.expr_stmt(s.value)
+        put = self.store(s.def_id)
+        d = self.defs[s.def_id]
+        if not d.top_level and self.scope.locate(s.def_id) == (0, self.scope.slots.get(s.def_id)):
+            i = self.scope.slots[s.def_id]
+
+            def let_here(f: list[Any]) -> Any:
+                f[i] = val(f)
+            return let_here
+
+        def let_any(f: list[Any]) -> Any:
+            put(f, val(f))
+        return let_any
+
+    def tick(self, span: Any) -> Callable[[], None]:
+        budget = self.rt.budget
+        return lambda: budget.checkpoint(span)
+
+    def while_(self, s: hir.While) -> Run:
+        cond, body = self.expr(s.cond), self.block(s.body)
+        counter, budget, span = self.rt.counter, self.rt.budget, s.span
+
+        def loop(f: list[Any]) -> Any:
+            while cond(f):
+                counter[0] -= 1
+                if counter[0] < 0:
+                    budget.checkpoint(span)
+                try:
+                    sig = body(f)
+                except BrkExc:
+                    break
+                except CntExc:
+                    continue
+                if sig is not None:
+                    if sig == BRK:
+                        break
+                    if sig == RET:
+                        return sig
+            return None
+        return loop
+
+    def for_(self, s: hir.For) -> Run:
+        items = self.expr(s.iterable)
+        body = self.block(s.body)
+        put = self.store(s.var_id) if s.var_id is not None else None
+        put_i = self.store(s.index_id) if s.index_id is not None else None
+        counter, budget, span = self.rt.counter, self.rt.budget, s.span
+
+        def loop(f: list[Any]) -> Any:
+            seq = items(f)
+            seq = tuple(seq.fields) if type(seq) is Record else tuple(seq)
+            for i, x in enumerate(seq):
+                counter[0] -= 1
+                if counter[0] < 0:
+                    budget.checkpoint(span)
+                if put is not None:
+                    put(f, x)
+                if put_i is not None:
+                    put_i(f, i)
+                try:
+                    sig = body(f)
+                except BrkExc:
+                    break
+                except CntExc:
+                    continue
+                if sig is not None:
+                    if sig == BRK:
+                        break
+                    if sig == RET:
+                        return sig
+            return None
+        return loop
+
+    # ------------------------------------------------------------------ match
+
+    def pattern(self, p: hir.Pattern) -> Callable[[Any, list[Any]], bool]:
+        return compile_pattern(p, self.defs, self.store)
+
+    def matcher(self, scrut: Ev, arms: tuple[tuple[Callable[[Any, list[Any]], bool], Ev], ...],
+                e: hir.Match, statement: bool) -> Ev:
+        span = e.span
+
+        def match(f: list[Any]) -> Any:
+            v = scrut(f)
+            for test, body in arms:
+                if test(v, f):
+                    return body(f)
+            if statement:
+                return None
+            raise VoxFault("R0002", span)  # unreachable in a checked program (matches are exhaustive)
+        return match
+
+    # ------------------------------------------------------------------ expressions
+
+    def expr(self, e: hir.Expr) -> Ev:
+        if isinstance(e, hir.Lit):
+            value: Any = e.value
+            if e.kind == "int" and self.types.is_float(e):
+                value = float(value)  # an INT literal checked as float (spec §4)
+            elif e.kind == "unit":
+                value = None
+            return lambda f: value
+        if isinstance(e, hir.Ref):
+            return calls.ref(self, e)
+        if isinstance(e, hir.Call):
+            return calls.call(self, e)
+        if isinstance(e, hir.Member):
+            return calls.member(self, e)
+        if isinstance(e, hir.Index):
+            return calls.index(self, e)
+        if isinstance(e, hir.Binary):
+            return self.binary(e)
+        if isinstance(e, hir.Unary):
+            operand = self.expr(e.operand)
+            if e.op == "not":
+                return lambda f: not operand(f)
+            return ops.negate("float" if self.types.is_float(e) else "int", operand, e.span)
+        if isinstance(e, hir.ListLit):
+            elems = tuple(self.owned(x) for x in e.elems)
+            if not elems:
+                return lambda f: []
+            return lambda f: [x(f) for x in elems]
+        if isinstance(e, hir.RecordLit):
+            return self.record(e)
+        if isinstance(e, hir.If):
+            cond, then = self.expr(e.cond), self.block_value(e.then)
+            other = self.expr(e.else_) if isinstance(e.else_, hir.If) else self.block_value(e.else_)
+            return lambda f: then(f) if cond(f) else other(f)
+        if isinstance(e, hir.Match):
+            scrut = self.expr(e.scrutinee)
+            arms = tuple((self.pattern(a.pattern), self.expr(a.body)) for a in e.arms)
+            return self.matcher(scrut, arms, e, statement=False)
+        if isinstance(e, hir.Block):
+            return self.block_value(e)
+        if isinstance(e, hir.Try):
+            return self.try_(e)
+        if isinstance(e, hir.Lambda):
+            return calls.lambda_(self, e)
+        if isinstance(e, hir.Spawn):
+            return calls.spawn(self, e)
+        if isinstance(e, hir.Children):
+            return self.children(e)
+        raise Internal(f"expression {type(e).__name__} at offset {e.span.start}")
+
+    def block_value(self, b: hir.Block) -> Ev:
+        """A block used as a value: its final expression (else Unit); control flow as exceptions."""
+        stmts = b.stmts
+        last: Ev | None = None
+        if stmts and isinstance(stmts[-1], hir.ExprStmt):
+            last = self.expr(stmts[-1].expr)
+            stmts = stmts[:-1]
+        if not stmts:
+            return last if last is not None else (lambda f: None)
+        run = self.block(hir.Block(stmts, b.span))
+        final = last
+
+        def value(f: list[Any]) -> Any:
+            sig = run(f)
+            if sig is not None:
+                if sig == RET:
+                    raise RetExc(f[RET_SLOT])
+                raise BrkExc() if sig == BRK else CntExc()
+            return final(f) if final is not None else None
+        return value
+
+    def binary(self, e: hir.Binary) -> Ev:
+        op = e.op
+        if op in ("and", "or"):
+            a, b = self.expr(e.left), self.expr(e.right)
+            if op == "and":
+                return lambda f: a(f) and b(f)
+            return lambda f: a(f) or b(f)
+        left, right = self.operand(e.left), self.operand(e.right)
+        if op in ("<", "<=", ">", ">=", "==", "!="):
+            return ops.compare(op, left, right)
+        head = self.types.head(e)
+        if head == "int":
+            return ops.int_arith(op, left, right, e.span)
+        if head == "float":
+            return ops.float_arith(op, left, right, e.span)
+        if head == "str":
+            return ops.str_concat(left, right, e.span, self.rt.budget)
+        return ops.dynamic(op, left, right, e.span, self.rt.budget)
+
+    def operand(self, e: hir.Expr) -> ops.Operand:
+        ev = self.expr(e)
+        if isinstance(e, hir.Lit):
+            return ops.Operand(ev, const=ev([]), is_const=True)
+        return ops.Operand(ev, slot=self.local_slot(e))
+
+    def record(self, e: hir.RecordLit) -> Ev:
+        order = self.types.record_order(e)
+        names = tuple(fl.name for fl in e.fields)
+        vals = tuple(self.owned(fl.value) for fl in e.fields)
+        if order is None:  # a map literal
+            return lambda f: {n: v(f) for n, v in zip(names, vals)}
+        if order == names:
+            return lambda f: Record({n: v(f) for n, v in zip(names, vals)})
+
+        def reordered(f: list[Any]) -> Any:
+            got = {n: v(f) for n, v in zip(names, vals)}  # evaluated left to right as written
+            return Record({n: got[n] for n in order})
+        return reordered
+
+    def try_(self, e: hir.Try) -> Ev:
+        operand = self.expr(e.operand)
+
+        def q(f: list[Any]) -> Any:
+            v = operand(f)
+            t = type(v)
+            if t is Ok or t is Some:
+                return v.value
+            if t is Err or v is NONE:
+                raise RetExc(v)
+            return v
+        return q
+
+    def children(self, e: hir.Children) -> Ev:
+        items = tuple(self.expr(x) for x in e.items)
+
+        def kids(f: list[Any]) -> Any:
+            out: list[Any] = []
+            for item in items:
+                v = item(f)
+                if type(v) is str:
+                    out.append(text_element(v))
+                elif type(v) is list:
+                    out.extend(v)
+                elif type(v) is Element:
+                    out.append(v)
+            return out
+        return kids

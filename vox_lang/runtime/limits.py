@@ -1,0 +1,135 @@
+"""Limits and capabilities of one run (spec §11): the configuration, and the live budget the
+compiled code decrements.
+
+Steps are calls plus loop iterations. Compiled code decrements ``counter[0]`` on each step and
+calls :meth:`Budget.checkpoint` when it goes below zero; the checkpoint charges the steps used
+since the last one, checks the wall clock, and hands out the next slice, so the hot path costs
+one list decrement and one comparison. ``counter[1]`` is the current call depth.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from vox_lang.runtime.errors import VoxFault
+from vox_lang.source import Span
+
+#: capability names accepted by ``--allow`` and the std modules they unlock
+CAPABILITIES: Final = {"fs": "fs", "process": "process", "net": "http", "env": "env"}
+
+#: steps between wall-clock checks (a step is at most one bounded operation, so the clock is
+#: read often enough to stop within a few milliseconds of the limit)
+SLICE: Final = 512
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """What one run may do (defaults: spec §11).
+
+    Attributes:
+        max_steps: calls + loop iterations before R0006.
+        timeout_s: wall-clock seconds before R0010.
+        max_depth: nested calls before R0007.
+        capabilities: granted subset of ``fs process net env`` (model-written code gets none).
+        max_len: longest list/map/set (elements) or str (code points) a program may build; a
+            longer one ends the run with R0006 instead of exhausting the host's memory.
+        max_output: characters ``print`` may write in total (R0006 past it).
+        write: where ``print`` output goes (``None``: collected in the result only).
+    """
+
+    max_steps: int = 10_000_000
+    timeout_s: float = 10.0
+    max_depth: int = 1_000
+    capabilities: frozenset[str] = frozenset()
+    max_len: int = 10_000_000
+    max_output: int = 10_000_000
+    write: Callable[[str], Any] | None = field(default=None, compare=False)
+
+
+def parse_capabilities(text: str) -> frozenset[str]:
+    """``"fs,net"`` → ``{"fs", "net"}``.
+
+    Raises:
+        ValueError: an unknown capability (the message names it and the valid ones).
+    """
+    caps = {c.strip() for c in text.split(",") if c.strip()}
+    unknown = sorted(caps - set(CAPABILITIES))
+    if unknown:
+        raise ValueError(f"unknown capability {unknown[0]!r}: use one or more of {', '.join(CAPABILITIES)}")
+    return frozenset(caps)
+
+
+class Budget:
+    """The live step counter, depth counter and deadline of one run."""
+
+    def __init__(self, cfg: RunConfig) -> None:
+        self.cfg = cfg
+        self.remaining = cfg.max_steps  # steps not yet handed out
+        self.slice = 0
+        self.counter: list[int] = [0, 0]  # [steps left in this slice, call depth]
+        self.start = time.monotonic()
+        self.deadline = self.start + cfg.timeout_s
+        self.output = 0
+        self.refill()
+
+    def refill(self) -> None:
+        self.slice = min(SLICE, self.remaining)
+        self.remaining -= self.slice
+        self.counter[0] = self.slice
+
+    def checkpoint(self, span: Span | None) -> None:
+        """Called when the slice is used up.
+
+        Raises:
+            VoxFault: R0006 when the budget is spent, R0010 past the deadline.
+        """
+        if time.monotonic() > self.deadline:
+            raise VoxFault("R0010", span, detail=f"the run took longer than {self.cfg.timeout_s:g} s")
+        if self.remaining <= 0:
+            raise VoxFault("R0006", span, detail=f"more than {self.cfg.max_steps} steps (calls and loop iterations)")
+        self.refill()
+
+    def check_time(self, span: Span | None) -> None:
+        """R0010 when past the deadline (for long single operations)."""
+        if time.monotonic() > self.deadline:
+            raise VoxFault("R0010", span, detail=f"the run took longer than {self.cfg.timeout_s:g} s")
+
+    def steps_used(self) -> int:
+        """Steps used so far."""
+        return self.cfg.max_steps - self.remaining - max(self.counter[0], 0)
+
+    def time_left(self) -> float:
+        """Seconds until the deadline (never negative)."""
+        return max(0.0, self.deadline - time.monotonic())
+
+    def too_long(self, n: int, what: str, span: Span | None) -> None:
+        """R0006 when a value of ``n`` elements/characters would exceed ``max_len``."""
+        if n > self.cfg.max_len:
+            raise VoxFault("R0006", span, detail=f"a {what} longer than {self.cfg.max_len} would exhaust memory")
+
+
+class RunState:
+    """Everything one run shares: configuration, budget and the collected output."""
+
+    def __init__(self, cfg: RunConfig) -> None:
+        self.cfg = cfg
+        self.budget = Budget(cfg)
+        self.counter = self.budget.counter
+        self.output: list[str] = []
+
+    def print(self, text: str, span: Span | None) -> None:
+        """Write one line of program output (R0006 once ``max_output`` characters are written)."""
+        b = self.budget
+        b.output += len(text) + 1
+        if b.output > self.cfg.max_output:
+            raise VoxFault("R0006", span, detail=f"more than {self.cfg.max_output} characters of output")
+        self.output.append(text)
+        if self.cfg.write is not None:
+            self.cfg.write(text + "\n")
+
+    def granted(self, cap: str) -> bool:
+        """True when the capability (``fs process net env``) was granted."""
+        return cap in self.cfg.capabilities

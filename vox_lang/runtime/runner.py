@@ -1,0 +1,285 @@
+"""Running checked programs (spec §11): the entry point (script body, else ``fn main()``),
+``@test`` functions (each in a fresh module state), and the results the CLI, the corpus gate,
+the evaluation and ``vox chat`` consume.
+
+A run happens in a worker thread with a large stack and a raised recursion limit, so deep Vox
+recursion ends as R0007 and never crashes the host; every fault becomes a
+:class:`~vox_lang.runtime.errors.RuntimeFault` (never a Python traceback). An exception that is
+not a Vox fault is a bug in the executor and is reported as ``internal``.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from vox_lang import hir
+from vox_lang.api import CheckResult, check
+from vox_lang.runtime.compiler import Compiler
+from vox_lang.runtime.errors import ExitRequest, RuntimeFault, VoxFault, to_fault
+from vox_lang.runtime.frames import FnScope
+from vox_lang.runtime.limits import RunConfig, RunState
+from vox_lang.runtime.typed import TypeInfo
+
+#: status → exit code of ``vox run`` (spec §11)
+EXIT_CODES: Final = {"ok": 0, "compile_error": 1, "usage": 2, "runtime_error": 3, "internal": 3}
+#: stack of the thread a run executes on (Python frames of deep Vox recursion, C frames of ``==``)
+THREAD_STACK: Final = 512 * 1024 * 1024
+#: limits of spec §11 (no capabilities)
+DEFAULT_CONFIG: Final = RunConfig()
+#: Python frames allowed per Vox call level (a call nests a few closures per expression level)
+FRAMES_PER_CALL: Final = 80
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """Outcome of one run.
+
+    Attributes:
+        status: ``ok``, ``compile_error``, ``usage``, ``runtime_error`` or ``internal``.
+        exit_code: what ``vox run`` exits with (0, 1, 2, 3; ``process.exit(n)`` gives ``n``).
+        output: everything ``print`` wrote.
+        fault: the runtime error, if any.
+        check: the front end's result (diagnostics, source).
+        message: the usage or internal error, one line.
+        steps: steps used (calls + loop iterations).
+        seconds: wall time of the run itself.
+    """
+
+    status: str
+    exit_code: int
+    output: str
+    check: CheckResult
+    fault: RuntimeFault | None = None
+    message: str = ""
+    steps: int = 0
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        """True when the program ran to the end (or exited with status 0)."""
+        return self.status == "ok" and self.exit_code == 0
+
+
+@dataclass(frozen=True)
+class TestOutcome:
+    """One ``@test`` function's result (``fault`` is ``None`` when it passed)."""
+
+    name: str
+    passed: bool
+    fault: RuntimeFault | None = None
+    output: str = ""
+    message: str = ""
+
+    def line(self) -> str:
+        """``PASS name`` or ``FAIL name: Line 4, Col 3: runtime error[R0002] assertion failed``."""
+        if self.passed:
+            return f"PASS {self.name}"
+        if self.fault is not None:
+            return f"FAIL {self.name}: {self.fault.render_repair().splitlines()[0]}"
+        return f"FAIL {self.name}: {self.message}"
+
+
+@dataclass(frozen=True)
+class TestReport:
+    """All ``@test`` results of one module (empty when it does not compile)."""
+
+    check: CheckResult
+    outcomes: tuple[TestOutcome, ...] = field(default_factory=tuple)
+
+    @property
+    def compiled(self) -> bool:
+        """True when the module has no compile errors."""
+        return self.check.ok
+
+    @property
+    def passed(self) -> int:
+        return sum(o.passed for o in self.outcomes)
+
+    @property
+    def failed(self) -> int:
+        return len(self.outcomes) - self.passed
+
+    @property
+    def ok(self) -> bool:
+        """Compiled and every test passed."""
+        return self.compiled and self.failed == 0
+
+    def summary(self) -> str:
+        """``N passed, M failed``."""
+        return f"{self.passed} passed, {self.failed} failed"
+
+    def first_failure(self) -> TestOutcome | None:
+        """The first failing test, if any."""
+        return next((o for o in self.outcomes if not o.passed), None)
+
+    def render_repair(self) -> str:
+        """Failures as repair feedback: per failing test, its name, the runtime error and stack."""
+        parts = []
+        for o in self.outcomes:
+            if o.passed:
+                continue
+            body = o.fault.render_repair() if o.fault is not None else o.message
+            parts.append(f"test {o.name} failed:\n{body}")
+        return "\n".join(parts)
+
+
+def _in_big_thread(fn: Callable[[], Any], timeout_s: float, max_depth: int) -> Any:
+    """Run ``fn`` on a thread with a large stack and recursion headroom; returns its result.
+
+    Raises:
+        VoxFault: R0010 when the thread does not finish within ``timeout_s`` plus a grace period
+            (the thread is left to finish as a daemon; the executor's own checks normally stop it first).
+    """
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["value"] = fn()
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
+            box["error"] = exc
+
+    old_limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(old_limit, max_depth * FRAMES_PER_CALL + 5_000))
+    old_size = threading.stack_size()
+    try:
+        threading.stack_size(THREAD_STACK)
+        worker = threading.Thread(target=target, name="vox-run", daemon=True)
+        worker.start()
+    finally:
+        threading.stack_size(old_size)
+    try:
+        worker.join(timeout_s + 5.0)
+    finally:
+        if not worker.is_alive():
+            sys.setrecursionlimit(old_limit)
+    if worker.is_alive():
+        raise VoxFault("R0010", None, detail=f"the run took longer than {timeout_s:g} s")
+    if "error" in box:
+        raise box["error"]
+    return box.get("value")
+
+
+def _compile(res: CheckResult, types: TypeInfo, rt: RunState, script: tuple[hir.Stmt, ...]) -> tuple[Compiler, Any]:
+    c = Compiler(res.hir, types, rt)  # type: ignore[arg-type]
+    c.compile_functions()
+    c.scope = FnScope(0)
+    body = c.block(hir.Block(script, res.hir.span))  # type: ignore[union-attr]
+    size = c.scope.size
+    return c, (body, size)
+
+
+def _main_fn(module: hir.Module) -> hir.FnDecl | None:
+    return next((d for d in module.decls if isinstance(d, hir.FnDecl) and d.name == "main" and not d.params), None)
+
+
+def _execute(res: CheckResult, types: TypeInfo, cfg: RunConfig, entry: str) -> tuple[str, RunState, Any]:
+    """Compile and run one entry (``script``, ``main`` or ``test NAME``); returns (status, state, detail)."""
+    rt = RunState(cfg)
+    module = res.hir
+    assert module is not None
+    outer = "script"
+    try:
+        if entry.startswith("test "):
+            lets = tuple(s for s in module.script if isinstance(s, hir.Let))
+            c, (body, size) = _compile(res, types, rt, lets)
+        else:
+            c, (body, size) = _compile(res, types, rt, module.script if entry == "script" else ())
+
+        def go() -> None:
+            frame: list[Any] = [None] * size
+            body(frame)
+            if entry != "script":
+                name = entry.split(" ", 1)[1] if entry.startswith("test ") else "main"
+                decl = next(d for d in module.decls if isinstance(d, hir.FnDecl) and d.name == name)
+                code = c.fns[decl.def_id]
+                code.invoke([])
+
+        if entry == "main":
+            outer = "script"
+        elif entry.startswith("test "):
+            outer = entry
+        _in_big_thread(go, cfg.timeout_s, cfg.max_depth)
+        return "ok", rt, None
+    except VoxFault as exc:
+        return "runtime_error", rt, to_fault(exc, res.source, outer)
+    except ExitRequest as exc:
+        return "exit", rt, exc.code
+    except RecursionError:
+        return "runtime_error", rt, to_fault(VoxFault("R0007", None, n=cfg.max_depth), res.source, outer)
+    except MemoryError:
+        fault = VoxFault("R0006", None, detail="the program exhausted the memory available to it")
+        return "runtime_error", rt, to_fault(fault, res.source, outer)
+    except Exception as exc:  # noqa: BLE001 - an executor bug, reported, never a traceback
+        return "internal", rt, f"internal error in the executor: {type(exc).__name__}: {exc}"
+
+
+def run_checked(res: CheckResult, config: RunConfig = DEFAULT_CONFIG, types: TypeInfo | None = None) -> RunResult:
+    """Run a checked module: its top-level statements, else ``fn main()``.
+
+    Returns:
+        A :class:`RunResult`; ``compile_error`` when ``res`` has errors (nothing runs),
+        ``usage`` when there is nothing to run.
+    """
+    if not res.ok or res.hir is None:
+        return RunResult("compile_error", 1, "", res)
+    module = res.hir
+    if module.script:
+        entry = "script"
+    elif _main_fn(module) is not None:
+        entry = "main"
+    else:
+        return RunResult("usage", 2, "", res, message="nothing to run: no top-level statements and no `fn main()`")
+    types = types or TypeInfo(module, res.source)
+    start = time.perf_counter()
+    status, rt, detail = _execute(res, types, config, entry)
+    seconds = time.perf_counter() - start
+    output = "".join(line + "\n" for line in rt.output)
+    steps = rt.budget.steps_used()
+    if status == "ok":
+        return RunResult("ok", 0, output, res, steps=steps, seconds=seconds)
+    if status == "exit":
+        return RunResult("ok", int(detail), output, res, steps=steps, seconds=seconds)
+    if status == "runtime_error":
+        return RunResult("runtime_error", 3, output, res, fault=detail, steps=steps, seconds=seconds)
+    return RunResult("internal", 3, output, res, message=str(detail), steps=steps, seconds=seconds)
+
+
+def run_source(source: str | bytes, path: str = "<input>", config: RunConfig = DEFAULT_CONFIG) -> RunResult:
+    """Check ``source`` (non-strict) and run it; see :func:`run_checked`."""
+    return run_checked(check(source, path=path), config)
+
+
+def test_functions(module: hir.Module) -> list[hir.FnDecl]:
+    """The ``@test`` functions of a module, in file order."""
+    return [d for d in module.decls if isinstance(d, hir.FnDecl) and any(x.name == "test" for x in d.decorators)]
+
+
+def run_tests_checked(res: CheckResult, config: RunConfig = DEFAULT_CONFIG) -> TestReport:
+    """Run every ``@test`` function of a checked module, each in a fresh module state (its
+    top-level ``let``s evaluated again, other top-level statements not run)."""
+    if not res.ok or res.hir is None:
+        return TestReport(res)
+    types = TypeInfo(res.hir, res.source)
+    outcomes = []
+    for fn in test_functions(res.hir):
+        status, rt, detail = _execute(res, types, config, f"test {fn.name}")
+        output = "".join(line + "\n" for line in rt.output)
+        if status == "ok" or (status == "exit" and detail == 0):
+            outcomes.append(TestOutcome(fn.name, True, output=output))
+        elif status == "runtime_error":
+            outcomes.append(TestOutcome(fn.name, False, fault=detail, output=output))
+        elif status == "exit":
+            outcomes.append(TestOutcome(fn.name, False, output=output, message=f"exited with status {detail}"))
+        else:
+            outcomes.append(TestOutcome(fn.name, False, output=output, message=str(detail)))
+    return TestReport(res, tuple(outcomes))
+
+
+def run_tests(source: str | bytes, path: str = "<input>", config: RunConfig = DEFAULT_CONFIG) -> TestReport:
+    """Check ``source`` and run its ``@test`` functions (see :func:`run_tests_checked`)."""
+    return run_tests_checked(check(source, path=path), config)
