@@ -11,6 +11,7 @@ import typer
 from serving.commands import chat as _chat
 from serving.commands import check as _check
 from serving.commands import model as _model
+from serving.commands import run as _run
 from serving.commands import serve as _serve
 
 app = typer.Typer(
@@ -21,6 +22,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 _check.register(app)
+_run.register(app)
 _chat.register(app)
 _serve.register(app)
 _model.register(app)

@@ -1,0 +1,160 @@
+"""`vox run FILE [--allow fs,process,net,env] [--max-steps N] [--timeout S] [--format …]` and
+`vox test FILE… [--format …]` (spec §11).
+
+``vox run`` checks the file and, if it has no errors, runs its top-level statements (else
+``fn main()``); the program's ``print`` output goes to stdout, diagnostics to stderr. Exit
+status: 0 ran, 1 compile errors (nothing ran), 2 usage error (unreadable file, bad option,
+nothing to run), 3 runtime error (shown with its Vox call stack). ``vox test`` runs every
+``@test`` function of each file, prints one line per test and ``N passed, M failed``, and exits
+0 only when every test passed (1 otherwise, 2 on usage errors). Only typer and the standard
+library are imported at load time.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+if TYPE_CHECKING:
+    from vox_lang.runtime import RunConfig
+
+STDIN = "-"
+
+
+class Format(str, Enum):
+    """Renderings of spec §6/§11."""
+
+    human = "human"
+    repair = "repair"
+    json = "json"
+
+
+def _fail(cmd: str, message: str) -> typer.Exit:
+    typer.echo(f"vox {cmd}: {message}", err=True)
+    return typer.Exit(2)
+
+
+def _read(cmd: str, arg: str) -> tuple[str, bytes]:
+    """``(label, bytes)`` of a file argument (``-`` is standard input).
+
+    Raises:
+        typer.Exit: 2 with a one-line message when it cannot be read.
+    """
+    if arg == STDIN:
+        try:
+            return "<stdin>", sys.stdin.buffer.read()
+        except (AttributeError, OSError, ValueError):
+            raise _fail(cmd, "cannot read `-`: standard input is closed") from None
+    path = Path(arg)
+    try:
+        if not path.is_file():
+            what = "no such file" if not path.exists() else "not a regular file"
+            raise _fail(cmd, f"cannot read {arg}: {what}")
+        return arg, path.read_bytes()
+    except OSError as exc:
+        raise _fail(cmd, f"cannot read {arg}: {exc.strerror or exc}") from None
+
+
+def _config(cmd: str, allow: str, max_steps: int, timeout: float, write: Any = None) -> RunConfig:
+    from vox_lang.runtime import RunConfig, parse_capabilities
+
+    try:
+        caps = parse_capabilities(allow)
+    except ValueError as exc:
+        raise _fail(cmd, f"--allow: {exc}") from None
+    if max_steps < 1:
+        raise _fail(cmd, "--max-steps must be at least 1")
+    if not timeout > 0:
+        raise _fail(cmd, "--timeout must be a positive number of seconds")
+    return RunConfig(max_steps=max_steps, timeout_s=timeout, capabilities=caps, write=write)
+
+
+def _write_out(text: str) -> None:
+    sys.stdout.write(text)
+    sys.stdout.flush()
+
+
+def run(
+    file: Annotated[str, typer.Argument(help="The Vox program to run (- reads standard input).", metavar="FILE")],
+    allow: Annotated[str, typer.Option("--allow", help="Grant capabilities: any of fs,process,net,env.")] = "",
+    max_steps: Annotated[int, typer.Option("--max-steps", help="Step budget: calls + loop iterations.")] = 10_000_000,
+    timeout: Annotated[float, typer.Option("--timeout", help="Wall-clock limit, seconds.")] = 10.0,
+    fmt: Annotated[Format, typer.Option("--format", "-f", help="Errors as human, repair or json.")] = Format.human,
+) -> None:
+    """Run a Vox program: exit 0 ran, 1 compile errors, 2 usage error, 3 runtime error."""
+    cfg = _config("run", allow, max_steps, timeout, write=_write_out)
+    label, data = _read("run", file)
+    from vox_lang import check
+    from vox_lang.runtime import run_checked
+
+    res = check(data, path=label)
+    if not res.ok:
+        typer.echo(res.render(fmt.value), err=True)
+        raise typer.Exit(1)
+    result = run_checked(res, cfg)
+    if result.status == "usage":
+        raise _fail("run", f"{label}: {result.message}")
+    if result.fault is not None:
+        typer.echo(result.fault.render(fmt.value, res.source), err=True)
+    elif result.status == "internal":
+        typer.echo(f"vox run: {label}: {result.message}", err=True)
+    raise typer.Exit(result.exit_code)
+
+
+def test(
+    files: Annotated[list[str], typer.Argument(help="Vox files whose @test functions to run.", metavar="FILE")],
+    allow: Annotated[str, typer.Option("--allow", help="Grant capabilities: any of fs,process,net,env.")] = "",
+    max_steps: Annotated[int, typer.Option("--max-steps", help="Step budget per test.")] = 10_000_000,
+    timeout: Annotated[float, typer.Option("--timeout", help="Wall-clock limit per test, seconds.")] = 10.0,
+    fmt: Annotated[Format, typer.Option("--format", "-f", help="Output: human, repair or json.")] = Format.human,
+) -> None:
+    """Run every @test function: one line per test, then `N passed, M failed`; exit 0 only if all pass."""
+    cfg = _config("test", allow, max_steps, timeout)
+    inputs = [_read("test", f) for f in files]
+    from vox_lang import check
+    from vox_lang.runtime import run_tests_checked
+
+    passed = failed = 0
+    broken = False
+    records: list[dict[str, Any]] = []
+    many = len(inputs) > 1
+    for label, data in inputs:
+        res = check(data, path=label)
+        if not res.ok:
+            broken = True
+            if fmt is Format.json:
+                records.append({"file": label, "compile_errors": [d.to_json() for d in res.errors]})
+            else:
+                typer.echo(res.render(fmt.value))
+            continue
+        report = run_tests_checked(res, cfg)
+        passed += report.passed
+        failed += report.failed
+        for o in report.outcomes:
+            name = f"{label}::{o.name}" if many else o.name
+            if fmt is Format.json:
+                records.append({"file": label, "test": o.name, "passed": o.passed,
+                                "error": o.fault.to_json() if o.fault else (o.message or None)})
+                continue
+            typer.echo(o.line().replace(o.name, name, 1))
+            if not o.passed and o.fault is not None and fmt is Format.human:
+                for line in o.fault.stack_lines():
+                    typer.echo(line)
+    summary = f"{passed} passed, {failed} failed"
+    if fmt is Format.json:
+        typer.echo(json.dumps({"tests": records, "passed": passed, "failed": failed}, ensure_ascii=False))
+    else:
+        typer.echo(summary)
+    if broken or failed:
+        raise typer.Exit(1)
+
+
+def register(app: typer.Typer) -> None:
+    """Attach ``vox run`` and ``vox test`` to the `vox` app."""
+    app.command("run")(run)
+    app.command("test")(test)
