@@ -215,7 +215,7 @@ def call(c: Compiler, e: hir.Call) -> Ev:
             decl = code.decl
             params = decl.params if decl is not None else ()
             if all(a.name is None for a in e.args) and len(e.args) == len(params) and not any(
-                    p.default is not None for p in params) and decl is not None and decl.body is not None:
+                    p.default is not None for p in params) and decl is not None and decl.extern is None:
                 return _direct_call(c, code, tuple(c.expr(a.value) for a in e.args), span)
             args = bind_args(c, e.args, tuple(p.name for p in params), tuple(p.default is not None for p in params))
             return _user_call(code, args, span)

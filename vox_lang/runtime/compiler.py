@@ -83,7 +83,7 @@ class Compiler:
     def compile_functions(self) -> None:
         """Compile every function body (invokes exist already, so calls may come first)."""
         for code in self.fns.values():
-            if code.decl is not None:
+            if code.decl is not None and code.decl.extern is None:  # extern fn: no body (spec §10 U13)
                 self.body(code, code.decl.params, code.decl.body)
 
     def body(self, code: calls.FnCode, params: tuple[hir.Param, ...], block: hir.Block,

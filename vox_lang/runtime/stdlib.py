@@ -378,10 +378,57 @@ AGENTOS: Final[dict[str, Impl]] = {
         w in a[0].lower() for w in ("write", "delete", "remove", "create", "update", "run", "exec")) else "read",
 }
 
+def _toml_parse(rt: RunState, a: list[Any], span: Span) -> Any:
+    import tomllib
+
+    try:
+        data = tomllib.loads(a[0])
+    except (tomllib.TOMLDecodeError, RecursionError) as exc:
+        return Err(f"invalid TOML: {exc}")
+    return Ok({str(k): v if isinstance(v, str) else json.dumps(v, default=str) for k, v in data.items()})
+
+
+def _yaml_parse(rt: RunState, a: list[Any], span: Span) -> Any:
+    try:
+        import yaml  # optional: only when a program uses std.yaml
+    except ImportError:
+        return Err("std.yaml is not available on this host")
+    try:
+        data = yaml.safe_load(a[0])
+    except (yaml.YAMLError, RecursionError) as exc:
+        return Err(f"invalid YAML: {exc}")
+    if not isinstance(data, dict):
+        return Err("YAML text is not a mapping")
+    return Ok({str(k): v if isinstance(v, str) else json.dumps(v, default=str) for k, v in data.items()})
+
+
+def _yaml_render(rt: RunState, a: list[Any], span: Span) -> Any:
+    try:
+        import yaml
+    except ImportError:
+        return Err("std.yaml is not available on this host")
+    return Ok(yaml.safe_dump(to_json(a[0]), sort_keys=False))
+
+
+def _toml_render(rt: RunState, a: list[Any], span: Span) -> Any:
+    data = to_json(a[0])
+    if not isinstance(data, dict):
+        return Err("only a map or record can be written as TOML")
+    lines = []
+    for k, v in data.items():
+        if isinstance(v, (dict, list)):
+            return Err(f"nested value under {json.dumps(k)} cannot be written as TOML here")
+        lines.append(f"{json.dumps(k)} = {json.dumps(v)}")
+    return Ok("\n".join(lines) + ("\n" if lines else ""))
+
+
+TOML: Final[dict[str, Impl]] = {"parse": _toml_parse, "render": _toml_render}
+YAML: Final[dict[str, Impl]] = {"parse": _yaml_parse, "render": _yaml_render}
+
 #: ``std.<module>`` → member → implementation
 STD_IMPLS: Final[dict[str, dict[str, Impl]]] = {
     "fs": FS, "process": PROCESS, "http": HTTP, "env": ENV, "json": JSON, "time": TIME, "path": PATH,
-    "crypto": CRYPTO, "log": LOG, "regex": REGEX, "csv": CSV, "agentos": AGENTOS,
+    "crypto": CRYPTO, "log": LOG, "regex": REGEX, "csv": CSV, "agentos": AGENTOS, "toml": TOML, "yaml": YAML,
 }
 
 #: methods of the opaque prelude types: head → (value class, methods)
