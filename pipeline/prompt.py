@@ -140,13 +140,21 @@ def _retired(text: str) -> list["Diagnostic"]:
     return find_retired(text) if text.strip() else []
 
 
+def _legacy(text: str) -> list["Diagnostic"]:
+    """Retired forms and compat spellings (W0001–W0009): what a never-write item may show."""
+    from vox_lang import find_legacy
+
+    return find_legacy(text) if text.strip() else []
+
+
 def audit_prompt(text: str | None = None) -> PromptAudit:
     """Audit a system prompt (default: the SSOT prompt).
 
     Rules: every ```vox block passes ``vox_lang.check(strict=True)``; outside fenced blocks,
     each line (markdown marks removed) shows no retired form per ``vox_lang.find_retired``,
     except inside the single list under a heading containing ``Forms never to write``, where
-    every item's code spans must show at least one retired form; the prompt has a
+    every item's code spans must show at least one retired form or compat spelling
+    (``vox_lang.find_legacy``); the prompt has a
     ``## VoxLang Automation`` section.
     """
     from vox_lang import check
@@ -176,7 +184,7 @@ def audit_prompt(text: str | None = None) -> PromptAudit:
             continue
         if in_list:
             spans = _CODE_SPAN.findall(line)
-            if not any(_retired(s) for s in spans):
+            if not any(_legacy(s) for s in spans):
                 undetected.append(no)
             continue
         for d in _retired(_prose(line)):

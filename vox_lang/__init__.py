@@ -29,8 +29,16 @@ def find_retired(source: str, path: str = "<input>") -> list[Diagnostic]:
     return [d for d in check(source, path=path).diagnostics if d.code.startswith("E03")]
 
 
+def find_legacy(source: str, path: str = "<input>") -> list[Diagnostic]:
+    """Every retired-syntax (E03xx) or compat-spelling (:data:`~vox_lang.codes.COMPAT_CODES`,
+    W0001–W0009) diagnostic in ``source``: the forms a "never write" list may show."""
+    from vox_lang.codes import COMPAT_CODES
+
+    return [d for d in check(source, path=path).diagnostics if d.code.startswith("E03") or d.code in COMPAT_CODES]
+
+
 __all__ = [
     "CheckResult", "CompileError", "Diagnostic", "ErrorCode", "REGISTRY", "Severity", "SourceFile",
-    "Span", "VoxError", "check", "compile_source", "decode_source", "find_retired", "fix", "is_empty_program",
+    "Span", "VoxError", "check", "compile_source", "decode_source", "find_legacy", "find_retired", "fix", "is_empty_program",
     "render_human", "render_json", "render_repair",
 ]

@@ -208,3 +208,8 @@ REGISTRY: Final[dict[str, ErrorCode]] = {
     'R0009': R0009,
     'R0010': R0010,
 }
+
+#: compat spellings (spec §6, §10): accepted with a warning and a mechanical ``fix``
+COMPAT_CODES: Final = frozenset(
+    c.code for c in (W0001, W0002, W0003, W0004, W0005, W0006, W0007, W0008, W0009)
+)

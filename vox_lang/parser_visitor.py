@@ -65,7 +65,9 @@ class AstBuilder(ExprBuilder):
         nxt = self.tokens[self.index[deco_node.end]]
         head = self.tokens[self.index[decl_node.start]]
         between = self.source_text[nxt.span.start : head.span.start]
-        fix = between + ("" if head.text == "pub" and head.kind is TokenKind.KEYWORD else "pub ")
+        gap = self.source_text[deco.span.end : nxt.span.start]
+        kept = gap.lstrip(" \t") if "//" in gap else ""  # a comment after the decorator stays
+        fix = kept + between + ("" if head.text == "pub" and head.kind is TokenKind.KEYWORD else "pub ")
         self.sink.report("W0008", Span(deco.span.start, head.span.start), k=deco.kind, fix=fix)
         return True
 

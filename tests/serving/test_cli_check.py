@@ -206,3 +206,19 @@ def test_non_regular_files_are_refused_not_read_forever(tmp_path: Path, kind: st
     assert out.returncode == 2, out.stderr
     assert f"vox check: cannot read {path}: {what}, not a regular file (use `-` for standard input)" in out.stderr
     assert "Traceback" not in out.stderr
+
+
+def test_fix_then_strict_is_clean_on_every_compat_spelling(runner: CliRunner, tmp_path: Path) -> None:
+    # spec §10: --fix applies every compat fix (W0005's `import std` from name resolution too)
+    src = (REPO / "tests" / "vox_lang" / "fixtures" / "compat_all.vox").read_text(encoding="utf-8")
+    path = write(tmp_path, "all.vox", src)
+    diff = runner.invoke(app, ["check", str(path), "--fix", "--diff"])
+    assert diff.exit_code == 0, diff.output
+    assert "+import std" in diff.stdout and "+pub fn status" in diff.stdout
+    assert path.read_text(encoding="utf-8") == src
+    assert runner.invoke(app, ["check", str(path), "--fix"]).exit_code == 0
+    once = path.read_text(encoding="utf-8")
+    assert runner.invoke(app, ["check", str(path), "--fix"]).exit_code == 0
+    assert path.read_text(encoding="utf-8") == once
+    res = runner.invoke(app, ["check", str(path), "--strict"])
+    assert res.exit_code == 0, res.output
