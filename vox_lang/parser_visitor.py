@@ -98,7 +98,7 @@ class AstBuilder(ExprBuilder):
                 kind = name
             else:
                 opaque = text
-        args = arg if isinstance(arg, tuple) else None
+        args = arg if isinstance(arg, tuple) and not isinstance(arg, Token) else None
         return s.Decorator(tok.text[1:], args, string, self.span(node), kind, opaque)
 
     def visit_deco_args(self, node: Node, children: list[Any]) -> tuple[s.Arg, ...]:

@@ -58,6 +58,10 @@ def _decorators(decos: tuple[s.Decorator, ...]) -> str:
             out.append(f"@{d.name} {unparse(d.string)} ")
         elif d.args is not None:
             out.append(f"@{d.name}({_join(d.args)}) ")
+        elif d.opaque is not None:
+            out.append(f"@{d.name}{d.opaque} ")
+        elif d.kind is not None:
+            out.append(f"@{d.name}(kind: {d.kind}) ")
         else:
             out.append(f"@{d.name} ")
     return "".join(out)
@@ -173,6 +177,8 @@ def _unparse_stmt_or_decl(n: object) -> str:  # noqa: C901
         mods = ("pub " if n.is_pub else "") + ("async " if n.is_async else "")
         gens = f"<{', '.join(n.generics)}>" if n.generics else ""
         head = f"{mods}{n.kind} {n.name}{gens}({_params(n.params)}){_ret(n.ret)}"
+        if n.extern is not None:
+            return f"{_decorators(n.decorators)}extern {head} = {_str(n.extern)}"
         return f"{_decorators(n.decorators)}{head} {unparse(n.body)}"
     if isinstance(n, s.TypeDecl):
         if isinstance(n.body, tuple):
