@@ -12,7 +12,7 @@ export HF_DATASETS_OFFLINE ?= 1
 export TRANSFORMERS_NO_ADVISORY_WARNINGS ?= 1
 export LITELLM_LOCAL_MODEL_COST_MAP ?= True
 
-.PHONY: run test install bench clean ui mlflow
+.PHONY: run test lint install bench clean ui mlflow
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -31,7 +31,12 @@ $(DAGSTER_HOME)/dagster.yaml: assets/instance_config.py | $(STAMP)
 run: $(STAMP) $(DAGSTER_HOME)/dagster.yaml
 	$(BIN)/python -m assets.main
 
-test: $(STAMP)
+# Style gate first (config in pyproject.toml: [tool.ruff], [tool.mypy]), then the suite.
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/mypy
+
+test: lint
 	$(BIN)/python -m pytest
 
 bench: $(STAMP)

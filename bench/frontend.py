@@ -157,7 +157,7 @@ def heavy_imports() -> list[str]:
         path = Path(tmp) / "small.vox"
         path.write_text(program(1), encoding="utf-8")
         out = subprocess.run([sys.executable, "-c", code, str(path)], cwd=REPO, capture_output=True, text=True)
-    line = next((l for l in out.stdout.splitlines() if l.startswith("HEAVY:")), "HEAVY:?")
+    line = next((ln for ln in out.stdout.splitlines() if ln.startswith("HEAVY:")), "HEAVY:?")
     return [m for m in line[len("HEAVY:"):].split(",") if m]
 
 

@@ -12,8 +12,9 @@ import hashlib
 import json
 import os
 import tempfile
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Final
 
 from pipeline.errors import DataError
 
@@ -42,7 +43,7 @@ def corpus_version(train_sha256: str, heldout_sha256: str) -> str:
     return hashlib.sha256((train_sha256 + heldout_sha256).encode()).hexdigest()[:16]
 
 
-def _schema(kind: str) -> "pa.Schema":
+def _schema(kind: str) -> pa.Schema:
     import pyarrow as pa
 
     s, i64 = pa.string(), pa.int64()

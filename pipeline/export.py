@@ -14,7 +14,7 @@ import logging
 import os
 import shutil
 from dataclasses import asdict, dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
@@ -127,7 +127,7 @@ def export_model(base: str, adapter_dir: str, out_root: Path, cfg: ExportConfig,
     from pipeline.paths import new_export_dir, publish_export
 
     model, tokenizer = merged_model(base, adapter_dir, cfg.dtype)
-    created = datetime.now(timezone.utc)
+    created = datetime.now(UTC)
     # collision-free name (microseconds + random suffix) and a private staging dir (mkdtemp)
     final, tmp = new_export_dir(out_root, cfg.model_name, created)
     try:

@@ -19,7 +19,7 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -90,7 +90,7 @@ def new_export_dir(out_root: Path, model_name: str, created: datetime | None = N
     Returns:
         ``(final_dir, staging_dir)``; ``final_dir`` does not exist yet.
     """
-    created = created or datetime.now(timezone.utc)
+    created = created or datetime.now(UTC)
     name = f"{model_name}-{created.strftime('%Y%m%dT%H%M%S%f')}-{secrets.token_hex(3)}"
     out_root.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{name}.", suffix=".tmp", dir=out_root))

@@ -134,13 +134,13 @@ def _prose(line: str) -> str:
     return s.replace("`", " ")
 
 
-def _retired(text: str) -> list["Diagnostic"]:
+def _retired(text: str) -> list[Diagnostic]:
     from vox_lang import find_retired
 
     return find_retired(text) if text.strip() else []
 
 
-def _legacy(text: str) -> list["Diagnostic"]:
+def _legacy(text: str) -> list[Diagnostic]:
     """Retired forms and compat spellings (W0001–W0009): what a never-write item may show."""
     from vox_lang import find_legacy
 
@@ -189,7 +189,7 @@ def audit_prompt(text: str | None = None) -> PromptAudit:
             continue
         for d in _retired(_prose(line)):
             retired_outside.append(Finding(no, d.code, d.message))
-    has_auto = any(l.strip() == AUTOMATION_HEADING for l in lines)
+    has_auto = any(ln.strip() == AUTOMATION_HEADING for ln in lines)
     return PromptAudit(
         vox_blocks=sum(b.lang == "vox" for b in blocks),
         block_errors=tuple(block_errors),

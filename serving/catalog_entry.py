@@ -84,6 +84,6 @@ class Catalog:
             memo = self.rank_cache["__by_id__"] = {e.id: e for e in self.entries}
         return memo
 
-    def with_entries(self, entries: Iterable[CatalogEntry], **sources: dict[str, Any]) -> "Catalog":
+    def with_entries(self, entries: Iterable[CatalogEntry], **sources: dict[str, Any]) -> Catalog:
         return Catalog(tuple(entries), self.created_unix, {**self.sources, **sources})
 

@@ -18,7 +18,7 @@ import re
 import time
 import urllib.request
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Final
@@ -91,7 +91,7 @@ def litellm_cost_map() -> dict[str, Any]:
 
 def entries_from_litellm(cost_map: dict[str, Any], today: str | None = None) -> list[CatalogEntry]:
     """Chat models of LiteLLM's cost map (per-token prices → per million; deprecated dropped)."""
-    today = today or datetime.now(timezone.utc).date().isoformat()
+    today = today or datetime.now(UTC).date().isoformat()
     out: list[CatalogEntry] = []
     for key, info in cost_map.items():
         if not isinstance(info, dict) or info.get("mode") != "chat" or "*" in key or key.startswith("ft:"):

@@ -52,8 +52,8 @@ class CheckResult:
 
     source: SourceFile
     diagnostics: tuple[Diagnostic, ...]
-    module: "syntax.Module"
-    hir: "hir.Module | None"
+    module: syntax.Module
+    hir: hir.Module | None
 
     @property
     def errors(self) -> tuple[Diagnostic, ...]:
@@ -135,7 +135,7 @@ def is_empty_program(source: str | bytes) -> bool:
     return len(sink) == 0 and all(t.kind is TokenKind.NL for t in tokens)
 
 
-def compile_source(source: str | bytes, path: str = "<input>", strict: bool = False) -> "hir.Module":
+def compile_source(source: str | bytes, path: str = "<input>", strict: bool = False) -> hir.Module:
     """Like :func:`check` but return the HIR of a valid program.
 
     Raises:

@@ -3,7 +3,7 @@ unreachable arms (W0101), the latter two via :mod:`vox_lang.exhaustiveness`."""
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from vox_lang import hir
 from vox_lang.checker_env import CheckerBase

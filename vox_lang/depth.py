@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import gc
 import sys
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator
 
 #: frames allowed while a front-end pass runs (CPython 3.11 keeps Python-to-Python calls off
 #: the C stack, so this is safe); the passes cap their own depth well below it

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from enum import Enum
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from vox_lang.codes import REGISTRY, ErrorCode
 from vox_lang.messages import RETIRED_PREFIX, TEMPLATES

@@ -3,7 +3,7 @@ that need a valid program raise :class:`CompileError`."""
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from vox_lang.diagnostics import Diagnostic
 

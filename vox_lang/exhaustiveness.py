@@ -8,8 +8,8 @@ infinite type (int, float, str, …) that only a catch-all covers.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Hashable, Sequence
 
 #: witnesses collected at most (the message lists a few missing cases, not all)
 MAX_WITNESSES = 8
@@ -22,7 +22,7 @@ class Pat:
     kind: str
     key: Hashable = None
     name: str = "_"
-    args: tuple["Pat", ...] = ()
+    args: tuple[Pat, ...] = ()
 
     def show(self) -> str:
         if self.kind == "ctor" and self.args:

@@ -61,21 +61,21 @@ class NamedType:
 
     def_id: int
     name: str
-    args: tuple["TypeRef", ...]
+    args: tuple[TypeRef, ...]
     span: Span
 
 
 @dataclass(frozen=True, slots=True)
 class FnType:
-    params: tuple["TypeRef", ...]
-    ret: "TypeRef | None"
+    params: tuple[TypeRef, ...]
+    ret: TypeRef | None
     span: Span
 
 
 @dataclass(frozen=True, slots=True)
 class FieldDecl:
     name: str
-    type: "TypeRef"
+    type: TypeRef
     span: Span
     name_span: Span
 
@@ -93,7 +93,7 @@ class ErrType:
     span: Span
 
 
-TypeRef = Union[NamedType, FnType, RecordType, ErrType]
+TypeRef = NamedType | FnType | RecordType | ErrType
 
 # --------------------------------------------------------------------------- patterns
 
@@ -125,13 +125,13 @@ class CtorPat:
 
     def_id: int | None
     name: str
-    args: tuple["Pattern", ...]
+    args: tuple[Pattern, ...]
     has_parens: bool
     span: Span
     name_span: Span
 
 
-Pattern = Union[WildcardPat, LiteralPat, BindPat, CtorPat]
+Pattern = WildcardPat | LiteralPat | BindPat | CtorPat
 
 # --------------------------------------------------------------------------- expressions
 
@@ -163,14 +163,14 @@ class ErrorExpr:
 
 @dataclass(frozen=True, slots=True)
 class ListLit:
-    elems: tuple["Expr", ...]
+    elems: tuple[Expr, ...]
     span: Span
 
 
 @dataclass(frozen=True, slots=True)
 class RecordField:
     name: str
-    value: "Expr"
+    value: Expr
     quoted: bool
     span: Span
     name_span: Span
@@ -187,7 +187,7 @@ class RecordLit:
 @dataclass(frozen=True, slots=True)
 class Unary:
     op: str
-    operand: "Expr"
+    operand: Expr
     span: Span
     op_span: Span
 
@@ -197,8 +197,8 @@ class Binary:
     """A binary operator (never ``|>``: pipes are lowered to calls)."""
 
     op: str
-    left: "Expr"
-    right: "Expr"
+    left: Expr
+    right: Expr
     span: Span
     op_span: Span
 
@@ -206,7 +206,7 @@ class Binary:
 @dataclass(frozen=True, slots=True)
 class Arg:
     name: str | None
-    value: "Expr"
+    value: Expr
     span: Span
     name_span: Span | None = None
 
@@ -218,20 +218,20 @@ class Children:
     Each item is an ``Element``, a ``str`` (a text element) or a ``List[Element]`` (spliced).
     """
 
-    items: tuple["Expr", ...]
+    items: tuple[Expr, ...]
     span: Span
 
 
 @dataclass(frozen=True, slots=True)
 class Call:
-    callee: "Expr"
+    callee: Expr
     args: tuple[Arg, ...]
     span: Span
 
 
 @dataclass(frozen=True, slots=True)
 class Member:
-    obj: "Expr"
+    obj: Expr
     name: str
     span: Span
     name_span: Span
@@ -239,14 +239,14 @@ class Member:
 
 @dataclass(frozen=True, slots=True)
 class Index:
-    obj: "Expr"
-    index: "Expr"
+    obj: Expr
+    index: Expr
     span: Span
 
 
 @dataclass(frozen=True, slots=True)
 class Try:
-    operand: "Expr"
+    operand: Expr
     span: Span
     q_span: Span
 
@@ -255,22 +255,22 @@ class Try:
 class If:
     """``else_`` is always present: a Block (empty when the source had none) or an If."""
 
-    cond: "Expr"
-    then: "Block"
-    else_: "Block | If"
+    cond: Expr
+    then: Block
+    else_: Block | If
     span: Span
 
 
 @dataclass(frozen=True, slots=True)
 class Arm:
     pattern: Pattern
-    body: "Expr"
+    body: Expr
     span: Span
 
 
 @dataclass(frozen=True, slots=True)
 class Match:
-    scrutinee: "Expr"
+    scrutinee: Expr
     arms: tuple[Arm, ...]
     span: Span
 
@@ -280,7 +280,7 @@ class Param:
     def_id: int
     name: str
     type: TypeRef
-    default: "Expr | None"
+    default: Expr | None
     span: Span
     name_span: Span
 
@@ -289,7 +289,7 @@ class Param:
 class Lambda:
     params: tuple[Param, ...]
     ret: TypeRef | None
-    body: "Block"
+    body: Block
     span: Span
 
 
@@ -303,7 +303,7 @@ class Spawn:
     name_span: Span
 
 
-Expr = Union[
+Expr = Union[  # Union, not `|`: "Block" is a forward reference, which `|` cannot take at run time
     Lit, Ref, ErrorExpr, ListLit, RecordLit, Unary, Binary, Call, Children, Member, Index, Try,
     If, Match, Lambda, Spawn, "Block",
 ]
@@ -333,7 +333,7 @@ class Ret:
 @dataclass(frozen=True, slots=True)
 class While:
     cond: Expr
-    body: "Block"
+    body: Block
     span: Span
 
 
@@ -342,7 +342,7 @@ class For:
     var_id: int | None
     index_id: int | None
     iterable: Expr
-    body: "Block"
+    body: Block
     span: Span
     var_span: Span
 
@@ -372,7 +372,7 @@ class ExprStmt:
     span: Span
 
 
-Stmt = Union[Let, Ret, While, For, Break, Continue, Assign, ExprStmt]
+Stmt = Let | Ret | While | For | Break | Continue | Assign | ExprStmt
 
 
 @dataclass(frozen=True, slots=True)
@@ -486,7 +486,7 @@ class ImportDecl:
     span: Span
 
 
-Decl = Union[FnDecl, TypeDecl, ActorDecl, RoutesDecl, ImportDecl]
+Decl = FnDecl | TypeDecl | ActorDecl | RoutesDecl | ImportDecl
 
 
 @dataclass(frozen=True, slots=True)

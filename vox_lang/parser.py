@@ -29,7 +29,7 @@ from parsimonious.grammar import Grammar
 from vox_lang import syntax
 from vox_lang.diagnostics import DiagnosticSink
 from vox_lang.layout import Item, tokenize
-from vox_lang.lexer import CONTEXTUAL, KEYWORDS, PUNCTUATION, Token, TokenKind
+from vox_lang.lexer import CONTEXTUAL, KEYWORDS, PUNCTUATION, Token
 from vox_lang.parser_errors import Expectations
 from vox_lang.parser_visitor import AstBuilder
 from vox_lang.source import SourceFile, Span

@@ -7,7 +7,7 @@ least Levenshtein distance, if that is ≤ 2 and below the name's length; ties g
 
 from __future__ import annotations
 
-from typing import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 
 class Scope:
@@ -20,13 +20,13 @@ class Scope:
 
     __slots__ = ("values", "types", "parent", "kind")
 
-    def __init__(self, kind: str, parent: "Scope | None" = None) -> None:
+    def __init__(self, kind: str, parent: Scope | None = None) -> None:
         self.kind = kind
         self.parent = parent
         self.values: dict[str, int] = {}
         self.types: dict[str, int] = {}
 
-    def chain(self) -> Iterator["Scope"]:
+    def chain(self) -> Iterator[Scope]:
         """This scope and its ancestors, innermost first."""
         scope: Scope | None = self
         while scope is not None:

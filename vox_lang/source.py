@@ -16,7 +16,7 @@ class Span:
     start: int
     end: int
 
-    def cover(self, other: "Span") -> "Span":
+    def cover(self, other: Span) -> Span:
         """Return the smallest span covering ``self`` and ``other``."""
         return Span(min(self.start, other.start), max(self.end, other.end))
 

@@ -20,7 +20,7 @@ class NamedType:
     """``NAME`` or ``NAME[T, ...]`` (e.g. ``int``, ``List[str]``, ``Result[T, E]``)."""
 
     name: str
-    args: tuple["TypeExpr", ...]
+    args: tuple[TypeExpr, ...]
     span: Span
     name_span: Span
 
@@ -29,8 +29,8 @@ class NamedType:
 class FnType:
     """``fn(A, B) to C``; ``ret`` is ``None`` when omitted (Unit)."""
 
-    params: tuple["TypeExpr", ...]
-    ret: "TypeExpr | None"
+    params: tuple[TypeExpr, ...]
+    ret: TypeExpr | None
     span: Span
 
 
@@ -39,7 +39,7 @@ class FieldDecl:
     """``WORD: type`` inside a record type or a variant's parentheses."""
 
     name: str
-    type: "TypeExpr"
+    type: TypeExpr
     span: Span
     name_span: Span
 
@@ -52,7 +52,7 @@ class RecordType:
     span: Span
 
 
-TypeExpr = Union[NamedType, FnType, RecordType]
+TypeExpr = NamedType | FnType | RecordType
 
 # --------------------------------------------------------------------------- patterns
 
@@ -86,13 +86,13 @@ class CtorPat:
     """Capitalised ``NAME`` or ``NAME(p, ...)``: constructor pattern (``None``, ``Some(x)``, user variants)."""
 
     name: str
-    args: tuple["Pattern", ...]
+    args: tuple[Pattern, ...]
     has_parens: bool
     span: Span
     name_span: Span
 
 
-Pattern = Union[WildcardPat, LiteralPat, BindPat, CtorPat]
+Pattern = WildcardPat | LiteralPat | BindPat | CtorPat
 
 # --------------------------------------------------------------------------- expressions
 
@@ -141,7 +141,7 @@ class Name:
 
 @dataclass(frozen=True, slots=True)
 class ListLit:
-    elems: tuple["Expr", ...]
+    elems: tuple[Expr, ...]
     span: Span
 
 
@@ -150,7 +150,7 @@ class RecordField:
     """``key: value`` in a record literal; ``quoted`` when the key was a STRING."""
 
     name: str
-    value: "Expr"
+    value: Expr
     quoted: bool
     span: Span
     name_span: Span
@@ -169,7 +169,7 @@ class Unary:
     """``op`` is ``"not"`` or ``"-"``; ``spelling`` keeps a retired source form (``"!"``)."""
 
     op: str
-    operand: "Expr"
+    operand: Expr
     span: Span
     op_span: Span
 
@@ -179,8 +179,8 @@ class Binary:
     """Binary operator including ``|>``; ``op`` is the 2026 spelling (``!=`` for ``isnt``)."""
 
     op: str
-    left: "Expr"
-    right: "Expr"
+    left: Expr
+    right: Expr
     span: Span
     op_span: Span
 
@@ -190,7 +190,7 @@ class Arg:
     """Call argument; ``name`` is set for ``name=expr``."""
 
     name: str | None
-    value: "Expr"
+    value: Expr
     span: Span
     name_span: Span | None = None
 
@@ -199,13 +199,13 @@ class Arg:
 class Children:
     """A view call's child block ``{ expr NL expr ... }``; ``span`` starts at ``{``."""
 
-    items: tuple["Expr", ...]
+    items: tuple[Expr, ...]
     span: Span
 
 
 @dataclass(frozen=True, slots=True)
 class Call:
-    callee: "Expr"
+    callee: Expr
     args: tuple[Arg, ...]
     children: Children | None
     span: Span
@@ -215,7 +215,7 @@ class Call:
 class Member:
     """``obj.name`` (field, method, module member or handler)."""
 
-    obj: "Expr"
+    obj: Expr
     name: str
     span: Span
     name_span: Span
@@ -223,8 +223,8 @@ class Member:
 
 @dataclass(frozen=True, slots=True)
 class Index:
-    obj: "Expr"
-    index: "Expr"
+    obj: Expr
+    index: Expr
     span: Span
 
 
@@ -232,7 +232,7 @@ class Index:
 class Try:
     """Postfix ``?``; ``q_span`` is the ``?`` itself (where E0516/E0517 point)."""
 
-    operand: "Expr"
+    operand: Expr
     span: Span
     q_span: Span
 
@@ -241,9 +241,9 @@ class Try:
 class If:
     """``if cond { } else ...``; ``else_`` is a Block, a nested If, or None."""
 
-    cond: "Expr"
-    then: "Block"
-    else_: "Block | If | None"
+    cond: Expr
+    then: Block
+    else_: Block | If | None
     span: Span
 
 
@@ -253,23 +253,23 @@ class Arm:
 
     pattern: Pattern
     arrow: str
-    body: "Expr | Block"
+    body: Expr | Block
     span: Span
     arrow_span: Span
 
 
 @dataclass(frozen=True, slots=True)
 class Match:
-    scrutinee: "Expr"
+    scrutinee: Expr
     arms: tuple[Arm, ...]
     span: Span
 
 
 @dataclass(frozen=True, slots=True)
 class Lambda:
-    params: tuple["Param", ...]
+    params: tuple[Param, ...]
     ret: TypeExpr | None
-    body: "Block"
+    body: Block
     span: Span
 
 
@@ -282,7 +282,7 @@ class Spawn:
     name_span: Span
 
 
-Expr = Union[
+Expr = Union[  # Union, not `|`: "Block" is a forward reference, which `|` cannot take at run time
     IntLit, FloatLit, StrLit, BoolLit, UnitLit, Name, ListLit, RecordLit, Unary, Binary,
     Call, Member, Index, Try, If, Match, Lambda, Spawn, "Block",
 ]
@@ -295,7 +295,7 @@ class Let:
     name: str
     mutable: bool
     type: TypeExpr | None
-    value: "Expr"
+    value: Expr
     span: Span
     name_span: Span
 
@@ -304,7 +304,7 @@ class Let:
 class Ret:
     """``ret e`` / ``return e``; ``spelling`` is the keyword as written (W0001 on ``return``)."""
 
-    value: "Expr | None"
+    value: Expr | None
     spelling: str
     span: Span
     kw_span: Span
@@ -312,8 +312,8 @@ class Ret:
 
 @dataclass(frozen=True, slots=True)
 class While:
-    cond: "Expr"
-    body: "Block"
+    cond: Expr
+    body: Block
     span: Span
 
 
@@ -323,8 +323,8 @@ class For:
 
     var: str
     index: str | None
-    iterable: "Expr"
-    body: "Block"
+    iterable: Expr
+    body: Block
     span: Span
     var_span: Span
     index_span: Span | None = None
@@ -344,20 +344,20 @@ class Continue:
 class Assign:
     """``place op value``; ``op`` is ``=``, ``+=``, ``-=``, ``*=`` or ``/=``; target is Name/Member/Index."""
 
-    target: "Expr"
+    target: Expr
     op: str
-    value: "Expr"
+    value: Expr
     span: Span
     op_span: Span
 
 
 @dataclass(frozen=True, slots=True)
 class ExprStmt:
-    expr: "Expr"
+    expr: Expr
     span: Span
 
 
-Stmt = Union[Let, Ret, While, For, Break, Continue, Assign, ExprStmt]
+Stmt = Let | Ret | While | For | Break | Continue | Assign | ExprStmt
 
 
 @dataclass(frozen=True, slots=True)
@@ -391,7 +391,7 @@ class Decorator:
 class Param:
     name: str
     type: TypeExpr
-    default: "Expr | None"
+    default: Expr | None
     span: Span
     name_span: Span
 
@@ -497,13 +497,13 @@ class ComponentDecl:
     name: str
     params: tuple[Param, ...]
     stmts: tuple[Stmt, ...]
-    view: "Expr"
+    view: Expr
     decorators: tuple[Decorator, ...]
     span: Span
     name_span: Span
 
 
-Decl = Union[FnDecl, TypeDecl, ActorDecl, RoutesDecl, ImportDecl, ComponentDecl]
+Decl = FnDecl | TypeDecl | ActorDecl | RoutesDecl | ImportDecl | ComponentDecl
 
 
 @dataclass(frozen=True, slots=True)
@@ -515,7 +515,7 @@ class StmtItem:
     span: Span
 
 
-Item = Union[FnDecl, TypeDecl, ActorDecl, RoutesDecl, ImportDecl, ComponentDecl, StmtItem]
+Item = FnDecl | TypeDecl | ActorDecl | RoutesDecl | ImportDecl | ComponentDecl | StmtItem
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,8 +6,8 @@ never by mutating a type. Unknowns (opaque ``?`` and unbound variables) print as
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, Union
 
 
 @dataclass(frozen=True, slots=True)
@@ -15,22 +15,22 @@ class TCon:
     """A built-in type constructor: ``int float str bool Unit Element List Option Set Map Result``."""
 
     name: str
-    args: tuple["Type", ...] = ()
+    args: tuple[Type, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
 class TFn:
     """``fn(A, B) to C``."""
 
-    params: tuple["Type", ...]
-    ret: "Type"
+    params: tuple[Type, ...]
+    ret: Type
 
 
 @dataclass(frozen=True, slots=True)
 class TRecord:
     """An anonymous structural record (a record literal's own type)."""
 
-    fields: tuple[tuple[str, "Type"], ...]
+    fields: tuple[tuple[str, Type], ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,7 +94,7 @@ class TOneOf:
     heads: tuple[str, ...]
 
 
-Type = Union[TCon, TFn, TRecord, TNamedRec, TSum, TActor, TParam, TVar, TUnknown, TNever, TAny, TOneOf]
+Type = TCon | TFn | TRecord | TNamedRec | TSum | TActor | TParam | TVar | TUnknown | TNever | TAny | TOneOf
 
 INT = TCon("int")
 FLOAT = TCon("float")

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import math
 import random
+from collections.abc import Mapping
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
-from typing import Final, Mapping
+from typing import Final
 
 from pipeline.errors import RecipeError
 from pipeline.generators.automation import automation, script_pairs

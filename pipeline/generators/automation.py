@@ -33,7 +33,7 @@ def automation(rng: random.Random, t: Theme) -> Program:
         cmd = rng.choice((("git", "checkout"), ("git", "switch")))
         helper = rng.random() < 0.5
         code = lines("import std.env", "import std.process", "",
-                     *((f"fn setting(name: str, fallback: str) to str {{", "  ret env.get(name).unwrap_or(fallback)", "}", "",
+                     *(("fn setting(name: str, fallback: str) to str {", "  ret env.get(name).unwrap_or(fallback)", "}", "",
                         f"let target = setting(\"{var}\", \"{default}\")") if helper else
                        (f"let target = env.get(\"{var}\").unwrap_or(\"{default}\")",)),
                      f"match process.run(\"{cmd[0]}\", [\"{cmd[1]}\", target]) {{", "  Ok(out) -> print(out)",

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import hashlib
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable, Final
+from typing import Final
 
 from pipeline.generators.themes import Theme
 

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import random
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, Final
+from typing import Final
 
 from pipeline.generators.base import fenced, pick
 
@@ -41,7 +42,7 @@ def _choose(rng: random.Random, idxs: list[int]) -> int | None:
 
 def _unclosed_brace(code: str, rng: random.Random) -> str | None:
     ls = _lines(code)
-    idx = [i for i, l in enumerate(ls) if l == "}"]
+    idx = [i for i, ln in enumerate(ls) if ln == "}"]
     i = _choose(rng, idx)
     return None if i is None else "\n".join(ls[:i] + ls[i + 1:])
 
@@ -51,8 +52,8 @@ _KEYWORD_TYPOS: Final = {"ret ": ("retrun ", "retn "), "let ": ("lett ", "le "),
 
 def _misspelled_keyword(code: str, rng: random.Random) -> str | None:
     ls = _lines(code)
-    cands = [(i, kw) for i, l in enumerate(ls) for kw in _KEYWORD_TYPOS
-             if l.lstrip().startswith(kw) and not (kw == "ret " and l.strip() == "ret")]
+    cands = [(i, kw) for i, ln in enumerate(ls) for kw in _KEYWORD_TYPOS
+             if ln.lstrip().startswith(kw) and not (kw == "ret " and ln.strip() == "ret")]
     if not cands:
         return None
     i, kw = rng.choice(cands)
@@ -65,7 +66,7 @@ _FN_HEAD = re.compile(r"^(\s*(?:pub )?(?:async )?(?:fn|activity|workflow) \w+(?:
 
 def _arrow_return(code: str, rng: random.Random) -> str | None:
     ls = _lines(code)
-    i = _choose(rng, [i for i, l in enumerate(ls) if _FN_HEAD.match(l)])
+    i = _choose(rng, [i for i, ln in enumerate(ls) if _FN_HEAD.match(ln)])
     if i is None:
         return None
     ls[i] = _FN_HEAD.sub(r"\1 -> \2 {", ls[i])
@@ -106,15 +107,15 @@ def _wrong_type_name(code: str, rng: random.Random) -> str | None:
 def _return_mismatch(code: str, rng: random.Random) -> str | None:
     """``ret n`` in a function returning int/float becomes ``ret str(n)``."""
     ls = _lines(code)
-    out, fn_ty = [], None
-    cands = []
-    for i, l in enumerate(ls):
-        m = _FN_HEAD.match(l)
-        if m and not l.startswith(" "):
+    fn_ty: str | None = None
+    cands: list[int] = []
+    for i, ln in enumerate(ls):
+        m = _FN_HEAD.match(ln)
+        if m and not ln.startswith(" "):
             fn_ty = m.group(2)
-        elif l and not l.startswith(" "):
+        elif ln and not ln.startswith(" "):
             fn_ty = None
-        if fn_ty in ("int", "float") and re.match(r"^\s+ret [^{}]+$", l) and "ret str(" not in l:
+        if fn_ty in ("int", "float") and re.match(r"^\s+ret [^{}]+$", ln) and "ret str(" not in ln:
             cands.append(i)
     i = _choose(rng, cands)
     if i is None:
@@ -183,7 +184,7 @@ def _hash_comment(code: str, rng: random.Random) -> str | None:
     if re.search(r"^\s*// ", code, re.M):
         return _sub(r"^(\s*)// ", r"\1# ")(code, rng)
     ls = _lines(code)
-    i = _choose(rng, [i for i, l in enumerate(ls) if l.startswith(("fn ", "type ", "let "))])
+    i = _choose(rng, [i for i, ln in enumerate(ls) if ln.startswith(("fn ", "type ", "let "))])
     if i is None:
         return None
     return "\n".join(ls[:i] + [f"# {pick(rng, 'helper', 'main logic', 'setup')}"] + ls[i:])
@@ -193,9 +194,9 @@ def _colon_block(code: str, rng: random.Random) -> str | None:
     """Rewrite one braced block header as a legacy colon block (dropping its closing brace)."""
     ls = _lines(code)
     cands = []
-    for i, l in enumerate(ls):
-        ind = len(l) - len(l.lstrip())
-        if re.match(r"^\s*(fn|if|for|while) .*\{$", l):
+    for i, ln in enumerate(ls):
+        ind = len(ln) - len(ln.lstrip())
+        if re.match(r"^\s*(fn|if|for|while) .*\{$", ln):
             for j in range(i + 1, len(ls)):
                 if ls[j].strip() and len(ls[j]) - len(ls[j].lstrip()) <= ind:
                     if ls[j] == " " * ind + "}":
@@ -212,10 +213,10 @@ def _non_exhaustive(code: str, rng: random.Random) -> str | None:
     """Remove one single-line constructor arm from a ``match`` that has no ``_`` arm."""
     ls = _lines(code)
     cands: list[int] = []
-    for i, l in enumerate(ls):
-        if not re.search(r"\bmatch .*\{$", l):
+    for i, ln in enumerate(ls):
+        if not re.search(r"\bmatch .*\{$", ln):
             continue
-        ind = len(l) - len(l.lstrip())
+        ind = len(ln) - len(ln.lstrip())
         arms = []
         for j in range(i + 1, len(ls)):
             if ls[j] == " " * ind + "}":
@@ -313,6 +314,6 @@ def repair_prompt(rng: random.Random, broken: str, diagnostics: str) -> str:
 
 def repair_response(kind: BreakKind, diagnostics: str, fixed: str) -> str:
     """The assistant turn: the fault in one sentence, then the whole fixed program."""
-    hit = next((l for l in diagnostics.split("\n") if f"[{kind.code}]" in l), "")
+    hit = next((ln for ln in diagnostics.split("\n") if f"[{kind.code}]" in ln), "")
     where = hit.split(":", 1)[0] if hit.startswith("Line ") else "The program"
     return f"{where}, {kind.code}: {kind.explain}. Fixed program:\n\n{fenced(fixed)}"

@@ -171,7 +171,7 @@ def _gallery(rng: random.Random, t: Theme) -> Program:
     tile = pick(rng, "Tile", "Thumb", "Preview")
     cols = rng.randint(2, 4)
     code = lines(f"fn {tile}(name: str) to Element {{", "  ret card(padding=1) {",
-                 f"    image(src=\"/img/\" + name + \".png\", alt=name)", "    text(value=name)", "  }", "}", "",
+                 "    image(src=\"/img/\" + name + \".png\", alt=name)", "    text(value=name)", "  }", "}", "",
                  f"fn {page}() to Element {{", f"  let names = [{', '.join(chr(34) + s + chr(34) for s in t.sample)}]",
                  "  let mut tiles: List[Element] = []", f"  for n in names {{ tiles.push({tile}(n)) }}",
                  f"  ret grid(columns={cols}) {{", "    tiles", "  }", "}", "", "routes {", _route(f"/{t.es}/gallery", page), "}")

@@ -152,7 +152,7 @@ def _diff_name(side: str, label: str) -> str:
     return label if label.startswith(("/", "<")) else f"{side}/{label}"
 
 
-def render(results: list[tuple[Input, "CheckResult"]], fmt: Format) -> str:
+def render(results: list[tuple[Input, CheckResult]], fmt: Format) -> str:
     """All results in one rendering (JSON: a list for one file, an object for several)."""
     if fmt is Format.json:
         if len(results) == 1:

@@ -16,7 +16,6 @@ from serving import catalog as cat
 from serving.errors import CatalogError
 from serving.priors import prior_for
 
-
 OPENROUTER = {"data": [
     {"id": "qwen/qwen3-coder:free", "pricing": {"prompt": "0", "completion": "0"}, "context_length": 262000,
      "supported_parameters": ["tools"]},

@@ -150,7 +150,7 @@ def test_repl_with_closed_stdin_ends_cleanly_without_a_traceback() -> None:
                VOX_OPENROUTER_URL="http://127.0.0.1:9/api/v1", LITELLM_LOCAL_MODEL_COST_MAP="True")
     res = subprocess.run(
         [sys.executable, "-c", "from serving.cli import main; main()", "chat"],
-        cwd=Path(__file__).resolve().parents[2], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        cwd=Path(__file__).resolve().parents[2], env=env, capture_output=True,
         preexec_fn=lambda: os.close(0), timeout=120, text=True,
     )
     assert res.returncode == 0, res.stderr

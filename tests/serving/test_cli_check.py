@@ -184,7 +184,7 @@ def test_closed_stdin_is_a_usage_error_not_a_traceback() -> None:
 
     res = subprocess.run(
         [sys.executable, "-c", "from serving.cli import main; main()", "check", "-"],
-        cwd=REPO, capture_output=False, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        cwd=REPO, capture_output=True,
         preexec_fn=lambda: os.close(0), timeout=60, text=True,
     )
     assert res.returncode == 2
