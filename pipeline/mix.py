@@ -5,7 +5,8 @@ normalised prompt + response); near duplicates across instances (MinHash/LSH ove
 3-shingles, verified by exact Jaccard); sample each source to its weight; hold out whole name
 themes (so all rows of one program — paraphrases, broken and fixed variants — fall on one side,
 and held-out names never occur in training; train rows that mention a held-out theme's names
-are dropped); attach chat ``messages`` with the SSOT system prompt.
+are dropped); attach chat ``messages`` with the SSOT system prompt. The written corpus is read back only through
+:func:`pipeline.corpus_io.load_corpus`.
 """
 
 from __future__ import annotations
@@ -16,15 +17,11 @@ import re
 import zlib
 from collections import Counter
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 from pipeline.errors import DataError
 from pipeline.generators.base import SOURCES
 from pipeline.generators.themes import THEME_BY_KEY, vocabulary, words
-
-if TYPE_CHECKING:
-    import datasets
 
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 _PERMS, _BANDS = 128, 8
@@ -221,31 +218,3 @@ def _corpus_row(r: Mapping[str, Any], split: str, system: str) -> dict[str, Any]
         "messages": [{"role": "system", "content": system}, {"role": "user", "content": r["prompt"]},
                      {"role": "assistant", "content": r["response"]}],
     }
-
-
-def load_corpus(path: str | Path | None = None) -> dict[str, "datasets.Dataset"]:
-    """Load ``train.parquet`` and ``heldout.parquet`` from ``path`` (default
-    ``artifacts_dir("corpus")``) as in-memory ``datasets.Dataset`` objects.
-
-    Returns:
-        ``{"train": Dataset, "heldout": Dataset}`` with the corpus columns.
-
-    Raises:
-        DataError: a split file is missing (materialize ``corpus`` first) or unreadable.
-    """
-    import datasets
-    import pyarrow.parquet as pq
-
-    from pipeline.paths import artifacts_dir
-
-    root = Path(path) if path is not None else artifacts_dir("corpus")
-    out: dict[str, datasets.Dataset] = {}
-    for split in ("train", "heldout"):
-        file = root / f"{split}.parquet"
-        if not file.is_file():
-            raise DataError(f"{file} is missing: materialize the `corpus` asset first")
-        try:
-            out[split] = datasets.Dataset(pq.read_table(file))
-        except Exception as exc:  # pyarrow/datasets raise several unrelated types for bad files
-            raise DataError(f"{file}: unreadable corpus split: {exc}") from exc
-    return out

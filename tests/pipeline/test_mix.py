@@ -10,7 +10,9 @@ from pipeline.corpus import CorpusConfig, build, corpus_config, gate, generate
 from pipeline.corpus_check import verify_corpus
 from pipeline.corpus_files import CORPUS_COLUMNS, SCHEMA_VERSION, schema_version, write_parquet
 from pipeline.errors import DataError, RecipeError
-from pipeline.mix import MixConfig, leaked_names, load_corpus, mix, near_duplicates
+from pipeline.corpus_io import load_corpus
+from pipeline.generators.themes import THEME_BY_KEY, vocabulary
+from pipeline.mix import MixConfig, leaked_names, mix, near_duplicates
 
 SMALL = CorpusConfig(seed=5, pairs=320, size=1000, workers=1)
 
@@ -66,20 +68,21 @@ def test_corpus_build_is_clean_deterministic_and_loadable(tmp_path: Path) -> Non
     assert verify_corpus(tmp_path / "one/corpus") == []
     assert m1["plot_png"].startswith(b"\x89PNG")
     data = load_corpus(tmp_path / "one/corpus")
-    assert tuple(data["train"].column_names) == CORPUS_COLUMNS
-    assert len(data["train"]) == m1["rows"]["train"]
-    assert set(data["heldout"]["split"]) == {"heldout"}
+    assert tuple(data.train.column_names) == CORPUS_COLUMNS
+    assert data.train.num_rows == m1["rows"]["train"]
+    assert set(data.heldout.column("split").to_pylist()) == {"heldout"}
+    assert data.version == m1["version"] == m1["content_hash"][:16]  # one corpus version
     # every row derived from one program is on the same side
     sides = {}
-    for split, ds in data.items():
-        for iid in ds["instance_id"]:
+    for split, table in (("train", data.train), ("heldout", data.heldout)):
+        for iid in table.column("instance_id").to_pylist():
             assert sides.setdefault(iid, split) == split
 
 
 def test_verify_corpus_catches_tampering(tmp_path: Path) -> None:
     _build(tmp_path)
     root = tmp_path / "corpus"
-    rows = load_corpus(root)["heldout"].to_list()[:1]
+    rows = load_corpus(root).heldout_rows()[:1]
     write_parquet([dict(rows[0], split="train")], root / "train.parquet", "corpus")
     problems = " ".join(verify_corpus(root))
     assert "sha256" in problems and "both splits" in problems
@@ -171,3 +174,53 @@ def test_verify_corpus_reports_corrupt_files_instead_of_raising(tmp_path: Path) 
     assert "heldout.parquet: unreadable Parquet" in problems
     write_parquet([_row(0, "i0", "p", "r")], root / "heldout.parquet", "pairs")  # wrong table kind
     assert "columns" in " ".join(verify_corpus(root))
+
+
+THEMES = ["library", "shop", "weather", "bank", "garden", "fleet", "clinic", "school", "music", "kitchen"]
+OPEN = MixConfig(seed=3, size=10_000, weights={"organic": 1.0}, heldout_fraction=0.2, near_dup_threshold=0.9,
+                 max_chars=100_000)
+
+
+def _distinct_rows(n: int) -> list[dict]:
+    """``n`` rows of distinct random words (no two are near duplicates), spread over 10 themes."""
+    import random
+
+    rows = []
+    for i in range(n):
+        r = random.Random(i)
+        body = " ".join(f"w{r.randrange(10**6)}" for _ in range(60))
+        rows.append(_row(i, f"i{i}", f"task {i}", f"```vox\n{body}\n```", theme=THEMES[i % 10]))
+    return rows
+
+
+def test_planted_near_duplicates_are_removed() -> None:
+    # near-dup removal switched off in mix() (or its threshold ignored) left these in the corpus
+    rows = _distinct_rows(60)
+    planted = []
+    for k, src in enumerate(rows[:6]):
+        words = src["response"].split(" ")
+        words[30] = "changed"  # one token of ~62: Jaccard of 3-shingles ~0.9+
+        planted.append(dict(src, id=f"z{k}", instance_id=f"planted{k}", response=" ".join(words)))
+    out = mix(rows + planted, OPEN, "S")
+    kept = {r["id"] for r in out.train + out.heldout}
+    assert out.stats["near_dups"] == len(planted) and out.stats["exact_dups"] == 0
+    assert not kept & {p["id"] for p in planted}
+    assert kept == {r["id"] for r in rows}
+    cfg = corpus_config("cpu-tiny")  # the default recipe's threshold catches them too
+    assert near_duplicates([*rows[:6], *planted], cfg.near_dup_threshold, cfg.seed) == set(range(6, 12))
+
+
+def test_train_rows_mentioning_held_out_names_are_dropped() -> None:
+    # removing the rule that drops such rows put held-out names into training (split leakage)
+    rows = _distinct_rows(60)
+    for k, theme in enumerate(THEMES):  # each theme's row names the next theme's words
+        other = sorted(vocabulary(THEME_BY_KEY[THEMES[(k + 1) % 10]]))[0]
+        rows.append(_row(100 + k, f"leak{k}", f"keep the {other} list", "```vox\nlet n = 1\n```", theme=theme))
+    out = mix(rows, OPEN, "S")
+    held = set(out.heldout_themes)
+    assert held and out.stats["leak_dropped"] >= 1
+    assert not leaked_names(out.train, out.heldout_themes)
+    train_ids = {r["id"] for r in out.train}
+    for k, theme in enumerate(THEMES):
+        if theme not in held and THEMES[(k + 1) % 10] in held:
+            assert f"r{100 + k:03d}" not in train_ids

@@ -1,0 +1,99 @@
+"""One path for data between stages (issue 12.1/12.2).
+
+Setting the resource's ``state_dir`` puts everything under it — corpus, every later stage's
+output and result, the MLflow store — and nothing under ``$VOX_STATE_DIR``. The corpus version is
+one string: the ``corpus`` asset's data version, the reader's version and what
+``python -m pipeline.stages`` reports for the same recipe.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from pathlib import Path
+from typing import Any
+
+import dagster as dg
+import pytest
+
+from pipeline import paths, stages
+from pipeline.stage_result import StageResult
+
+RECIPE = "corpus:\n  seed: 9\n  pairs: 120\n  size: 200\n  workers: 1\n"
+
+FAKE_DATA: dict[str, dict[str, Any]] = {
+    "base_model": {"model": "m", "bootstrap": True, "params": 1, "pretrain_losses": [1.0], "pretrain_tokens": 1,
+                   "seconds": 0.0, "reused": False, "fingerprint": "fp"},
+    "qlora_adapter": {"resumed_from": None, "losses": [[1, 1.0]], "adapter_dir": "a", "steps": 1, "train_loss": 1.0,
+                      "eval_loss": None, "tokens": 1, "tokens_per_s": 1.0, "quantized": True, "device": "cpu",
+                      "system_prompt_mode": "none", "corpus": {"version": "v"}, "mlflow_run_id": None,
+                      "reused": False, "seconds": 0.0, "base_model": "m"},
+    "eval_report": {"base": {"pass_at_1": 0.1, "pass_at_k": 0.1, "k": 2, "per_family": {}, "per_kind": {},
+                             "failure_codes": [], "seconds": 0.0},
+                    "adapter": {"pass_at_1": 0.2, "pass_at_k": 0.2, "k": 2, "per_family": {}, "per_kind": {},
+                                "failure_codes": [], "seconds": 0.0},
+                    "tasks": 1, "system_prompt_mode": "none", "threshold": 0.1, "leaked_tasks": [], "plot_path": None,
+                    "passed": True, "reason": "ok"},
+    "exported_model": {"path": "e", "published": False, "verify": {"passed": True, "detail": "ok", "max_logit_diff": 0.0},
+                       "card": {"model_name": "m", "eval_passed": True, "pass_at_1": 0.2, "system_prompt_mode": "none",
+                                "corpus_version": "v"}},
+}
+
+
+def _fake(name: str, seen: dict[str, Path]) -> Any:
+    def run(config: Any, inputs: Any, out_dir: Path, **extras: Any) -> StageResult:
+        seen[name] = paths.state_dir()  # what any nested code resolving the state dir gets
+        tracker = extras.get("tracker")
+        if tracker is not None:
+            seen["mlflow"] = Path(tracker.tracking_uri.removeprefix("sqlite:///"))
+        (out_dir / "made.txt").write_text(name)
+        return StageResult(name, "v", FAKE_DATA[name])
+    return run
+
+
+def test_the_resource_state_dir_receives_everything(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from assets.defs.corpus import compiler_gate, corpus, generated_pairs, system_prompt
+    from assets.defs.evaluation import eval_report
+    from assets.defs.export import exported_model
+    from assets.defs.resources import VoxStateResource
+    from assets.defs.training import MlflowResource, base_model, qlora_adapter
+
+    env_dir, root = tmp_path / "env", tmp_path / "resource"
+    monkeypatch.setenv("VOX_STATE_DIR", str(env_dir))
+    (tmp_path / "tiny.yaml").write_text(RECIPE)
+    seen: dict[str, Path] = {}
+    for name in FAKE_DATA:  # the heavy stages are faked; the seam (root passing) is real
+        monkeypatch.setitem(stages.STAGES, name, dataclasses.replace(stages.STAGES[name], run=_fake(name, seen)))
+    result = dg.materialize(
+        [system_prompt, generated_pairs, compiler_gate, corpus, base_model, qlora_adapter, eval_report, exported_model],
+        resources={"vox_state": VoxStateResource(state_dir=str(root), recipe=str(tmp_path / "tiny.yaml")),
+                   "mlflow": MlflowResource()})
+    assert result.success
+    for name in ("system_prompt", "generated_pairs", "gated_pairs", "corpus", *FAKE_DATA):
+        assert (root / "artifacts" / name / "result.json").is_file() or name == "corpus", name
+    assert {k: v for k, v in seen.items() if k != "mlflow"} == {name: root.resolve() for name in FAKE_DATA}
+    assert seen["mlflow"] == root.resolve() / "mlflow" / "mlflow.db"
+    assert (root / "artifacts" / "corpus" / "train.parquet").is_file()
+    assert not env_dir.exists() or not any(env_dir.rglob("*"))
+    corpus_version = result.asset_materializations_for_node("corpus")[0].tags["dagster/data_version"]
+    assert corpus_version == stages.read_result("corpus", root).version
+
+
+def test_dagster_and_the_stage_cli_report_the_same_corpus_version(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    from assets.defs import corpus as corpus_defs
+    from assets.defs.resources import VoxStateResource
+    from pipeline.corpus_io import load_corpus
+
+    recipe = tmp_path / "tiny.yaml"
+    recipe.write_text(RECIPE)
+    dagster_root, cli_root = tmp_path / "dagster", tmp_path / "cli"
+    result = dg.materialize([corpus_defs.system_prompt, corpus_defs.generated_pairs, corpus_defs.compiler_gate,
+                             corpus_defs.corpus],
+                            resources={"vox_state": VoxStateResource(state_dir=str(dagster_root), recipe=str(recipe))})
+    monkeypatch.setenv("VOX_STATE_DIR", str(cli_root))
+    assert stages.main(["--recipe", str(recipe), "system_prompt", "generated_pairs", "gated_pairs", "corpus"]) == 0
+    data_version = result.asset_materializations_for_node("corpus")[0].tags["dagster/data_version"]
+    cli = load_corpus(cli_root / "artifacts" / "corpus")
+    assert data_version == cli.version == load_corpus(dagster_root / "artifacts" / "corpus").version
+    assert os.path.samefile(paths.artifacts_dir("corpus"), cli_root / "artifacts" / "corpus")

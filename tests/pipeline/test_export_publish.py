@@ -1,0 +1,70 @@
+"""Only an export that passed every gate moves ``latest.json``; ``vox serve`` falls back to the
+newest passing export (issue 14.3). No model is needed: exports are folders with a card."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from pipeline import paths
+
+
+def _export(name: str, created: str, eval_passed: bool, verified: bool = True) -> Path:
+    final, staging = paths.new_export_dir(paths.exports_dir(), name)
+    card = {"model_name": name, "created": created, "eval_passed": eval_passed, "pass_at_1": 0.2}
+    (staging / "vox_mens.json").write_text(json.dumps(card))
+    staging.rename(final)
+    paths.publish_export(final, card, verified=verified)
+    return final
+
+
+def test_gate_failed_exports_never_move_the_pointer() -> None:
+    good = _export("m", "2026-01-01T00:00:00", eval_passed=True)
+    assert paths.latest_export() == good
+    _export("m", "2026-01-02T00:00:00", eval_passed=False)  # newer, eval gate failed
+    _export("m", "2026-01-03T00:00:00", eval_passed=True, verified=False)  # newer, round trip failed
+    assert json.loads((paths.exports_dir() / "latest.json").read_text())["path"] == str(good)
+    assert paths.latest_export() == good
+
+
+def test_an_older_passing_export_does_not_replace_a_newer_one() -> None:
+    newer = _export("m", "2026-02-01T00:00:00", eval_passed=True)
+    _export("m", "2026-01-01T00:00:00", eval_passed=True)  # finished later, started earlier
+    assert paths.latest_export() == newer
+
+
+def test_serve_falls_back_to_the_newest_passing_export() -> None:
+    from serving.commands.serve import resolve_model_dir
+
+    old = _export("m", "2026-01-01T00:00:00", eval_passed=True)
+    newest_ok = _export("m", "2026-01-02T00:00:00", eval_passed=True)
+    failed = _export("m", "2026-01-03T00:00:00", eval_passed=False)
+    pointer = paths.exports_dir() / "latest.json"
+    # a pointer written by an older version at a gate-failed export, or no pointer at all
+    pointer.write_text(json.dumps({"path": str(failed), "eval_passed": False}))
+    assert resolve_model_dir(None) == newest_ok != old
+    pointer.unlink()
+    assert resolve_model_dir(None) == newest_ok
+    assert paths.latest_export(require_passed=False) == failed  # newest of any outcome, for messages
+
+
+def test_no_passing_export_is_explained() -> None:
+    import pytest
+    import typer
+
+    from serving.commands.serve import resolve_model_dir
+
+    failed = _export("m", "2026-01-03T00:00:00", eval_passed=False)
+    with pytest.raises(typer.BadParameter, match=f"the latest export {failed} did not pass its eval gate"):
+        resolve_model_dir(None)
+
+
+def test_the_state_dir_resolution_order(tmp_path: Path) -> None:
+    explicit, scoped = tmp_path / "explicit", tmp_path / "scoped"
+    assert paths.state_dir(explicit) == explicit.resolve()
+    with paths.use_state_dir(scoped):
+        assert paths.artifacts_dir("corpus") == scoped.resolve() / "artifacts" / "corpus"
+        assert paths.state_dir(explicit) == explicit.resolve()  # explicit wins
+        with paths.use_state_dir(None):
+            assert paths.state_dir() == scoped.resolve()  # None keeps the enclosing root
+    assert paths.state_dir() != scoped.resolve()
