@@ -13,11 +13,13 @@ import dataclasses
 import hashlib
 import io
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
-from pipeline.corpus_files import SCHEMA_VERSION, corpus_version, read_rows, write_bytes, write_json, write_parquet
+from pipeline import atomic
+from pipeline.corpus_files import SCHEMA_VERSION, corpus_version, read_rows, write_parquet
 from pipeline.errors import RecipeError
 from pipeline.recipes import recipe_path, stage_config
 
@@ -149,7 +151,7 @@ def build(cfg: CorpusConfig, gated_path: Path, out_dir: Path) -> dict[str, Any]:
     lengths = {s: [approx_tokens(r["prompt"] + "\n" + r["response"]) for r in rows]
                for s, rows in (("train", result.train), ("heldout", result.heldout))}
     png = length_histogram(lengths)
-    write_bytes(png, out_dir / "token_lengths.png")
+    atomic.write_bytes(out_dir / "token_lengths.png", png)
     everything = result.train + result.heldout
     manifest = {
         "schema_version": SCHEMA_VERSION,
@@ -159,7 +161,8 @@ def build(cfg: CorpusConfig, gated_path: Path, out_dir: Path) -> dict[str, Any]:
         "files": {f"{s}.parquet": {"sha256": h} for s, h in hashes.items()},
         "per_source": _count(everything, "source"),
         "per_family": _count(everything, "family"),
-        "per_split_family": {s: _count(rows, "family") for s, rows in (("train", result.train), ("heldout", result.heldout))},
+        "per_split_family": {s: _count(rows, "family")
+                             for s, rows in (("train", result.train), ("heldout", result.heldout))},
         "mix_stats": result.stats,
         "heldout_themes": list(result.heldout_themes),
         "leaked_names": sorted(leaked_names(result.train, result.heldout_themes)),
@@ -167,7 +170,7 @@ def build(cfg: CorpusConfig, gated_path: Path, out_dir: Path) -> dict[str, Any]:
         "config": {k: (dict(v) if isinstance(v, Mapping) else v) for k, v in dataclasses.asdict(cfg).items()
                    if k != "workers"},
     }
-    write_json(manifest, out_dir / "manifest.json")
+    atomic.write_json(out_dir / "manifest.json", manifest, indent=2, sort_keys=True)
     return {**manifest, "plot_png": png}
 
 

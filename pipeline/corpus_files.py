@@ -1,7 +1,7 @@
-"""Corpus files: Arrow schemas, atomic Parquet/JSON writes, and readers.
+"""Corpus files: Arrow schemas, atomic Parquet writes, and readers.
 
-Every write goes to a temporary file in the target directory and is moved into place with
-``os.replace``, so an interrupted materialization never leaves a half-written file. Parquet
+Every write goes through :mod:`pipeline.atomic` (a temporary file in the target directory moved into
+place with ``os.replace``), so an interrupted materialization never leaves a half-written file. Parquet
 output is deterministic: the same rows give byte-identical files (fixed schema, compression,
 row-group size; no timestamps).
 """
@@ -9,13 +9,11 @@ row-group size; no timestamps).
 from __future__ import annotations
 
 import hashlib
-import json
-import os
-import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+from pipeline import atomic
 from pipeline.errors import DataError
 
 if TYPE_CHECKING:
@@ -60,17 +58,6 @@ def _schema(kind: str) -> pa.Schema:
     return pa.schema(fields, metadata={"vox.schema_version": SCHEMA_VERSION, "vox.table": kind})
 
 
-def _atomic_target(path: Path) -> tuple[int, Path]:
-    """A temporary file next to ``path`` with the mode a plain ``open`` would give (0666 less
-    the umask; ``mkstemp`` alone makes it 0600, unreadable for other users of the state dir)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    umask = os.umask(0)
-    os.umask(umask)
-    os.fchmod(fd, 0o666 & ~umask)
-    return fd, Path(tmp)
-
-
 def write_parquet(rows: Sequence[dict[str, Any]], path: Path, kind: str) -> str:
     """Write ``rows`` (dicts with the ``kind`` table's columns) to ``path`` atomically.
 
@@ -93,42 +80,10 @@ def write_parquet(rows: Sequence[dict[str, Any]], path: Path, kind: str) -> str:
         table = pa.Table.from_pylist([{n: r.get(n) for n in schema.names} for r in rows], schema=schema)
     except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
         raise DataError(f"{path}: rows do not fit the {kind} schema: {exc}") from exc
-    fd, tmp = _atomic_target(path)
-    os.close(fd)
-    try:
+    with atomic.staged(path) as tmp:
         pq.write_table(table, tmp, compression="zstd", row_group_size=4096, write_statistics=False)
-        with open(tmp, "rb+") as fh:
-            os.fsync(fh.fileno())
         digest = hashlib.sha256(tmp.read_bytes()).hexdigest()
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
     return digest
-
-
-def write_json(data: Any, path: Path) -> None:
-    """Write ``data`` as sorted, indented JSON to ``path`` atomically."""
-    fd, tmp = _atomic_target(path)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, indent=2, sort_keys=True, ensure_ascii=False)
-            fh.write("\n")
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
-
-
-def write_bytes(data: bytes, path: Path) -> None:
-    """Write ``data`` to ``path`` atomically (plots, reports)."""
-    fd, tmp = _atomic_target(path)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
 
 
 def read_rows(path: Path, columns: Iterable[str] | None = None, kind: str | None = None) -> list[dict[str, Any]]:

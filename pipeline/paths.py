@@ -23,6 +23,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from pipeline import atomic
+
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 #: ``latest.json`` under :func:`exports_dir`: ``{"path", "eval_passed", "model_name", "created", "pass_at_1"}``
 POINTER = "latest.json"
@@ -94,20 +96,8 @@ def new_export_dir(out_root: Path, model_name: str, created: datetime | None = N
     name = f"{model_name}-{created.strftime('%Y%m%dT%H%M%S%f')}-{secrets.token_hex(3)}"
     out_root.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{name}.", suffix=".tmp", dir=out_root))
-    umask = os.umask(0)
-    os.umask(umask)
-    staging.chmod(0o777 & ~umask)  # mkdtemp makes it 0700; an export is read by other users too
+    staging.chmod(0o777 & ~atomic.current_umask())  # mkdtemp makes it 0700; an export is read by other users too
     return out_root / name, staging
-
-
-def _write_json_atomic(data: dict[str, Any], path: Path) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, indent=1)
-        os.replace(tmp, path)
-    finally:
-        Path(tmp).unlink(missing_ok=True)
 
 
 def publish_export(export_dir: Path, card: dict[str, Any], verified: bool) -> bool:
@@ -125,7 +115,7 @@ def publish_export(export_dir: Path, card: dict[str, Any], verified: bool) -> bo
     """
     eval_passed = bool(card.get("eval_passed"))
     gates = {"eval_passed": eval_passed, "verified": bool(verified), "passed": eval_passed and bool(verified)}
-    _write_json_atomic(gates, export_dir / GATES_FILE)
+    atomic.write_json(export_dir / GATES_FILE, gates)
     if not gates["passed"]:
         return False
     pointer = export_dir.parent / POINTER
@@ -133,8 +123,8 @@ def publish_export(export_dir: Path, card: dict[str, Any], verified: bool) -> bo
     if current and current.get("eval_passed") and current.get("path") and Path(current["path"]).is_dir() \
             and str(current.get("created", "")) > str(card.get("created", "")):
         return False
-    _write_json_atomic({"path": str(export_dir), "eval_passed": True, "model_name": card.get("model_name"),
-                        "created": card.get("created"), "pass_at_1": card.get("pass_at_1")}, pointer)
+    atomic.write_json(pointer, {"path": str(export_dir), "eval_passed": True, "model_name": card.get("model_name"),
+                                "created": card.get("created"), "pass_at_1": card.get("pass_at_1")})
     return True
 
 

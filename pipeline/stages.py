@@ -59,11 +59,11 @@ def run_system_prompt(config: None, inputs: Inputs, out_dir: Path) -> StageResul
     """Copy the single-source system prompt into ``out_dir`` and audit it (problems in ``data``)."""
     import hashlib
 
-    from pipeline.corpus_files import write_bytes
+    from pipeline import atomic
     from pipeline.prompt import SYSTEM_PROMPT_PATH, audit_prompt, system_prompt
 
     text = system_prompt()
-    write_bytes(text.encode("utf-8"), out_dir / "system_prompt.txt")
+    atomic.write_text(out_dir / "system_prompt.txt", text)
     audit = audit_prompt()
     digest = hashlib.sha256(text.encode()).hexdigest()[:16]
     return StageResult("system_prompt", digest, {
@@ -317,7 +317,8 @@ def _verification_problem(result: StageResult) -> str | None:
     if result.stage == "system_prompt" and result["problems"]:
         return f"the system prompt fails its audit: {result['problems'][0]}"
     if result.stage == "gated_pairs" and not gate_rate_ok(result["pass_rate"], result["min_pass_rate"]):
-        return f"gate pass rate {result['pass_rate']:.1%} is below corpus.min_gate_pass_rate {result['min_pass_rate']:.1%}"
+        return (f"gate pass rate {result['pass_rate']:.1%} is below "
+                f"corpus.min_gate_pass_rate {result['min_pass_rate']:.1%}")
     if result.stage == "eval_report" and not result["passed"]:
         return f"release gate failed: {result['reason']}"
     if result.stage == "exported_model" and not (result["verify"] or {}).get("passed", True):
