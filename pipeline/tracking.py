@@ -18,6 +18,8 @@ log = logging.getLogger(__name__)
 DEFAULT_EXPERIMENT = "vox-mens"
 #: longest wait for another process creating the store (migrations take ~1-5 s on a slow disk)
 STORE_LOCK_TIMEOUT_S = 300
+#: longest tag value stored (MLflow's limit is 8000 characters)
+MAX_TAG_CHARS = 5000
 
 
 def default_tracking_uri() -> str:
@@ -67,7 +69,7 @@ class Tracker:
         self.tracking_uri = tracking_uri or default_tracking_uri()
         # Creating a fresh store (schema migrations) and the experiment are not safe when several
         # processes do it at once ("table already exists", "duplicate column name"): do both under a
-        # lock file next to the store. Once created, opening is cheap and needs no lock.
+        # lock file next to the store (later opens take it only for these two quick calls).
         with FileLock(str(_lock_path(self.tracking_uri, mlflow_dir())), timeout=STORE_LOCK_TIMEOUT_S):
             self.client = MlflowClient(tracking_uri=self.tracking_uri)
             found = self.client.get_experiment_by_name(experiment)  # creates the tables when fresh
@@ -132,9 +134,17 @@ class Tracker:
         """Store a dict as a JSON artifact file ``name``."""
         self.client.log_dict(self._need_run(), data, name)
 
-    def end(self, status: str = "FINISHED") -> None:
-        """Terminate the run (``FINISHED``, ``FAILED`` or ``KILLED``)."""
+    def end(self, status: str = "FINISHED", message: str | None = None) -> None:
+        """Terminate the run (``FINISHED``, ``FAILED`` or ``KILLED``) with an end time.
+
+        Args:
+            status: the MLflow run status.
+            message: why it ended early: stored as tag ``error`` (FAILED) or ``interrupted`` (KILLED).
+        """
         if self.run_id is not None:
+            if message:
+                key = "error" if status == "FAILED" else "interrupted"
+                self.client.set_tag(self.run_id, key, message[:MAX_TAG_CHARS])
             # flush *this* client's store (mlflow.flush_async_logging() would open the fluent
             # API's default store, creating ./mlflow.db)
             self.client._tracking_client.store.flush_async_logging()

@@ -15,21 +15,21 @@ Usage::
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import logging
 import os
 import shutil
 import time
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from annotated_types import Ge, Gt, Lt
 
 from pipeline.chat_format import check_mode, present
-from pipeline.errors import RecipeError, TrainingError
+from pipeline.errors import PipelineError, RecipeError, TrainingError
 
 log = logging.getLogger(__name__)
 
@@ -102,6 +102,8 @@ class TrainResult:
         quantized: whether the base was 4-bit. device: where it ran.
         system_prompt_mode: how prompts were presented. mlflow_run_id: the MLflow run.
         losses: ``(step, loss)`` pairs logged; eval_losses likewise.
+        fit: rows kept and dropped because they do not fit ``max_length`` whole, per split
+            (:meth:`pipeline.train_data.FitReport.metrics`; also logged to MLflow).
     """
 
     adapter_dir: str
@@ -122,6 +124,7 @@ class TrainResult:
     reused: bool = False
     losses: tuple[tuple[int, float], ...] = ()
     eval_losses: tuple[tuple[int, float], ...] = ()
+    fit: dict[str, int] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -182,7 +185,8 @@ def sft_args(cfg: TrainConfig, run_dir: Path, device: str, has_eval: bool) -> An
         gradient_accumulation_steps=cfg.grad_accum, learning_rate=cfg.learning_rate,
         warmup_steps=cfg.warmup_ratio, lr_scheduler_type=cfg.lr_scheduler, weight_decay=cfg.weight_decay,
         max_length=cfg.max_length, packing=True, packing_strategy="bfd", padding_free=True,
-        assistant_only_loss=True, eval_strategy="steps" if has_eval else "no", eval_steps=cfg.eval_steps,
+        assistant_only_loss=False,  # the dataset carries assistant-only labels (pipeline.train_data)
+        eval_strategy="steps" if has_eval else "no", eval_steps=cfg.eval_steps,
         save_strategy="steps", save_steps=cfg.save_steps, save_total_limit=cfg.save_total_limit,
         logging_steps=cfg.logging_steps, logging_first_step=True, report_to="none",
         include_num_input_tokens_seen="non_padding", seed=cfg.seed, data_seed=cfg.seed,
@@ -191,9 +195,42 @@ def sft_args(cfg: TrainConfig, run_dir: Path, device: str, has_eval: bool) -> An
     )
 
 
-def _last_checkpoint(run_dir: Path) -> Path | None:
-    ckpts = [p for p in run_dir.glob("checkpoint-*") if (p / "trainer_state.json").is_file()]
-    return max(ckpts, key=lambda p: int(p.name.split("-")[1]), default=None)
+def last_checkpoint(run_dir: Path) -> Path | None:
+    """The newest complete checkpoint of ``run_dir`` (``transformers``' ``get_last_checkpoint``).
+
+    A checkpoint without ``trainer_state.json`` (written last) was cut short by a crash: it is
+    removed and the one before it is used.
+    """
+    from transformers.trainer_utils import get_last_checkpoint
+
+    while (found := get_last_checkpoint(str(run_dir))) is not None:
+        if (Path(found) / "trainer_state.json").is_file():
+            return Path(found)
+        log.warning("train: removing incomplete checkpoint %s", found)
+        shutil.rmtree(found)
+    return None
+
+
+def check_tied_targets(model: Any, target_modules: tuple[str, ...]) -> None:
+    """Refuse LoRA on an embedding or output layer whose weights are tied to the other one.
+
+    With tied embeddings ``embed_tokens`` and ``lm_head`` share one matrix; an adapter on either
+    cannot be merged into it without changing the other, so the export no longer matches the
+    adapter (measured max logit diff ~18.6, issue 14 item 8).
+
+    Raises:
+        RecipeError: names the matched modules and what to do.
+    """
+    inp, out = model.get_input_embeddings(), model.get_output_embeddings()
+    if inp is None or out is None or inp.weight is not out.weight:
+        return
+    hits = sorted({t for name, module in model.named_modules() if module is inp or module is out
+                   for t in target_modules if name == t or name.endswith("." + t)})
+    if hits:
+        raise RecipeError(
+            f"train.target_modules {hits} adapts the input or output embedding of {model.config.name_or_path or 'the base'}, "
+            "whose embeddings are tied (tie_word_embeddings): the merged export could not match the adapter; "
+            "remove them from train.target_modules")
 
 
 def _write_json(path: Path, data: dict[str, Any]) -> None:
@@ -202,18 +239,30 @@ def _write_json(path: Path, data: dict[str, Any]) -> None:
     os.replace(tmp, path)
 
 
-def build_trainer(cfg: TrainConfig, data: SFTData, run_dir: Path, callbacks: list[Any] = ()) -> Any:
-    """Load the base (4-bit unless ``quantization: none``) and build the ``SFTTrainer``.
+def build_trainer(cfg: TrainConfig, data: SFTData, run_dir: Path, callbacks: list[Any] = (),
+                  tracker: Any | None = None) -> Any:
+    """Tokenize the data, load the base (4-bit unless ``quantization: none``), build the trainer.
+
+    Rows are encoded by :mod:`pipeline.train_data` (contents as text, assistant-only labels); rows
+    that do not fit ``max_length`` whole are left out and counted.
+
+    Args:
+        tracker: where :class:`~pipeline.train_callbacks.SupervisionGuard` logs ``supervised_tokens``.
 
     Returns:
-        the trainer; ``trainer.vox_info`` holds ``{"device", "quantized", "base_model"}``.
+        the trainer; ``trainer.vox_info`` holds ``{"device", "quantized", "base_model", "fit"}``.
+
+    Raises:
+        TrainingError: no base model, or no train row fits ``max_length`` (before the model loads).
+        RecipeError: LoRA targets a tied embedding (:func:`check_tied_targets`).
     """
     import datasets
     import torch
     from transformers import AutoTokenizer, PrinterCallback
-    from trl import SFTTrainer
 
     from pipeline.quant import load_for_training, pick_device, torch_dtype
+    from pipeline.train_callbacks import CountingSFTTrainer, SupervisedTokens, SupervisionGuard
+    from pipeline.train_data import encode_rows, require_trainable
 
     device = pick_device(cfg.device)
     if not cfg.base_model:
@@ -224,17 +273,28 @@ def build_trainer(cfg: TrainConfig, data: SFTData, run_dir: Path, callbacks: lis
     tokenizer = AutoTokenizer.from_pretrained(cfg.base_model)
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
+    train_cols, train_fit = encode_rows(tokenizer, data.train["messages"], cfg.max_length)
+    require_trainable(train_fit, "train")
+    eval_ds, fit = None, train_fit.metrics("train")
+    if data.eval is not None:
+        eval_cols, eval_fit = encode_rows(tokenizer, data.eval["messages"], cfg.max_length)
+        fit.update(eval_fit.metrics("eval"))
+        eval_ds = datasets.Dataset.from_dict(eval_cols) if eval_fit.kept else None
     model, quantized = load_for_training(cfg.base_model, cfg.quantization, device, cfg.compute_dtype,
                                          cfg.double_quant)
-    trainer = SFTTrainer(model=model, args=sft_args(cfg, run_dir, device, data.eval is not None),
-                         train_dataset=data.train, eval_dataset=data.eval, processing_class=tokenizer,
-                         peft_config=peft_config(cfg), callbacks=list(callbacks))
+    check_tied_targets(model, cfg.target_modules)
+    counts = SupervisedTokens()
+    trainer = CountingSFTTrainer(model=model, args=sft_args(cfg, run_dir, device, eval_ds is not None),
+                                 train_dataset=datasets.Dataset.from_dict(train_cols), eval_dataset=eval_ds,
+                                 processing_class=tokenizer, peft_config=peft_config(cfg),
+                                 callbacks=[SupervisionGuard(counts, tracker), *callbacks])
+    trainer.supervised = counts
     trainer.remove_callback(PrinterCallback)  # MlflowCallback logs one compact line instead
     adapter_dtype = torch_dtype(cfg.adapter_dtype, device)
     for p in trainer.model.parameters():  # trl casts LoRA weights to bf16 on 4-bit bases
         if p.requires_grad and p.dtype != adapter_dtype:
             p.data = p.data.to(adapter_dtype)
-    trainer.vox_info = {"device": device, "quantized": quantized, "base_model": cfg.base_model}
+    trainer.vox_info = {"device": device, "quantized": quantized, "base_model": cfg.base_model, "fit": fit}
     return trainer
 
 
@@ -254,10 +314,15 @@ def train(cfg: TrainConfig, dataset: SFTData, out_dir: Path, *, tracker: Any | N
         a :class:`TrainResult`; the adapter is at ``result.adapter_dir``.
 
     Raises:
-        TrainingError: no base model, or the trainer failed (the run is marked FAILED).
+        TrainingError: no base model, no row fits ``max_length``, a logged step had no supervised
+            token, or the trainer failed: the MLflow run ends FAILED with the error text (tag
+            ``error``) and ``run.json`` says ``failed`` with the message.
+        RecipeError: the recipe does not fit the model (LoRA on tied embeddings), also FAILED.
+        pipeline.interrupts.Interrupted: SIGTERM/SIGINT; the run ends KILLED with an end time and
+            ``run.json`` says ``killed`` (rerunning resumes from the last checkpoint).
     """
+    from pipeline.interrupts import interrupts_raise
     from pipeline.tracking import Tracker
-    from pipeline.train_callbacks import MlflowCallback
 
     start = time.perf_counter()
     fp = run_fingerprint(cfg, dataset)
@@ -275,38 +340,68 @@ def train(cfg: TrainConfig, dataset: SFTData, out_dir: Path, *, tracker: Any | N
         return TrainResult(**{**state["result"], "reused": True, "seconds": time.perf_counter() - start,
                               "losses": tuple(map(tuple, state["result"]["losses"])),
                               "eval_losses": tuple(map(tuple, state["result"]["eval_losses"]))})
-    checkpoint = _last_checkpoint(run_dir) if cfg.resume else None
+    checkpoint = last_checkpoint(run_dir) if cfg.resume else None
     if not cfg.resume:
         for old in run_dir.glob("checkpoint-*"):
             shutil.rmtree(old)
     tracker = tracker or Tracker()
-    run_id = tracker.start(f"qlora-{fp[:8]}", run_id=state.get("mlflow_run_id") if checkpoint else None,
-                           tags={"fingerprint": fp, "recipe": recipe_name})
-    _write_json(state_path, {"status": "running", "fingerprint": fp, "mlflow_run_id": run_id})
+    with interrupts_raise():  # SIGTERM/SIGINT end the run KILLED below instead of leaving it RUNNING
+        run_id = tracker.start(f"qlora-{fp[:8]}", run_id=state.get("mlflow_run_id") if checkpoint else None,
+                               tags={"fingerprint": fp, "recipe": recipe_name})
+        record = {"fingerprint": fp, "mlflow_run_id": run_id}
+        _write_json(state_path, {"status": "running", **record})
+        built: list[Any] = []  # the trainer, once built (for the step reached)
+        try:
+            return _fit(cfg, dataset, run_dir, tracker, list(callbacks), recipe_name, checkpoint, built, start)
+        except BaseException as exc:
+            step = built[0].state.global_step if built else 0
+            killed = not isinstance(exc, Exception)
+            message = _end_message(exc, step)
+            exc.add_note(message)  # the CLI prints it as the one line (pipeline.train_cli.run_cli)
+            tracker.end("KILLED" if killed else "FAILED", message)
+            _write_json(state_path, {"status": "killed" if killed else "failed", "message": message, "step": step,
+                                     "ended": datetime.now(timezone.utc).isoformat(), **record})
+            if killed or isinstance(exc, PipelineError):
+                raise
+            raise TrainingError(f"training run {fp} failed: {message}") from exc
+
+
+def _end_message(exc: BaseException, step: int) -> str:
+    """One line saying why a run ended early (stored in MLflow and ``run.json``)."""
+    from pipeline.interrupts import signal_name
+
+    if not isinstance(exc, Exception):
+        name = signal_name(exc) if isinstance(exc, KeyboardInterrupt) else type(exc).__name__
+        return f"stopped by {name} at step {step}; run the same command again to resume from the last checkpoint"
+    text = " ".join(str(exc).split()) or "(no message)"
+    return text if isinstance(exc, PipelineError) else f"{type(exc).__name__}: {text}"
+
+
+def _fit(cfg: TrainConfig, dataset: SFTData, run_dir: Path, tracker: Any, callbacks: list[Any], recipe_name: str,
+         checkpoint: Path | None, built: list[Any], start: float) -> TrainResult:
+    """The body of :func:`train` once its MLflow run is open: train, save the adapter, record the result."""
+    from pipeline.train_callbacks import MlflowCallback
+
+    fp, run_id = run_dir.name, tracker.run_id
     mlcb = MlflowCallback(tracker)
-    try:
-        trainer = build_trainer(cfg, dataset, run_dir, [mlcb, *callbacks])
-        info = trainer.vox_info
-        tracker.log_params({"train": asdict(cfg), "recipe": recipe_name, "corpus_version": dataset.corpus_version,
-                            "base_fingerprint": dataset.base_fingerprint, "device": info["device"],
-                            "quantized": info["quantized"], "train_rows": len(dataset.train),
-                            "trainable_params": sum(p.numel() for p in trainer.model.parameters() if p.requires_grad)})
-        if checkpoint:
-            log.info("train: resuming run %s from %s", fp, checkpoint.name)
-        output = trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
-        adapter_dir = run_dir / "adapter"
-        tmp = run_dir / "adapter.tmp"
-        shutil.rmtree(tmp, ignore_errors=True)
-        trainer.model.save_pretrained(tmp)
-        trainer.processing_class.save_pretrained(tmp)
-        shutil.rmtree(adapter_dir, ignore_errors=True)
-        os.replace(tmp, adapter_dir)
-    except BaseException as exc:
-        tracker.end("KILLED" if isinstance(exc, KeyboardInterrupt) else "FAILED")
-        _write_json(state_path, {"status": "interrupted", "fingerprint": fp, "mlflow_run_id": run_id})
-        if isinstance(exc, (KeyboardInterrupt, TrainingError)) or not isinstance(exc, Exception):
-            raise
-        raise TrainingError(f"training run {fp} failed: {type(exc).__name__}: {exc}") from exc
+    trainer = build_trainer(cfg, dataset, run_dir, [mlcb, *callbacks], tracker)
+    built.append(trainer)
+    info = trainer.vox_info
+    tracker.log_params({"train": asdict(cfg), "recipe": recipe_name, "corpus_version": dataset.corpus_version,
+                        "base_fingerprint": dataset.base_fingerprint, "device": info["device"],
+                        "quantized": info["quantized"], "train_rows": len(dataset.train),
+                        "trainable_params": sum(p.numel() for p in trainer.model.parameters() if p.requires_grad)})
+    tracker.log_metrics(info["fit"], step=0)
+    if checkpoint:
+        log.info("train: resuming run %s from %s", fp, checkpoint.name)
+    output = trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
+    adapter_dir = run_dir / "adapter"
+    tmp = run_dir / "adapter.tmp"
+    shutil.rmtree(tmp, ignore_errors=True)
+    trainer.model.save_pretrained(tmp)
+    trainer.processing_class.save_pretrained(tmp)
+    shutil.rmtree(adapter_dir, ignore_errors=True)
+    os.replace(tmp, adapter_dir)
     hist = trainer.state.log_history
     losses = tuple((h["step"], float(h["loss"])) for h in hist if "loss" in h)
     eval_losses = tuple((h["step"], float(h["eval_loss"])) for h in hist if "eval_loss" in h)
@@ -319,60 +414,32 @@ def train(cfg: TrainConfig, dataset: SFTData, out_dir: Path, *, tracker: Any | N
         seconds=time.perf_counter() - start, quantized=info["quantized"], device=info["device"],
         system_prompt_mode=cfg.system_prompt_mode, base_model=cfg.base_model, mlflow_run_id=run_id,
         resumed_from=checkpoint.name if checkpoint else None, losses=losses, eval_losses=eval_losses,
+        fit=info["fit"],
     )
     tracker.log_metrics({"final_train_loss": result.train_loss or 0.0, "tokens_per_s": result.tokens_per_s,
                          "tokens": result.tokens}, step=result.steps)
     (adapter_dir / "vox_train.json").write_text(json.dumps(asdict(result), indent=1, default=str))
     tracker.log_artifacts(adapter_dir, "adapter")
     tracker.end("FINISHED")
-    _write_json(state_path, {"status": "complete", "fingerprint": fp, "mlflow_run_id": run_id,
-                             "result": asdict(result)})
+    _write_json(run_dir / "run.json", {"status": "complete", "fingerprint": fp, "mlflow_run_id": run_id,
+                                       "ended": datetime.now(timezone.utc).isoformat(), "result": asdict(result)})
     log.info("train: %d steps, loss %s, eval loss %s, %.0f tok/s, %.0fs", result.steps, result.train_loss,
              result.eval_loss, result.tokens_per_s, result.seconds)
     return result
 
 
-def make_parser() -> argparse.ArgumentParser:
-    """CLI: ``--config`` recipe plus one flag per :class:`TrainConfig` field (overrides)."""
-    parser = argparse.ArgumentParser(prog="python -m pipeline.train", description=__doc__.splitlines()[0])
-    parser.add_argument("--config", default=None, help="recipe name or YAML path (default $VOX_RECIPE)")
-    parser.add_argument("--out", type=Path, default=None, help="stage dir (default artifacts/qlora_adapter)")
-    for f in fields(TrainConfig):
-        kind = type(f.default)
-        flag = "--" + f.name.replace("_", "-")
-        if kind is bool:
-            parser.add_argument(flag, type=lambda s: s.lower() in ("1", "true", "yes"), default=None, metavar="BOOL")
-        elif kind is tuple:
-            parser.add_argument(flag, nargs="+", default=None)
-        else:
-            parser.add_argument(flag, type=kind, default=None)
-    return parser
+def make_parser() -> Any:
+    """The command line's ``HfArgumentParser`` (see :mod:`pipeline.train_cli`)."""
+    from pipeline.train_cli import make_parser as cli_parser
+
+    return cli_parser()
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Train from the command line on the built corpus and base model; print the result JSON."""
-    from pipeline import corpus_io, paths
-    from pipeline.errors import PipelineError
-    from pipeline.recipes import stage_config
+    """``python -m pipeline.train``: train on the built corpus and base model (see :mod:`pipeline.train_cli`)."""
+    from pipeline.train_cli import main as cli_main
 
-    args = make_parser().parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(message)s")
-    overrides = {f.name: getattr(args, f.name) for f in fields(TrainConfig)}
-    try:
-        cfg = stage_config(TrainConfig, "train", args.config, overrides)
-        if not cfg.base_model:
-            bootstrap = paths.artifacts_dir("base_model") / "model"
-            cfg = stage_config(TrainConfig, "train", args.config, {**overrides, "base_model": str(bootstrap)})
-        corpus = corpus_io.load_corpus()
-        meta = Path(cfg.base_model) / "bootstrap.json"
-        base_fp = json.loads(meta.read_text())["fingerprint"] if meta.is_file() else cfg.base_model
-        data = make_sft_data(corpus.train_rows(), corpus.heldout_rows(), cfg, corpus.version, base_fp)
-        result = train(cfg, data, args.out or paths.artifacts_dir("qlora_adapter"), recipe_name=str(args.config))
-    except PipelineError as exc:
-        print(f"error: {exc}")
-        return 2
-    print(json.dumps({k: v for k, v in asdict(result).items() if k not in ("losses", "eval_losses")}, indent=1))
-    return 0
+    return cli_main(argv)
 
 
 if __name__ == "__main__":

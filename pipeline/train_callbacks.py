@@ -1,4 +1,5 @@
-"""Trainer callbacks used by :mod:`pipeline.train`: MLflow logging through our small tracker."""
+"""Trainer hooks used by :mod:`pipeline.train`: MLflow logging through our small tracker, and a
+guard that fails the run when a logged step trained on no supervised token (its loss is meaningless)."""
 
 from __future__ import annotations
 
@@ -7,8 +8,13 @@ import time
 from typing import Any
 
 from transformers import TrainerCallback
+from trl import SFTTrainer
+
+from pipeline.errors import TrainingError
 
 log = logging.getLogger("pipeline.train")
+
+IGNORE = -100  # label of tokens outside the loss
 
 
 class MlflowCallback(TrainerCallback):
@@ -41,3 +47,55 @@ class MlflowCallback(TrainerCallback):
         if shown:
             log.info("step %d/%d %s", state.global_step, state.max_steps,
                      " ".join(f"{k}={v:.4g}" for k, v in shown.items()))
+
+
+class SupervisedTokens:
+    """Counts of supervised (label != -100) training tokens: in total and since the last log record."""
+
+    def __init__(self) -> None:
+        self.total = 0
+        self.since_log = 0
+
+    def add(self, n: int) -> None:
+        """Count ``n`` more supervised tokens."""
+        self.total += n
+        self.since_log += n
+
+
+class CountingSFTTrainer(SFTTrainer):
+    """``SFTTrainer`` that counts the supervised tokens of every training micro-batch in ``supervised``."""
+
+    supervised: SupervisedTokens
+
+    def compute_loss(self, model: Any, inputs: dict[str, Any], return_outputs: bool = False,
+                     num_items_in_batch: Any = None) -> Any:
+        """The parent's loss; counts ``labels != -100`` first when training (not in evaluation)."""
+        if model.training and "labels" in inputs:
+            self.supervised.add(int((inputs["labels"] != IGNORE).sum()))
+        return super().compute_loss(model, inputs, return_outputs=return_outputs,
+                                    num_items_in_batch=num_items_in_batch)
+
+
+class SupervisionGuard(TrainerCallback):
+    """Fail the run at a training log record when no supervised token was trained on since the last one.
+
+    A step without labels logs loss 0.0 and grad norm 0.0 and looks like success (issue 14 item 6).
+    Also logs ``supervised_tokens`` (cumulative) with each record.
+
+    Raises:
+        TrainingError: from ``on_log``, naming the step.
+    """
+
+    def __init__(self, counts: SupervisedTokens, tracker: Any | None = None) -> None:
+        self.counts, self.tracker = counts, tracker
+
+    def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None,
+               **kwargs: Any) -> None:
+        if "loss" not in (logs or {}):
+            return
+        if self.counts.since_log == 0:
+            raise TrainingError(f"step {state.global_step}: no supervised (assistant) token was trained on since the "
+                                f"last log; the logged loss {logs['loss'] if logs else '?'} means nothing")
+        self.counts.since_log = 0
+        if self.tracker is not None:
+            self.tracker.log_metrics({"supervised_tokens": self.counts.total}, step=state.global_step)

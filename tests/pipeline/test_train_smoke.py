@@ -83,7 +83,7 @@ def test_resume_after_interrupt(micro_base: str, tmp_path: Path) -> None:
     with pytest.raises(Exception, match="killed after checkpoint-2"):
         train(cfg, data, tmp_path, callbacks=[KillAfterFirstCheckpoint()])
     run_dir = tmp_path / "runs" / run_fingerprint(cfg, data)
-    assert json.loads((run_dir / "run.json").read_text())["status"] == "interrupted"
+    assert json.loads((run_dir / "run.json").read_text())["status"] == "failed"
     assert (run_dir / "checkpoint-2").is_dir() and not (run_dir / "adapter").exists()
     res = train(cfg, data, tmp_path)
     assert res.resumed_from == "checkpoint-2" and res.steps == cfg.max_steps

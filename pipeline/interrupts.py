@@ -1,0 +1,73 @@
+"""SIGTERM and SIGINT as one exception, so a stopped run can be closed properly.
+
+By default SIGTERM ends Python at once (no ``finally``, no ``except``) and SIGINT raises a bare
+``KeyboardInterrupt``. Inside :func:`interrupts_raise`, both raise :class:`Interrupted`, naming the
+signal; the code that owns the run (:func:`pipeline.train.train`) ends its MLflow run ``KILLED``
+and records why, and the CLI prints one line instead of a traceback (:func:`exit_status`).
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from types import FrameType
+from typing import Any, Final
+
+log = logging.getLogger(__name__)
+
+SIGNALS: Final = (signal.SIGTERM, signal.SIGINT)
+
+
+class Interrupted(KeyboardInterrupt):
+    """The process was asked to stop (SIGTERM/SIGINT). A ``KeyboardInterrupt``, so code that treats
+    Ctrl-C as "stop now" (Dagster, ``except Exception`` blocks that must not swallow it) also
+    handles SIGTERM.
+
+    Attributes:
+        signal_name: ``"SIGTERM"`` or ``"SIGINT"``.
+    """
+
+    def __init__(self, signal_name: str) -> None:
+        super().__init__(signal_name)
+        self.signal_name = signal_name
+
+
+def signal_name(exc: BaseException) -> str:
+    """``SIGTERM``/``SIGINT`` for an interrupt (a bare ``KeyboardInterrupt`` is SIGINT)."""
+    return exc.signal_name if isinstance(exc, Interrupted) else "SIGINT"
+
+
+@contextmanager
+def interrupts_raise() -> Iterator[None]:
+    """Within the block, SIGTERM and SIGINT raise :class:`Interrupted` (once: a second signal while
+    the first is being handled is logged and ignored, so cleanup can finish).
+
+    Outside the main thread signals cannot be handled in Python; the block then runs unchanged.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    fired: list[str] = []
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        name = signal.Signals(signum).name
+        if fired:
+            log.warning("%s received while stopping after %s; finishing cleanup first", name, fired[0])
+            return
+        fired.append(name)
+        raise Interrupted(name)
+
+    previous: dict[int, Any] = {s: signal.signal(s, handler) for s in SIGNALS}
+    try:
+        yield
+    finally:
+        for s, old in previous.items():
+            signal.signal(s, old)
+
+
+def exit_status(exc: BaseException) -> int:
+    """The shell's status for a process ended by the signal: 128 + signal number (130, 143)."""
+    return 128 + int(signal.Signals[signal_name(exc)])

@@ -1,0 +1,105 @@
+"""``python -m pipeline.train``: the training command line around :func:`pipeline.train.train`.
+
+Flags come from ``transformers.HfArgumentParser`` over :class:`TrainArgs` and
+:class:`~pipeline.train.TrainConfig` (one flag per field, ``--max-steps`` or ``--max_steps``;
+``Literal`` fields list their choices). Precedence, as in ``trl.TrlParser``: dataclass defaults <
+the recipe's ``train:`` section < flags; the result is validated like the recipe.
+
+Exit status: 0 done; 1 training failed (message on one line); 2 bad recipe or missing input;
+130/143 stopped by SIGINT/SIGTERM (one line, no traceback; the MLflow run is KILLED).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from pipeline.errors import DataError, PipelineError, RecipeError
+from pipeline.train import TrainConfig, make_sft_data, train
+
+
+@dataclass(frozen=True)
+class TrainArgs:
+    """Flags of the command itself (the rest are :class:`~pipeline.train.TrainConfig` fields)."""
+
+    config: str | None = field(default=None, metadata={"help": "recipe name or YAML path (default $VOX_RECIPE "
+                                                                "or cpu-tiny)"})
+    out: str | None = field(default=None, metadata={"help": "stage dir (default <state>/artifacts/qlora_adapter)"})
+
+
+def make_parser() -> Any:
+    """The ``HfArgumentParser`` for :class:`TrainArgs` + :class:`~pipeline.train.TrainConfig`."""
+    from transformers import HfArgumentParser
+
+    parser = HfArgumentParser([TrainArgs, TrainConfig], prog="python -m pipeline.train",
+                              description="QLoRA fine-tuning of the base model on the corpus.")
+    tuples = {f.name for f in fields(TrainConfig) if isinstance(f.default, tuple)}
+    for action in parser._actions:  # HfArgumentParser handles list[...] but not tuple[str, ...] fields
+        if action.dest in tuples:
+            action.type, action.nargs = str, "+"
+    return parser
+
+
+def parse(argv: list[str] | None = None) -> tuple[TrainArgs, TrainConfig]:
+    """Parse flags over the recipe: defaults < recipe ``train:`` < flags.
+
+    Raises:
+        RecipeError: a bad recipe (anywhere in it) or a flag value the recipe schema refuses.
+        SystemExit: argparse usage errors (status 2).
+    """
+    from pipeline.recipes import stage_config
+
+    parser = make_parser()
+    known, _ = parser.parse_known_args(argv)
+    recipe_cfg = stage_config(TrainConfig, "train", known.config)
+    parser.set_defaults(**asdict(recipe_cfg))
+    args, flat = parser.parse_args_into_dataclasses(argv)
+    cfg = stage_config(TrainConfig, "train", args.config, asdict(flat))
+    return args, cfg
+
+
+def run_cli(body: Callable[[], object]) -> int:
+    """Run ``body`` the way a command line should end: one line and an exit status, no traceback.
+
+    Returns:
+        0, or 2 (``RecipeError``/``DataError``), 1 (other pipeline errors), 128 + signal number
+        (SIGINT/SIGTERM; ``KeyboardInterrupt`` counts as SIGINT).
+    """
+    from pipeline.interrupts import exit_status
+
+    try:
+        body()
+    except KeyboardInterrupt as exc:  # also pipeline.interrupts.Interrupted (SIGTERM)
+        notes = getattr(exc, "__notes__", None)
+        print(f"interrupted: {notes[-1] if notes else 'stopped by SIGINT'}", file=sys.stderr, flush=True)
+        return exit_status(exc)
+    except PipelineError as exc:
+        print(f"error: {' '.join(str(exc).split())}", file=sys.stderr, flush=True)
+        return 2 if isinstance(exc, (RecipeError, DataError)) else 1
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Train on the built corpus and base model; print the result JSON (see the module docstring)."""
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+
+    def body() -> None:
+        from pipeline import corpus_io, paths
+
+        args, cfg = parse(argv)
+        if not cfg.base_model:
+            cfg = TrainConfig(**{**asdict(cfg), "base_model": str(paths.artifacts_dir("base_model") / "model")})
+        corpus = corpus_io.load_corpus()
+        meta = Path(cfg.base_model) / "bootstrap.json"
+        base_fp = json.loads(meta.read_text())["fingerprint"] if meta.is_file() else cfg.base_model
+        data = make_sft_data(corpus.train_rows(), corpus.heldout_rows(), cfg, corpus.version, base_fp)
+        out = Path(args.out) if args.out else paths.artifacts_dir("qlora_adapter")
+        result = train(cfg, data, out, recipe_name=str(args.config or ""))
+        print(json.dumps({k: v for k, v in asdict(result).items() if k not in ("losses", "eval_losses")}, indent=1))
+
+    return run_cli(body)

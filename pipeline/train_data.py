@@ -1,0 +1,203 @@
+"""Training examples as token ids and labels: contents encoded as text, nothing truncated.
+
+Conversations are tokenized here rather than by ``SFTTrainer``, for two reasons (issue 14 items 6, 7):
+
+- message content is always encoded as text, exactly as :func:`pipeline.decoding.encode_chat` does
+  for evaluation and serving: a response containing ``<|im_end|>`` trains on the characters, never
+  on the end-of-turn id. Only the chat template's own special tokens are special ids.
+- a row that does not fit ``max_length`` whole is dropped and counted, never truncated: truncation
+  can remove every supervised token of a row (a long prompt) or cut a response before its
+  end-of-turn token, and a run made of such rows "succeeds" with loss 0.0.
+
+Labels are the assistant tokens marked by the template's ``{% generation %}`` blocks (trl supplies
+a marked template for known model families whose own template lacks them); everything else is -100.
+"""
+
+from __future__ import annotations
+
+import bisect
+import logging
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from pipeline.errors import TrainingError
+
+log = logging.getLogger(__name__)
+
+IGNORE: Final = -100  # label of tokens outside the loss (torch cross-entropy ignore_index)
+
+# Private-use code points around a message index stand in for its content while rendering.
+_OPEN: Final = "\ue000"
+_CLOSE: Final = "\ue001"
+_MARK: Final = re.compile(_OPEN + r"(\d+)" + _CLOSE)
+
+
+@dataclass(frozen=True)
+class Encoded:
+    """One conversation: ``input_ids`` and ``labels`` (same length; -100 outside assistant tokens)."""
+
+    input_ids: list[int]
+    labels: list[int]
+
+    @property
+    def prompt_tokens(self) -> int:
+        """Tokens before the first supervised one (the whole length if none is supervised)."""
+        return next((i for i, label in enumerate(self.labels) if label != IGNORE), len(self.labels))
+
+    @property
+    def supervised(self) -> int:
+        """Number of tokens in the loss."""
+        return sum(label != IGNORE for label in self.labels)
+
+
+@dataclass(frozen=True)
+class FitReport:
+    """What :func:`encode_rows` kept and dropped (counts of rows; reported in metadata and MLflow).
+
+    Attributes:
+        rows: conversations given. kept: rows that fit ``max_length`` whole with >= 1 supervised token.
+        prompt_too_long: the prompt alone fills ``max_length``: no room for any response token.
+        response_truncated: the prompt fits but the response (and its end-of-turn) would be cut.
+        no_response: nothing to supervise (empty assistant turn).
+        max_length: the limit applied.
+    """
+
+    rows: int
+    kept: int
+    prompt_too_long: int
+    response_truncated: int
+    no_response: int
+    max_length: int
+
+    @property
+    def dropped(self) -> int:
+        """Rows not trained on."""
+        return self.rows - self.kept
+
+    def metrics(self, prefix: str) -> dict[str, int]:
+        """Flat counts, e.g. ``train_rows_dropped_prompt_too_long``."""
+        return {f"{prefix}_rows": self.rows, f"{prefix}_rows_kept": self.kept,
+                f"{prefix}_rows_dropped": self.dropped,
+                f"{prefix}_rows_dropped_prompt_too_long": self.prompt_too_long,
+                f"{prefix}_rows_dropped_response_truncated": self.response_truncated,
+                f"{prefix}_rows_dropped_no_response": self.no_response}
+
+
+def training_template(tokenizer: Any) -> str:
+    """The tokenizer's chat template if it marks assistant turns with ``{% generation %}``; else trl's
+    marked version of it.
+
+    Raises:
+        TrainingError: no chat template, or one trl does not know how to mark.
+    """
+    from trl.chat_template_utils import get_training_chat_template, has_generation_markers
+
+    template = tokenizer.chat_template
+    if not isinstance(template, str):
+        raise TrainingError("the tokenizer has no chat template: cannot build assistant-only labels")
+    if has_generation_markers(template):
+        return template
+    try:
+        patched = get_training_chat_template(tokenizer)
+    except ValueError as exc:
+        raise TrainingError(f"the chat template has no {{% generation %}} markers and trl cannot add them: {exc}") \
+            from exc
+    return patched or template
+
+
+def encode_conversation(tokenizer: Any, messages: Sequence[dict[str, str]], template: str | None = None) -> Encoded:
+    """Ids and assistant-only labels of one conversation, contents encoded as plain text.
+
+    The template is rendered with each content replaced by a marker; the template's text is encoded
+    with its special tokens, each content with ``split_special_tokens=True``. A token is supervised
+    when it lies inside a ``{% generation %}`` block.
+
+    Raises:
+        TrainingError: the template drops or repeats message contents (markers do not survive once each).
+    """
+    from transformers.utils.chat_template_utils import render_jinja_template
+
+    template = template or training_template(tokenizer)
+    contents = [m["content"].replace(_OPEN, "").replace(_CLOSE, "") for m in messages]
+    marked = [{"role": m["role"], "content": f"{_OPEN}{i}{_CLOSE}"} for i, m in enumerate(messages)]
+    rendered, spans = render_jinja_template(conversations=[marked], chat_template=template,
+                                            return_assistant_tokens_mask=True, **tokenizer.special_tokens_map)
+    text, generation = rendered[0], sorted(spans[0])
+    starts = [a for a, _ in generation]
+
+    def supervised(pos: int) -> bool:
+        i = bisect.bisect_right(starts, pos) - 1
+        return i >= 0 and generation[i][0] <= pos < generation[i][1]
+
+    found = [int(m.group(1)) for m in _MARK.finditer(text)]
+    if sorted(found) != list(range(len(messages))):
+        raise TrainingError("the chat template alters message contents; cannot encode them as plain text")
+    ids: list[int] = []
+    labels: list[int] = []
+    pos = 0
+    for match in [*_MARK.finditer(text), None]:
+        end = match.start() if match else len(text)
+        if end > pos:  # template text: its special tokens are real
+            enc = tokenizer(text[pos:end], add_special_tokens=False, return_offsets_mapping=True)
+            for tid, (a, _) in zip(enc["input_ids"], enc["offset_mapping"]):
+                ids.append(tid)
+                labels.append(tid if supervised(pos + a) else IGNORE)
+        if match is None:
+            break
+        content_ids = tokenizer.encode(contents[int(match.group(1))], add_special_tokens=False,
+                                       split_special_tokens=True)
+        keep = supervised(match.start())
+        ids.extend(content_ids)
+        labels.extend(content_ids if keep else [IGNORE] * len(content_ids))
+        pos = match.end()
+    return Encoded(ids, labels)
+
+
+def encode_rows(tokenizer: Any, conversations: Sequence[Sequence[dict[str, str]]],
+                max_length: int) -> tuple[dict[str, list[list[int]]], FitReport]:
+    """Encode conversations and keep those that fit ``max_length`` whole.
+
+    Args:
+        tokenizer: the training tokenizer (with a chat template).
+        conversations: presented message lists (see :func:`pipeline.chat_format.present`).
+        max_length: most tokens per example (the packed row length).
+
+    Returns:
+        ``({"input_ids": [...], "labels": [...]}, report)``, columns for ``datasets.Dataset.from_dict``.
+    """
+    template = training_template(tokenizer)
+    columns: dict[str, list[list[int]]] = {"input_ids": [], "labels": []}
+    too_long = truncated = empty = 0
+    for messages in conversations:
+        enc = encode_conversation(tokenizer, messages, template)
+        if enc.supervised == 0:
+            empty += 1
+        elif enc.prompt_tokens >= max_length:
+            too_long += 1
+        elif len(enc.input_ids) > max_length:
+            truncated += 1
+        else:
+            columns["input_ids"].append(enc.input_ids)
+            columns["labels"].append(enc.labels)
+    report = FitReport(rows=len(conversations), kept=len(columns["input_ids"]), prompt_too_long=too_long,
+                       response_truncated=truncated, no_response=empty, max_length=max_length)
+    return columns, report
+
+
+def require_trainable(report: FitReport, split: str = "train") -> None:
+    """Fail before step 0 when no row is left to train on.
+
+    Raises:
+        TrainingError: names the counts and the likely fix (raise ``train.max_length`` or shorten rows).
+    """
+    if report.kept == 0:
+        raise TrainingError(
+            f"no {split} row fits train.max_length={report.max_length} whole: {report.prompt_too_long} with the "
+            f"prompt alone too long, {report.response_truncated} with the response cut, {report.no_response} with "
+            f"no response; raise train.max_length or shorten the corpus rows (corpus.max_chars)")
+    if report.dropped:
+        log.warning("train: %d of %d %s rows do not fit max_length %d whole and are left out (%d prompt too long, "
+                    "%d response cut, %d no response)", report.dropped, report.rows, split, report.max_length,
+                    report.prompt_too_long, report.response_truncated, report.no_response)
