@@ -15,7 +15,6 @@ import json
 import os
 import stat
 import sys
-import tempfile
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
@@ -99,30 +98,10 @@ def read_inputs(files: list[str]) -> list[Input]:
     return inputs
 
 
-def write_atomically(path: Path, text: str) -> None:
-    """Replace ``path`` with ``text`` (UTF-8) via a temporary file in the same folder,
-    keeping the file's permission bits. A symbolic link is followed: its target is rewritten
-    and the link stays a link.
-
-    Raises:
-        OSError: the folder is not writable or the disk is full (``path`` is untouched).
-    """
-    path = path.resolve()
-    mode = path.stat().st_mode & 0o7777
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(text.encode("utf-8"))
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def _fix_one(item: Input, diff: bool) -> bytes:
     """Fix one input; return the bytes to check afterwards."""
     import vox_lang
+    from pipeline import atomic
 
     try:
         text = item.data.decode("utf-8")
@@ -141,7 +120,9 @@ def _fix_one(item: Input, diff: bool) -> bytes:
         typer.echo(fixed, nl=False)
     elif fixed != text:
         try:
-            write_atomically(Path(item.arg), fixed)
+            # the file keeps its permission bits; a symbolic link stays a link (its target is rewritten)
+            target = Path(item.arg).resolve()
+            atomic.write_text(target, fixed, mode=stat.S_IMODE(target.stat().st_mode))
         except OSError as exc:
             raise _fail(f"cannot write {item.arg}: {exc.strerror or exc}") from None
     return fixed.encode("utf-8")
@@ -180,7 +161,9 @@ def check(
     strict: Annotated[bool, typer.Option("--strict", help="Treat every warning as an error.")] = False,
     fmt: Annotated[Format, typer.Option("--format", "-f", help="Output: human, repair or json.")] = Format.human,
     fix: Annotated[bool, typer.Option("--fix", help="Rewrite compat and mechanical retired forms in place.")] = False,
-    diff: Annotated[bool, typer.Option("--diff", help="With --fix: print the changes as a diff, write nothing.")] = False,
+    diff: Annotated[
+        bool, typer.Option("--diff", help="With --fix: print the changes as a diff, write nothing.")
+    ] = False,
 ) -> None:
     """Check Vox programs: exit 0 if there are no errors, 1 if there are, 2 on usage errors."""
     if diff and not fix:
