@@ -39,6 +39,7 @@ def find_legacy(source: str, path: str = "<input>") -> list[Diagnostic]:
 
 __all__ = [
     "CheckResult", "CompileError", "Diagnostic", "ErrorCode", "REGISTRY", "Severity", "SourceFile",
-    "Span", "VoxError", "check", "compile_source", "decode_source", "find_legacy", "find_retired", "fix", "is_empty_program",
+    "Span", "VoxError", "check", "compile_source", "decode_source", "find_legacy", "find_retired", "fix",
+    "is_empty_program",
     "render_human", "render_json", "render_repair",
 ]

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from vox_lang import codes
 from vox_lang.diagnostics import Diagnostic, DiagnosticSink, render_human, render_json, render_repair
 from vox_lang.errors import CompileError
 from vox_lang.source import SourceFile, Span
@@ -108,7 +109,7 @@ def check(source: str | bytes, path: str = "<input>", strict: bool = False) -> C
     src = SourceFile(text, path)
     sink = DiagnosticSink(src)
     for offset, byte in bad:
-        sink.report("E0106", Span(offset, offset + 1), hex=f"{byte:02X}")
+        sink.report(codes.E0106, Span(offset, offset + 1), hex=f"{byte:02X}")
     module = parse_module(src, sink)
     lowered = None
     if not sink.has_code_prefix(*_BLOCKING_PREFIXES):

@@ -8,7 +8,7 @@ afresh per use. The checker never raises for any HIR: too-deep trees are left un
 
 from __future__ import annotations
 
-from vox_lang import hir
+from vox_lang import codes, hir
 from vox_lang.checker_calls import CallChecker
 from vox_lang.checker_env import FnCtx
 from vox_lang.checker_expr import ExprChecker
@@ -63,13 +63,13 @@ class Checker(ExprChecker, CallChecker, PatternChecker, StmtChecker):
                 self.fn_decorator(deco, decl)
             elif isinstance(decl, hir.TypeDecl) and deco.name not in KNOWN_DECORATORS:
                 if deco.name not in RETIRED_DECORATORS:
-                    self.sink.report("W0102", deco.span, d=deco.name)
+                    self.sink.report(codes.W0102, deco.span, d=deco.name)
             else:
                 self.misplaced_decorator(deco)
 
     def misplaced_decorator(self, deco: Decorator) -> None:
         if deco.name not in RETIRED_DECORATORS:
-            self.sink.report("E0523", deco.span, d=deco.name, reason="decorators apply only to functions")
+            self.sink.report(codes.E0523, deco.span, d=deco.name, reason="decorators apply only to functions")
 
     def fn_decorator(self, deco: Decorator, fn: hir.FnDecl) -> None:
         """``@test``, ``@mcp.tool`` and ``@mcp.resource`` rules (E0523); others W0102."""
@@ -77,7 +77,7 @@ class Checker(ExprChecker, CallChecker, PatternChecker, StmtChecker):
         if name in RETIRED_DECORATORS:
             return
         if name not in KNOWN_DECORATORS:
-            self.sink.report("W0102", deco.span, d=name)
+            self.sink.report(codes.W0102, deco.span, d=name)
             return
         strings = decorator_strings(deco)
         reason = None
@@ -96,7 +96,7 @@ class Checker(ExprChecker, CallChecker, PatternChecker, StmtChecker):
         elif fn.params:
             reason = "a resource takes no parameters"
         if reason is not None:
-            self.sink.report("E0523", deco.span, d=name, reason=reason)
+            self.sink.report(codes.E0523, deco.span, d=name, reason=reason)
 
     # ------------------------------------------------------------------ routes
 
@@ -110,7 +110,7 @@ class Checker(ExprChecker, CallChecker, PatternChecker, StmtChecker):
             params_text = f"`{want}`" if names else "no parameters"
             fn = self.fns.get(r.target_id)
             if fn is None or fn.kind != "fn" or fn.generics or not self.view_target(fn, names):
-                self.sink.report("E0521", r.target_span, f=r.target, params=params_text)
+                self.sink.report(codes.E0521, r.target_span, f=r.target, params=params_text)
 
     def view_target(self, fn: hir.FnDecl, names: list[str]) -> bool:
         """True if ``fn`` returns Element and takes exactly ``names`` as ``str`` parameters."""

@@ -3,7 +3,7 @@ once unless defaulted), view elements, methods, actor handlers, record fields, a
 
 from __future__ import annotations
 
-from vox_lang import hir
+from vox_lang import codes, hir
 from vox_lang.checker_env import VAR_KINDS, CheckerBase
 from vox_lang.prelude import METHOD_REQUIRES, METHODS, MUTATING_METHODS, RECEIVER_KEYS, ParamSig, Sig
 from vox_lang.scopes import suggest
@@ -34,7 +34,7 @@ class CallChecker(CheckerBase):
             if d.kind == "view":
                 return self.view_call(e, d.name)
             if d.kind == "activity" and not self.ctx.in_workflow:
-                self.sink.report("E0522", callee.span, a=d.name)
+                self.sink.report(codes.E0522, callee.span, a=d.name)
             sig = self.sig_of(d.id) if d.kind not in VAR_KINDS else None
             if sig is not None and not (d.kind in ("ctor", "variant") and not sig.params):
                 return self.apply(sig, e, callee.name, expected)
@@ -51,7 +51,7 @@ class CallChecker(CheckerBase):
             sig = Sig(tuple(ParamSig(f"#{i + 1}", p) for i, p in enumerate(t.params)), t.ret)
             return self.apply(sig, e, callee_text(callee), expected, positional_only=True)
         if not isinstance(t, (TUnknown, TVar, TNever)):
-            self.sink.report("E0502", callee.span, n=callee_text(callee), t=self.show(t))
+            self.sink.report(codes.E0502, callee.span, n=callee_text(callee), t=self.show(t))
         return self.skip_args(e)
 
     def skip_args(self, e: hir.Call) -> Type:
@@ -87,7 +87,7 @@ class CallChecker(CheckerBase):
                 continue
             idx = None if positional_only else next((i for i, p in enumerate(params) if p.name == a.name), None)
             if idx is None or bound[idx] is not None:
-                self.sink.report("E0505", a.name_span or a.span, f=fname, p=a.name)
+                self.sink.report(codes.E0505, a.name_span or a.span, f=fname, p=a.name)
                 named_error = True
                 self.expr(a.value)
                 continue
@@ -97,7 +97,7 @@ class CallChecker(CheckerBase):
         missing = any(b is None and not p.has_default for b, p in zip(bound, params))
         if extra or given < required or (missing and not named_error):
             n = str(required) if required == len(params) else f"{required} to {len(params)}"
-            self.sink.report("E0503", e.span, f=fname, n=n, m=given)
+            self.sink.report(codes.E0503, e.span, f=fname, n=n, m=given)
         for a, p in zip(bound, params):
             if a is not None:
                 self.argument(a, p, fname)
@@ -106,7 +106,7 @@ class CallChecker(CheckerBase):
     def argument(self, a: hir.Arg, p: ParamSig, fname: str) -> None:
         t = self.expr(a.value, p.type)
         if not self.u.unify(p.type, t):
-            self.sink.report("E0504", a.span, p=p.name, f=fname, t=self.show(p.type), u=self.show(t))
+            self.sink.report(codes.E0504, a.span, p=p.name, f=fname, t=self.show(p.type), u=self.show(t))
 
     def view_call(self, e: hir.Call, name: str) -> Type:
         """A view element: named arguments of any type, optional children → ``Element``."""
@@ -114,9 +114,9 @@ class CallChecker(CheckerBase):
         for i, a in enumerate(e.args):
             t = self.expr(a.value)
             if a.name is None:
-                self.sink.report("E0504", a.span, p=f"#{i + 1}", f=name, t="name=value", u=self.show(t))
+                self.sink.report(codes.E0504, a.span, p=f"#{i + 1}", f=name, t="name=value", u=self.show(t))
             elif a.name in seen:
-                self.sink.report("E0505", a.name_span or a.span, f=name, p=a.name)
+                self.sink.report(codes.E0505, a.name_span or a.span, f=name, p=a.name)
             else:
                 seen.add(a.name)
         return ELEMENT
@@ -136,7 +136,7 @@ class CallChecker(CheckerBase):
             if m.name in table:
                 return table[m.name], {}
             hint = {"g": g} if (g := suggest(m.name, table)) else {}
-            self.sink.report("E0518", m.name_span, A=obj_t.name, h=m.name, **hint)
+            self.sink.report(codes.E0518, m.name_span, A=obj_t.name, h=m.name, **hint)
             return None
         if isinstance(obj_t, (TUnknown, TVar, TNever)):
             return None
@@ -165,7 +165,7 @@ class CallChecker(CheckerBase):
         head = obj_t.name if isinstance(obj_t, TCon) else ""
         names = list(fields) + list(METHODS.get(head, {}))
         hint = {"g": g} if (g := suggest(m.name, names)) else {}
-        self.sink.report("E0512", m.name_span, T=self.show(obj_t), f=m.name, **hint)
+        self.sink.report(codes.E0512, m.name_span, T=self.show(obj_t), f=m.name, **hint)
 
     def member(self, m: hir.Member) -> Type:
         """``obj.name`` as a value: a field, or a method/handler as a function."""
@@ -177,7 +177,7 @@ class CallChecker(CheckerBase):
             if m.name in table:
                 return table[m.name].fn_type
             hint = {"g": g} if (g := suggest(m.name, table)) else {}
-            self.sink.report("E0518", m.name_span, A=obj_t.name, h=m.name, **hint)
+            self.sink.report(codes.E0518, m.name_span, A=obj_t.name, h=m.name, **hint)
             return UNKNOWN
         fields = dict(self.u.fields(obj_t) or ())
         if m.name in fields:
@@ -203,6 +203,6 @@ class CallChecker(CheckerBase):
             return
         if d.kind in ("param", "loopvar"):
             hint = f"copy it into a new binding: `let mut {d.name}2 = {d.name}`"
-            self.sink.report("E0509", root.span, n=d.name, hint=hint)
+            self.sink.report(codes.E0509, root.span, n=d.name, hint=hint)
         else:
-            self.sink.report("E0509", root.span, n=d.name)
+            self.sink.report(codes.E0509, root.span, n=d.name)

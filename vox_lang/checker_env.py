@@ -10,8 +10,22 @@ from vox_lang.depth import MAX_DEPTH
 from vox_lang.diagnostics import DiagnosticSink
 from vox_lang.prelude import BUILTINS, CONSTRUCTORS, PRELUDE_RECORD_FIELDS, ParamSig, Sig, prelude_type, std_member
 from vox_lang.types import (
-    ELEMENT, FLOAT, INT, NEVER, STR, UNIT, UNKNOWN, TActor, TCon, TFn, TNamedRec, TParam, TRecord,
-    TSum, Type, Unifier,
+    ELEMENT,
+    FLOAT,
+    INT,
+    NEVER,
+    STR,
+    UNIT,
+    UNKNOWN,
+    TActor,
+    TCon,
+    TFn,
+    TNamedRec,
+    TParam,
+    TRecord,
+    TSum,
+    Type,
+    Unifier,
 )
 
 _PRIMS = {"int": INT, "float": FLOAT, "str": STR, "bool": TCon("bool"), "Unit": UNIT, "Element": ELEMENT}

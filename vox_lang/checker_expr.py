@@ -7,12 +7,27 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from vox_lang import hir
+from vox_lang import codes, hir
 from vox_lang.checker_env import CheckerBase, FnCtx
 from vox_lang.scopes import suggest
 from vox_lang.types import (
-    BOOL, ELEMENT, FLOAT, INT, NEVER, STR, UNIT, UNKNOWN, TCon, TFn, TNever, TRecord, TUnknown,
-    TVar, Type, is_con, list_of,
+    BOOL,
+    ELEMENT,
+    FLOAT,
+    INT,
+    NEVER,
+    STR,
+    UNIT,
+    UNKNOWN,
+    TCon,
+    TFn,
+    TNever,
+    TRecord,
+    TUnknown,
+    TVar,
+    Type,
+    is_con,
+    list_of,
 )
 
 if TYPE_CHECKING:
@@ -89,7 +104,7 @@ class ExprChecker(CheckerBase):
             if self.loose(lt) or self.loose(rt):
                 return UNKNOWN if self.unknown(lt, rt) else BOOL
             if not (is_con(self.u, lt, "bool") and is_con(self.u, rt, "bool")):
-                self.sink.report("E0510", e.left.span, op=op, t=self.show(lt), u=self.show(rt))
+                self.sink.report(codes.E0510, e.left.span, op=op, t=self.show(lt), u=self.show(rt))
             return BOOL
         want = expected if op in _ARITH and expected is not None and is_con(self.u, expected, "float") else None
         lt = self.expr(e.left, want)
@@ -108,11 +123,11 @@ class ExprChecker(CheckerBase):
             return BOOL if op not in _ARITH else NEVER
         if op in ("==", "!=") and not isinstance(lr, TFn) and not isinstance(rr, TFn):
             if not self.u.unify(lr, rr):  # "on one type": the right operand differs from the first
-                self.sink.report("E0501", e.right.span, t=self.show(lt), u=self.show(rt))
+                self.sink.report(codes.E0501, e.right.span, t=self.show(lt), u=self.show(rt))
             return BOOL
         result = self.op_result(op, lr, rr)
         if result is None:
-            self.sink.report("E0510", e.left.span, op=op, t=self.show(lt), u=self.show(rt))
+            self.sink.report(codes.E0510, e.left.span, op=op, t=self.show(lt), u=self.show(rt))
             return UNKNOWN if op in _ARITH else BOOL
         return result
 
@@ -145,7 +160,7 @@ class ExprChecker(CheckerBase):
                 return UNKNOWN if self.unknown(t) else t
             if is_con(self.u, t, "int") or is_con(self.u, t, "float"):
                 return t
-        self.sink.report("E0510", e.op_span, op=e.op, t=self.show(t))
+        self.sink.report(codes.E0510, e.op_span, op=e.op, t=self.show(t))
         return UNKNOWN
 
     def loose(self, *ts: Type) -> bool:
@@ -167,7 +182,7 @@ class ExprChecker(CheckerBase):
         for t, node in concrete[1:]:
             if not self.u.unify(first, t):
                 span = node.span
-                self.sink.report("E0501", span, t=self.show(first), u=self.show(t))
+                self.sink.report(codes.E0501, span, t=self.show(first), u=self.show(t))
         return first
 
     def if_(self, e: hir.If, expected: Type | None, used: bool) -> Type:
@@ -197,7 +212,7 @@ class ExprChecker(CheckerBase):
             if first is None or isinstance(self.u.resolve(first), TNever):
                 first = t
             elif not self.u.unify(first, t):
-                self.sink.report("E0501", x.span, t=self.show(first), u=self.show(t))
+                self.sink.report(codes.E0501, x.span, t=self.show(first), u=self.show(t))
         if first is None:
             return list_of(elem_exp if elem_exp is not None else self.u.fresh())
         return list_of(first)
@@ -208,7 +223,7 @@ class ExprChecker(CheckerBase):
             for f in e.fields:
                 t = self.expr(f.value, exp.args[1])
                 if not self.u.unify(exp.args[1], t):
-                    self.sink.report("E0501", f.value.span, t=self.show(exp.args[1]), u=self.show(t))
+                    self.sink.report(codes.E0501, f.value.span, t=self.show(exp.args[1]), u=self.show(t))
             if e.fields:
                 self.u.unify(exp.args[0], STR)
             return exp
@@ -219,16 +234,16 @@ class ExprChecker(CheckerBase):
                 if f.name in table:
                     t = self.expr(f.value, table[f.name])
                     if not self.u.unify(table[f.name], t):
-                        self.sink.report("E0501", f.value.span, t=self.show(table[f.name]), u=self.show(t))
+                        self.sink.report(codes.E0501, f.value.span, t=self.show(table[f.name]), u=self.show(t))
                 else:
                     self.expr(f.value)
                     hint = {"g": g} if (g := suggest(f.name, table)) else {}
-                    self.sink.report("E0512", f.name_span, T=self.show(exp), f=f.name, **hint)
+                    self.sink.report(codes.E0512, f.name_span, T=self.show(exp), f=f.name, **hint)
             given = {f.name for f in e.fields}
             missing = [n for n, _ in fields if n not in given]
             if missing:
                 names = ", ".join(f"`{n}`" for n in missing)
-                self.sink.report("E0513", e.span, T=self.show(exp), list=names)
+                self.sink.report(codes.E0513, e.span, T=self.show(exp), list=names)
             return exp
         if not e.fields:
             return TCon("Map", (self.u.fresh(), self.u.fresh()))
@@ -243,11 +258,11 @@ class ExprChecker(CheckerBase):
             it = self.expr(e.index, key)
             if self.u.unify(key, it):
                 return ot.args[-1] if ot.name != "str" else STR
-            self.sink.report("E0519", e.index.span, t=self.show(ot), u=self.show(it))
+            self.sink.report(codes.E0519, e.index.span, t=self.show(ot), u=self.show(it))
             return UNKNOWN
         it = self.expr(e.index)
         if not isinstance(ot, (TUnknown, TVar, TNever)):
-            self.sink.report("E0519", e.index.span, t=self.show(ot), u=self.show(it))
+            self.sink.report(codes.E0519, e.index.span, t=self.show(ot), u=self.show(it))
         return UNKNOWN
 
     def try_(self, e: hir.Try) -> Type:
@@ -255,7 +270,7 @@ class ExprChecker(CheckerBase):
         if isinstance(ot, (TUnknown, TVar, TNever)):
             return UNKNOWN
         if not (isinstance(ot, TCon) and ot.name in ("Result", "Option") and ot.args):
-            self.sink.report("E0516", e.q_span, t=self.show(ot))
+            self.sink.report(codes.E0516, e.q_span, t=self.show(ot))
             return UNKNOWN
         ret = self.u.resolve(self.ctx.ret)
         if isinstance(ret, TUnknown):
@@ -264,7 +279,7 @@ class ExprChecker(CheckerBase):
         if ok and ot.name == "Result":
             ok = len(ret.args) == 2 and self.u.unify(ret.args[1], ot.args[1])  # type: ignore[union-attr]
         if not ok:
-            self.sink.report("E0517", e.q_span, kind=ot.name, t=self.show(ret))
+            self.sink.report(codes.E0517, e.q_span, kind=ot.name, t=self.show(ret))
         return ot.args[0]
 
     def lambda_(self, e: hir.Lambda) -> Type:
@@ -283,5 +298,5 @@ class ExprChecker(CheckerBase):
                 continue
             if isinstance(t, TCon) and t.name == "List" and self.u.unify(t, list_of(ELEMENT)):
                 continue
-            self.sink.report("E0520", item.span, t=self.show(t))
+            self.sink.report(codes.E0520, item.span, t=self.show(t))
         return list_of(ELEMENT)

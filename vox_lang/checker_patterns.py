@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from vox_lang import hir
+from vox_lang import codes, hir
 from vox_lang.checker_env import CheckerBase
 from vox_lang.exhaustiveness import WILD, Ctor, Pat, analyze
 from vox_lang.types import BOOL, FLOAT, INT, NEVER, STR, UNKNOWN, TCon, TNever, TSum, Type
@@ -40,10 +40,10 @@ class PatternChecker(CheckerBase):
             pats = [self.to_pat(a.pattern) for a in e.arms]
             unreachable, missing = analyze(pats, st, self.ctors_of)
             for i in unreachable:
-                self.sink.report("W0101", e.arms[i].pattern.span)
+                self.sink.report(codes.W0101, e.arms[i].pattern.span)
             if missing:
                 cases = ", ".join(f"`{m}`" for m in missing)
-                self.sink.report("E0515", e.span, cases=cases)
+                self.sink.report(codes.E0515, e.span, cases=cases)
             else:
                 self.exhaustive.add(id(e))
         return result if e.arms else NEVER
@@ -61,7 +61,7 @@ class PatternChecker(CheckerBase):
             lit_t = _LIT_TYPES.get(p.kind, UNKNOWN)
             if self.u.unify(t, lit_t) or (p.kind == "int" and self.u.unify(t, FLOAT)):
                 return True
-            self.sink.report("E0524", p.span, p=show_pattern(p), t=self.show(t))
+            self.sink.report(codes.E0524, p.span, p=show_pattern(p), t=self.show(t))
             return False
         if p.def_id is None:  # unknown constructor: E0407 already reported
             self.bind_unknown(p.args)
@@ -72,11 +72,11 @@ class PatternChecker(CheckerBase):
             return False
         params, ret = self.instantiate(sig)
         if not self.u.unify(ret, t):
-            self.sink.report("E0524", p.span, p=show_pattern(p), t=self.show(t))
+            self.sink.report(codes.E0524, p.span, p=show_pattern(p), t=self.show(t))
             self.bind_unknown(p.args)
             return False
         if len(p.args) != len(params):
-            self.sink.report("E0514", p.name_span, C=p.name, n=len(params), m=len(p.args))
+            self.sink.report(codes.E0514, p.name_span, C=p.name, n=len(params), m=len(p.args))
             self.bind_unknown(p.args)
             return False
         ok = True
@@ -135,7 +135,8 @@ class PatternChecker(CheckerBase):
         if decl is None:
             return []
         return [
-            Ctor(("variant", v.def_id), v.name, tuple(self.resolve_type(f.type) for f in v.fields)) for v in decl.variants
+            Ctor(("variant", v.def_id), v.name, tuple(self.resolve_type(f.type) for f in v.fields))
+            for v in decl.variants
         ]
 
 

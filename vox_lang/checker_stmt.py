@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import fields, is_dataclass
 
-from vox_lang import hir
+from vox_lang import codes, hir
 from vox_lang.checker_env import CheckerBase, FnCtx
 from vox_lang.source import Span
 from vox_lang.types import BOOL, INT, NEVER, STR, UNIT, UNKNOWN, TCon, TNever, TUnknown, TVar, Type
@@ -46,7 +46,7 @@ class StmtChecker(CheckerBase):
             target_t = self.expr(s.target)
             t = self.expr(s.value, target_t)
             if not self.u.unify(target_t, t):
-                self.sink.report("E0501", s.value.span, t=self.show(target_t), u=self.show(t))
+                self.sink.report(codes.E0501, s.value.span, t=self.show(target_t), u=self.show(t))
         elif isinstance(s, hir.Ret):
             self.ret(s)
         elif isinstance(s, hir.While):
@@ -60,7 +60,7 @@ class StmtChecker(CheckerBase):
         t = self.expr(s.value, declared)
         if declared is not None:
             if not self.u.unify(declared, t):
-                self.sink.report("E0506", s.value.span, n=s.name, t=self.show(declared), u=self.show(t))
+                self.sink.report(codes.E0506, s.value.span, n=s.name, t=self.show(declared), u=self.show(t))
             t = declared
         if s.def_id is not None:
             self.var_types[s.def_id] = UNKNOWN if isinstance(self.u.resolve(t), TNever) else t
@@ -73,16 +73,16 @@ class StmtChecker(CheckerBase):
             return
         if s.value is None:
             if not self.u.unify(ctx.ret, UNIT):
-                self.sink.report("E0507", s.span, u="Unit", f=ctx.name, t=self.show(ctx.ret))
+                self.sink.report(codes.E0507, s.span, u="Unit", f=ctx.name, t=self.show(ctx.ret))
             return
         t = self.expr(s.value, ctx.ret)
         if not self.u.unify(ctx.ret, t):
-            self.sink.report("E0507", s.value.span, u=self.show(t), f=ctx.name, t=self.show(ctx.ret))
+            self.sink.report(codes.E0507, s.value.span, u=self.show(t), f=ctx.name, t=self.show(ctx.ret))
 
     def condition(self, cond: hir.Expr) -> None:
         t = self.expr(cond, BOOL)
         if not self.u.unify(BOOL, t):
-            self.sink.report("E0511", cond.span, t=self.show(t))
+            self.sink.report(codes.E0511, cond.span, t=self.show(t))
 
     def for_(self, s: hir.For) -> None:
         it = self.u.resolve(self.expr(s.iterable))
@@ -92,7 +92,7 @@ class StmtChecker(CheckerBase):
         elif it == STR:
             elem = STR
         elif not isinstance(it, (TUnknown, TVar, TNever)):
-            self.sink.report("E0501", s.iterable.span, t="List[?]", u=self.show(it))
+            self.sink.report(codes.E0501, s.iterable.span, t="List[?]", u=self.show(it))
         if s.var_id is not None:
             self.var_types[s.var_id] = elem
         if s.index_id is not None:
@@ -118,11 +118,11 @@ class StmtChecker(CheckerBase):
                 if p.default is not None:
                     dt = self.expr(p.default, t)
                     if not self.u.unify(t, dt):
-                        self.sink.report("E0506", p.default.span, n=p.name, t=self.show(t), u=self.show(dt))
+                        self.sink.report(codes.E0506, p.default.span, n=p.name, t=self.show(t), u=self.show(dt))
             self.block(body)
             ret = self.u.resolve(ctx.ret)
             if ret != UNIT and not isinstance(ret, TUnknown) and not self.block_returns(body):
-                self.sink.report("E0508", name_span, f=ctx.name, t=self.show(ret))
+                self.sink.report(codes.E0508, name_span, f=ctx.name, t=self.show(ret))
         finally:
             self.ctx = saved
 

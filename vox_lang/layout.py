@@ -12,6 +12,7 @@ import bisect
 from dataclasses import dataclass
 from typing import Final
 
+from vox_lang import codes
 from vox_lang.contextual import retag
 from vox_lang.diagnostics import DiagnosticSink
 from vox_lang.lexer import CLOSERS, OPENERS, Token, TokenKind, scan
@@ -135,7 +136,7 @@ def apply_layout(tokens: list[Token], sink: DiagnosticSink) -> tuple[list[Token]
         elif tok.kind is TokenKind.PUNCT and tok.text in CLOSERS:
             want = CLOSERS[tok.text]
             if not stack or out[stack[-1]].text != want:
-                sink.report("E0204", tok.span, close=tok.text)
+                sink.report(codes.E0204, tok.span, close=tok.text)
                 poison.append(tok.span.start)
                 deeper = [i for i in stack if out[i].text == want]
                 if not deeper:
@@ -154,7 +155,7 @@ def apply_layout(tokens: list[Token], sink: DiagnosticSink) -> tuple[list[Token]
 
 
 def _unclosed(tok: Token, sink: DiagnosticSink, poison: list[int]) -> None:
-    sink.report("E0203", tok.span, open=tok.text, close=OPENERS[tok.text])
+    sink.report(codes.E0203, tok.span, open=tok.text, close=OPENERS[tok.text])
     poison.append(tok.span.start)
 
 
@@ -172,6 +173,7 @@ def nesting(tokens: tuple[Token, ...] | list[Token]) -> tuple[int, Token | None]
     for tok in tokens:
         cur = levels[-1] if levels else 0
         kind, text = tok.kind, tok.text
+        after_dot = prev is not None and prev.text == "." and prev.kind is TokenKind.PUNCT
         if kind is TokenKind.PUNCT and text in OPENERS:
             level = cur + run + 1
             levels.append(level)
@@ -181,7 +183,7 @@ def nesting(tokens: tuple[Token, ...] | list[Token]) -> tuple[int, Token | None]
                 levels.pop()
             run = 0
             level = 0
-        elif (kind is TokenKind.KEYWORD and text == "not" and not (prev and prev.text == "." and prev.kind is TokenKind.PUNCT)) or (
+        elif (kind is TokenKind.KEYWORD and text == "not" and not after_dot) or (
             kind is TokenKind.PUNCT and text == "-" and not (prev and prev.ends_operand)
         ):
             run += 1
@@ -224,7 +226,7 @@ def split_items(
             ok = not (k < len(poison) and poison[k] <= region_end)
             level, deep = nesting(body)
             if ok and deep is not None:
-                sink.report("E0206", deep.span)
+                sink.report(codes.E0206, deep.span)
                 ok = False
             items.append(Item(body, end, ok, level))
         start = i + 1
@@ -237,7 +239,7 @@ def tokenize(source: SourceFile, sink: DiagnosticSink) -> Layout:
     E0106 diagnostics already in ``sink`` (from :func:`vox_lang.api.decode_source`) mark their
     U+FFFD characters as reported: they are not reported again but still poison their item.
     """
-    reported = frozenset(d.span.start for d in sink.sorted() if d.code == "E0106")
+    reported = frozenset(d.span.start for d in sink.sorted() if d.code == codes.E0106.code)
     scanned = scan(source.text, sink, reported)
     kept = retag(source.text, strip_retired_lines(source.text, scanned.tokens, sink))
     out, orphans, poison = apply_layout(kept, sink)

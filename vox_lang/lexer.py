@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Final, NamedTuple
 
+from vox_lang import codes
+from vox_lang.codes import ErrorCode
 from vox_lang.diagnostics import DiagnosticSink
 from vox_lang.source import Span
 
@@ -158,7 +160,7 @@ class _Scanner:
         self.tokens: list[Token] = []
         self.poison: list[int] = []
 
-    def error(self, code: str, start: int, end: int, *, poison: bool = True, **fields: object) -> None:
+    def error(self, code: ErrorCode, start: int, end: int, *, poison: bool = True, **fields: object) -> None:
         self.sink.report(code, Span(start, end), **fields)
         if poison:
             self.poison.append(start)
@@ -215,22 +217,22 @@ class _Scanner:
             if word == "is":
                 prev = self.last_significant()
                 if prev is not None and prev.ends_operand:  # spec §10 U4: `is` as `==`
-                    self.sink.report("W0004", Span(start, end), fix="==")
+                    self.sink.report(codes.W0004, Span(start, end), fix="==")
                     self.add(TokenKind.PUNCT, "==", start, end)
                     return
             self.add(TokenKind.KEYWORD, word, start, end)
             return
         if not self.prev_is_dot():
             if word == "isnt":
-                self.sink.report("E0306", Span(start, end), fix="!=")
+                self.sink.report(codes.E0306, Span(start, end), fix="!=")
                 self.add(TokenKind.PUNCT, "!=", start, end)
                 return
             if word == "null":
-                self.sink.report("E0314", Span(start, end), fix="None")
+                self.sink.report(codes.E0314, Span(start, end), fix="None")
                 self.add(TokenKind.NAME, "None", start, end)
                 return
             if word == "Err" and self.text[end:].lstrip(" \t").startswith("("):
-                self.sink.report("E0310", Span(start, end), fix="Error")
+                self.sink.report(codes.E0310, Span(start, end), fix="Error")
                 self.add(TokenKind.NAME, "Error", start, end)
                 return
         self.add(TokenKind.NAME, word, start, end)
@@ -244,7 +246,7 @@ class _Scanner:
         if glued or second_dot:
             tail = _NUM_TAIL.match(text, end)
             end = tail.end() if tail else end
-            self.error("E0104", start, end, text=text[start:end])
+            self.error(codes.E0104, start, end, text=text[start:end])
             self.add(TokenKind.INT, "0", start, end)
             return end
         word = text[start:end]
@@ -252,7 +254,7 @@ class _Scanner:
             self.add(TokenKind.FLOAT, word, start, end)
         else:
             if int(word) > _INT_MAX:
-                self.error("E0105", start, end, text=word)
+                self.error(codes.E0105, start, end, text=word)
             self.add(TokenKind.INT, word, start, end)
         return end
 
@@ -272,7 +274,7 @@ class _Scanner:
                     i += 1
                     break
                 if nxt not in _ESCAPES:
-                    self.error("E0103", i, i + 2, c=show_char(nxt))
+                    self.error(codes.E0103, i, i + 2, c=show_char(nxt))
                 i += 2
                 continue
             i += 1
@@ -280,7 +282,7 @@ class _Scanner:
             end = i + 1
         else:
             end = i
-            self.error("E0102", start, end)
+            self.error(codes.E0102, start, end)
         self.add(TokenKind.STRING, '""', start, end)
         return end
 
@@ -297,7 +299,7 @@ class _Scanner:
         are more indented than the markup's line or start with ``<``; a closer with no opener
         inside the markup ends it early (so ``f(<p>x</p>)`` keeps its ``)``)."""
         text = self.text
-        self.error("E0305", start, start + 1)
+        self.error(codes.E0305, start, start + 1)
         line_start = text.rfind("\n", 0, start) + 1
         indent = line_indent(text, line_start)
         depth = 0
@@ -332,17 +334,17 @@ class _Scanner:
     def retired_or_bad(self, kind: str | None, word: str, start: int, end: int) -> int:
         sink = self.sink
         if kind == "andand":
-            sink.report("E0312", Span(start, end), fix="and")
+            sink.report(codes.E0312, Span(start, end), fix="and")
             self.add(TokenKind.KEYWORD, "and", start, end)
         elif kind == "oror":
-            sink.report("E0313", Span(start, end), fix="or")
+            sink.report(codes.E0313, Span(start, end), fix="or")
             self.add(TokenKind.KEYWORD, "or", start, end)
         elif kind == "bang":
             nxt = self.text[end : end + 1]
-            sink.report("E0311", Span(start, end), fix="not" if nxt in ("", " ", "\t", "\r", "\n") else "not ")
+            sink.report(codes.E0311, Span(start, end), fix="not" if nxt in ("", " ", "\t", "\r", "\n") else "not ")
             self.add(TokenKind.KEYWORD, "not", start, end)
         elif kind == "hash":
-            sink.report("E0304", Span(start, start + 1), fix="//")
+            sink.report(codes.E0304, Span(start, start + 1), fix="//")
         elif kind == "semi":
             self.semicolon(start, end)
         elif kind == "sq":
@@ -350,7 +352,7 @@ class _Scanner:
         elif start in self.reported:
             self.poison.append(start)  # E0106 already reported by the decoder
         else:
-            self.error("E0101", start, end, c=show_char(word))
+            self.error(codes.E0101, start, end, c=show_char(word))
         return end
 
     def semicolon(self, start: int, end: int) -> None:
@@ -364,7 +366,7 @@ class _Scanner:
         else:
             line_start = text.rfind("\n", 0, start) + 1
             fix = "\n" + text[line_start : line_start + line_indent(text, line_start)]
-        self.sink.report("E0309", Span(start, end), fix=fix)
+        self.sink.report(codes.E0309, Span(start, end), fix=fix)
         self.add(TokenKind.NL, ";", start, start + 1)
 
     def single_quoted(self, start: int) -> int:
@@ -374,7 +376,7 @@ class _Scanner:
         while i < n and text[i] not in "'\r\n":
             i += 2 if text[i] == "\\" else 1
         end = min(i + 1, n) if i < n and text[i] == "'" else min(i, n)
-        self.error("E0107", start, end)
+        self.error(codes.E0107, start, end)
         self.add(TokenKind.STRING, '""', start, end)
         return end
 

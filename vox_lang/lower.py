@@ -7,7 +7,7 @@ AST: recursion deeper than :data:`MAX_DEPTH` nodes lowers to :class:`hir.ErrorEx
 
 from __future__ import annotations
 
-from vox_lang import hir, syntax
+from vox_lang import codes, hir, syntax
 from vox_lang.depth import pass_guard
 from vox_lang.diagnostics import DiagnosticSink
 from vox_lang.lower_expr import ExprLowerer
@@ -122,7 +122,7 @@ class Lowerer(ExprLowerer):
                 members = list(parent) if isinstance(parent, dict) else []
                 seg_span = imp.segment_spans[i] if i < len(imp.segment_spans) else imp.span
                 fields = {"s": s} if (s := suggest(imp.path[i], members)) else {}
-                self.sink.report("E0404", seg_span, m=".".join(imp.path[:i]), n=imp.path[i], **fields)
+                self.sink.report(codes.E0404, seg_span, m=".".join(imp.path[:i]), n=imp.path[i], **fields)
                 self.hoisted[id(imp)] = self.define(mod, name, "import", span, key=key)
                 return
         kind = "std_fn" if len(imp.path) == 3 else "std_module"
@@ -164,7 +164,10 @@ class Lowerer(ExprLowerer):
         for p in params:
             ty = self.type_ref(p.type, scope)
             default = self.expr(p.default, scope) if p.default is not None else None
-            pid = self.define(scope, p.name, "param", p.name_span) if p.name != "_" else self.new_def("param", "_", p.name_span)
+            if p.name != "_":
+                pid = self.define(scope, p.name, "param", p.name_span)
+            else:
+                pid = self.new_def("param", "_", p.name_span)
             out.append(hir.Param(pid, p.name, ty, default, p.span, p.name_span))
         return tuple(out)
 
@@ -185,7 +188,9 @@ class Lowerer(ExprLowerer):
             for var in td.body:
                 vid = self.hoisted[id(var)]
                 variants.append(hir.Variant(vid, var.name, self.fields(var.fields, mod), var.span, var.name_span))
-            return hir.TypeDecl(def_id, td.name, "sum", tuple(variants), None, None, td.decorators, td.span, td.name_span)
+            return hir.TypeDecl(
+                def_id, td.name, "sum", tuple(variants), None, None, td.decorators, td.span, td.name_span
+            )
         if isinstance(td.body, syntax.RecordType):
             rec = hir.RecordType(self.fields(td.body.fields, mod), td.body.span)
             return hir.TypeDecl(def_id, td.name, "record", (), rec, None, td.decorators, td.span, td.name_span)
@@ -212,7 +217,7 @@ class Lowerer(ExprLowerer):
             target = self.module_scope.lookup(r.target)
             if target is None:
                 fields = {"s": s} if (s := suggest(r.target, self.module_scope.names())) else {}
-                self.sink.report("E0401", r.target_span, n=r.target, **fields)
+                self.sink.report(codes.E0401, r.target_span, n=r.target, **fields)
             routes.append(hir.Route(r.path, target, r.target, r.span, r.target_span))
         return hir.RoutesDecl(tuple(routes), rd.decorators, rd.span)
 
@@ -243,7 +248,7 @@ class Lowerer(ExprLowerer):
             return self.let(stmt, scope, None)
         if isinstance(stmt, syntax.Ret):
             if self.fn_depth == 0:
-                self.sink.report("E0406", stmt.kw_span)
+                self.sink.report(codes.E0406, stmt.kw_span)
             value = self.expr(stmt.value, scope) if stmt.value is not None else None
             return hir.Ret(value, stmt.span)
         if isinstance(stmt, syntax.Assign):
@@ -267,7 +272,7 @@ class Lowerer(ExprLowerer):
         if isinstance(stmt, (syntax.Break, syntax.Continue)):
             kw = "break" if isinstance(stmt, syntax.Break) else "continue"
             if self.loop_depth == 0:
-                self.sink.report("E0405", stmt.span, kw=kw)
+                self.sink.report(codes.E0405, stmt.span, kw=kw)
             return hir.Break(stmt.span) if kw == "break" else hir.Continue(stmt.span)
         return hir.ExprStmt(hir.ErrorExpr(stmt.span), stmt.span)  # pragma: no cover - unknown node
 

@@ -3,7 +3,7 @@ that resolves uses), plus the definition table and scope bookkeeping it shares."
 
 from __future__ import annotations
 
-from vox_lang import hir, syntax
+from vox_lang import codes, hir, syntax
 from vox_lang.depth import MAX_DEPTH
 from vox_lang.diagnostics import DiagnosticSink
 from vox_lang.prelude import STD, std_member
@@ -55,7 +55,7 @@ class ExprLowerer:
         if span is None:
             return
         line, col = self.sink.source.line_col(first.start) if first is not None else (0, 0)
-        self.sink.report("E0402", span, n=name, line=line, col=col)
+        self.sink.report(codes.E0402, span, n=name, line=line, col=col)
 
     def check_dup(self, seen: dict[str, Span], name: str, span: Span) -> None:
         """E0402 for a repeated field, handler or route path; else remember it."""
@@ -141,7 +141,7 @@ class ExprLowerer:
         if isinstance(e, syntax.Spawn):
             target = scope.lookup(e.actor, types=True)
             if target is None or self.defs[target].kind != "actor":
-                self.sink.report("E0408", e.name_span, n=e.actor)
+                self.sink.report(codes.E0408, e.name_span, n=e.actor)
                 target = None
             return hir.Spawn(target, e.actor, e.span, e.name_span)
         if isinstance(e, syntax.Block):
@@ -154,16 +154,16 @@ class ExprLowerer:
             if def_id == self.prelude_std and not self.std_warned:
                 self.std_warned = True  # spec §10 U1: once per module, fixed by `import std`
                 at = Span(self.first_item_start, self.first_item_start)
-                self.sink.report("W0005", at, fix="import std\n")
+                self.sink.report(codes.W0005, at, fix="import std\n")
             return hir.Ref(def_id, e.name, e.span)
         if scope.lookup(e.name, types=True) is not None:
             hint = "the Unit value is `()`" if e.name == "Unit" else None
-            self.sink.report("E0410", e.span, n=e.name, hint=hint)
+            self.sink.report(codes.E0410, e.span, n=e.name, hint=hint)
         elif e.name in STD:
-            self.sink.report("E0401", e.span, n=e.name, hint=f"add `import std.{e.name}`")
+            self.sink.report(codes.E0401, e.span, n=e.name, hint=f"add `import std.{e.name}`")
         else:
             fields = {"s": s} if (s := suggest(e.name, scope.names(visible=self.visible))) else {}
-            self.sink.report("E0401", e.span, n=e.name, **fields)
+            self.sink.report(codes.E0401, e.span, n=e.name, **fields)
         return hir.ErrorExpr(e.span)
 
     def member(self, e: syntax.Member, scope: Scope) -> hir.Expr:
@@ -177,7 +177,7 @@ class ExprLowerer:
                     return hir.Ref(self.std_def(path + (e.name,)), f"{obj.name}.{e.name}", e.span)
                 members = list(table) if isinstance(table, dict) else []
                 fields = {"s": s} if (s := suggest(e.name, members)) else {}
-                self.sink.report("E0404", e.name_span, m=d.key, n=e.name, **fields)
+                self.sink.report(codes.E0404, e.name_span, m=d.key, n=e.name, **fields)
                 return hir.ErrorExpr(e.span)
         return hir.Member(obj, e.name, e.span, e.name_span)
 
@@ -252,7 +252,7 @@ class ExprLowerer:
             if def_id is None or self.defs[def_id].kind not in _CTOR_KINDS:
                 ctors = scope.names(visible=lambda i: self.defs[i].kind in _CTOR_KINDS)
                 fields = {"S": s} if (s := suggest(p.name, ctors)) else {}
-                self.sink.report("E0407", p.name_span, C=p.name, **fields)
+                self.sink.report(codes.E0407, p.name_span, C=p.name, **fields)
                 def_id = None
             args = tuple(self.pattern(a, scope) for a in p.args)
             return hir.CtorPat(def_id, p.name, args, p.has_parens, p.span, p.name_span)
@@ -284,17 +284,19 @@ class ExprLowerer:
         def_id = scope.lookup(t.name, types=True)
         if def_id is None:
             fields = {"S": s} if (s := suggest(t.name, scope.names(types=True))) else {}
-            self.sink.report("E0403", t.name_span, T=t.name, **fields)
+            self.sink.report(codes.E0403, t.name_span, T=t.name, **fields)
             return hir.ErrType(t.span)
         d = self.defs[def_id]
         lo, hi = BUILTIN_ARITY.get(d.key, (0, 0)) if d.kind == "prim" else (0, 0)
         if not lo <= len(args) <= hi:
             n = str(lo) if lo == hi else f"{lo} to {hi}"
-            self.sink.report("E0409", t.name_span, T=t.name, n=n, m=len(args))
+            self.sink.report(codes.E0409, t.name_span, T=t.name, n=n, m=len(args))
             return hir.ErrType(t.span)
         return hir.NamedType(def_id, t.name, args, t.span)
 
-    def fields(self, fields: tuple[syntax.FieldDecl, ...], scope: Scope, check: bool = True) -> tuple[hir.FieldDecl, ...]:
+    def fields(
+        self, fields: tuple[syntax.FieldDecl, ...], scope: Scope, check: bool = True
+    ) -> tuple[hir.FieldDecl, ...]:
         """Lower field declarations (E0402 for a repeated name when ``check``)."""
         seen: dict[str, Span] = {}
         out = []

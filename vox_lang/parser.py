@@ -26,7 +26,7 @@ from parsimonious.exceptions import ParseError
 from parsimonious.expressions import Compound, Expression, Literal, Regex
 from parsimonious.grammar import Grammar
 
-from vox_lang import syntax
+from vox_lang import codes, syntax
 from vox_lang.diagnostics import DiagnosticSink
 from vox_lang.layout import Item, tokenize
 from vox_lang.lexer import CONTEXTUAL, KEYWORDS, PUNCTUATION, Token
@@ -189,7 +189,7 @@ def _parse_guarded(item: Item, sink: DiagnosticSink, limit: int | None = None) -
     try:
         return _parse(item, sink)
     except (RecursionError, MemoryError):
-        sink.report("E0206", item.tokens[0].span)
+        sink.report(codes.E0206, item.tokens[0].span)
         return None
     finally:
         if limit is not None and limit > old:

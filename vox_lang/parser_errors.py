@@ -15,6 +15,7 @@ from parsimonious.expressions import Compound, Expression, Literal, Regex, Seque
 from parsimonious.grammar import Grammar
 from parsimonious.nodes import Node
 
+from vox_lang import codes
 from vox_lang.diagnostics import DiagnosticSink
 from vox_lang.layout import Item
 from vox_lang.lexer import TokenKind
@@ -125,14 +126,14 @@ class Expectations:
             shown_tok = sink.source.text[tok.span.start : tok.span.end]
             if tok.kind is TokenKind.NL:
                 shown_tok = NEWLINE if tok.text == "\n" else tok.text
-            sink.report("E0201", tok.span, tok=_clip(shown_tok), list=listed)
+            sink.report(codes.E0201, tok.span, tok=_clip(shown_tok), list=listed)
         elif item.end is not None:
             end = item.end
             shown_end = NEWLINE if end.text == "\n" else end.text
-            sink.report("E0201", end.span, tok=shown_end, list=listed)
+            sink.report(codes.E0201, end.span, tok=shown_end, list=listed)
         else:
             n = len(sink.source.text)
-            sink.report("E0202", Span(n, n), list=listed)
+            sink.report(codes.E0202, Span(n, n), list=listed)
 
 
 def _clip(text: str, width: int = 24) -> str:

@@ -12,6 +12,7 @@ from typing import Any, Final
 from parsimonious.expressions import Literal, Regex
 from parsimonious.nodes import Node, NodeVisitor
 
+from vox_lang import codes
 from vox_lang import syntax as s
 from vox_lang.diagnostics import DiagnosticSink
 from vox_lang.lexer import Token, TokenKind, decode_string
@@ -95,7 +96,7 @@ class ExprBuilder(NodeVisitor):
         """A name being defined; a reserved word there is E0209."""
         tok: Token = self.tokens[self.index[node.start]]
         if tok.kind is TokenKind.KEYWORD:
-            self.sink.report("E0209", tok.span, kw=tok.text)
+            self.sink.report(codes.E0209, tok.span, kw=tok.text)
         return tok
 
     # ------------------------------------------------------------ operators
@@ -152,7 +153,7 @@ class ExprBuilder(NodeVisitor):
         arg_list = tuple(opt(args, ()))
         block = opt(kids)
         if block is not None and any(a.name is None for a in arg_list):
-            self.sink.report("E0212", Span(block.span.start, block.span.start + 1))
+            self.sink.report(codes.E0212, Span(block.span.start, block.span.start + 1))
         return "call", arg_list, block, self.span(node)
 
     def visit_call_nb(self, node: Node, children: list[Any]) -> tuple[str, Any, Any, Span]:
@@ -181,7 +182,7 @@ class ExprBuilder(NodeVisitor):
             if a.name is not None:
                 named = True
             elif named:  # spec §2: named arguments follow positional ones
-                self.sink.report("E0208", a.span)
+                self.sink.report(codes.E0208, a.span)
         return args
 
     def visit_arg(self, node: Node, children: list[Any]) -> s.Arg:
@@ -258,7 +259,7 @@ class ExprBuilder(NodeVisitor):
         kw, scrutinee, _, _, arms, _, _ = children
         arm_list = tuple(opt(arms, ()))
         if not arm_list:
-            self.sink.report("E0211", kw.span)
+            self.sink.report(codes.E0211, kw.span)
         return s.Match(scrutinee, arm_list, self.span(node))
 
     def visit_arms(self, node: Node, children: list[Any]) -> list[s.Arm]:
@@ -268,9 +269,9 @@ class ExprBuilder(NodeVisitor):
     def visit_arm(self, node: Node, children: list[Any]) -> s.Arm:
         pattern, arrow, body = children
         if arrow.text == "to":
-            self.sink.report("E0307", arrow.span, fix="->")
+            self.sink.report(codes.E0307, arrow.span, fix="->")
         elif arrow.text == "=>":
-            self.sink.report("W0002", arrow.span, fix="->")
+            self.sink.report(codes.W0002, arrow.span, fix="->")
         return s.Arm(pattern, arrow.text, body, self.span(node), arrow.span)
 
     def visit_arm_stmt(self, node: Node, children: list[Any]) -> s.Block:
@@ -284,7 +285,7 @@ class ExprBuilder(NodeVisitor):
             stmt = x
             kw = self.source_text[x.kw_span.start : x.kw_span.end]
         span = stmt.span
-        self.sink.report("W0007", span, kw=kw, fix="{ " + self.source_text[span.start : span.end] + " }")
+        self.sink.report(codes.W0007, span, kw=kw, fix="{ " + self.source_text[span.start : span.end] + " }")
         return s.Block((stmt,), span)
 
     def visit_arm_block(self, node: Node, children: list[Any]) -> s.Block:

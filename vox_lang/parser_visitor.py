@@ -13,6 +13,7 @@ from typing import Any, Final
 
 from parsimonious.nodes import Node, NodeVisitor
 
+from vox_lang import codes
 from vox_lang import syntax as s
 from vox_lang.decorators import ENDPOINT, ENDPOINT_KINDS, ENDPOINT_REASON
 from vox_lang.lexer import Token, TokenKind, decode_string
@@ -60,7 +61,7 @@ class AstBuilder(ExprBuilder):
         declaration, keeping them); anything else is E0523. True when it makes ``decl`` pub."""
         well_formed = deco.kind in ENDPOINT_KINDS and deco.args is None and deco.opaque is None
         if not (well_formed and isinstance(decl, s.FnDecl) and decl.kind == "fn" and decl.extern is None):
-            self.sink.report("E0523", deco.span, d=ENDPOINT, reason=ENDPOINT_REASON)
+            self.sink.report(codes.E0523, deco.span, d=ENDPOINT, reason=ENDPOINT_REASON)
             return False
         nxt = self.tokens[self.index[deco_node.end]]
         head = self.tokens[self.index[decl_node.start]]
@@ -68,20 +69,20 @@ class AstBuilder(ExprBuilder):
         gap = self.source_text[deco.span.end : nxt.span.start]
         kept = gap.lstrip(" \t") if "//" in gap else ""  # a comment after the decorator stays
         fix = kept + between + ("" if head.text == "pub" and head.kind is TokenKind.KEYWORD else "pub ")
-        self.sink.report("W0008", Span(deco.span.start, head.span.start), k=deco.kind, fix=fix)
+        self.sink.report(codes.W0008, Span(deco.span.start, head.span.start), k=deco.kind, fix=fix)
         return True
 
     def visit_loose_stmt(self, node: Node, children: list[Any]) -> s.StmtItem:
         decos, mods, stmt = children
         for d in decos:
-            self.sink.report("E0205", d.span, what="@" + d.name)
+            self.sink.report(codes.E0205, d.span, what="@" + d.name)
         for m in mods:
-            self.sink.report("E0205", m.span, what=m.text)
+            self.sink.report(codes.E0205, m.span, what=m.text)
         return s.StmtItem(stmt, tuple(decos), self.span(node))
 
     def visit_dangling_decos(self, node: Node, children: list[Any]) -> None:
         for d in children:
-            self.sink.report("E0205", d.span, what="@" + d.name)
+            self.sink.report(codes.E0205, d.span, what="@" + d.name)
         return None
 
     def visit_deco(self, node: Node, children: list[Any]) -> s.Decorator:
@@ -134,7 +135,7 @@ class AstBuilder(ExprBuilder):
             if p.default is not None:
                 seen_default = True
             elif seen_default:  # spec §9: defaulted parameters come last
-                self.sink.report("E0201", p.name_span, tok=p.name, list="`)`")
+                self.sink.report(codes.E0201, p.name_span, tok=p.name, list="`)`")
                 break
         return tuple(params)
 
@@ -148,7 +149,7 @@ class AstBuilder(ExprBuilder):
     def visit_ret_ty(self, node: Node, children: list[Any]) -> tuple[Token, s.TypeExpr]:
         arrow, ty = children
         if arrow.text == "->":
-            self.sink.report("E0308", arrow.span, fix="to")
+            self.sink.report(codes.E0308, arrow.span, fix="to")
         return arrow, ty
 
     def visit_typedecl(self, node: Node, children: list[Any]) -> s.TypeDecl:
@@ -159,7 +160,7 @@ class AstBuilder(ExprBuilder):
         (body,) = children
         if isinstance(body, tuple) and len(body) == 2 and body[0] == "=":
             return True, body[1]
-        self.sink.report("W0003", Span(body.span.start, body.span.start + 1), fix="= {")
+        self.sink.report(codes.W0003, Span(body.span.start, body.span.start + 1), fix="= {")
         return False, body
 
     def visit_eq_body(self, node: Node, children: list[Any]) -> tuple[str, Any]:
@@ -196,7 +197,7 @@ class AstBuilder(ExprBuilder):
             if isinstance(m, s.Handler):
                 handlers.append(m)
             elif not isinstance(m, Token):
-                self.sink.report("E0210", m.span)
+                self.sink.report(codes.E0210, m.span)
         return s.ActorDecl(name.text, tuple(handlers), (), self.span(node), name.span)
 
     def visit_handler(self, node: Node, children: list[Any]) -> s.Handler:
@@ -247,7 +248,7 @@ class AstBuilder(ExprBuilder):
             "fn" + text[kw.span.end : rparen.span.end] + " to Element"
             + text[rparen.span.end : view.span.start] + "ret " + text[expr.span.start : span.end]
         )
-        self.sink.report("W0009", span, n=name.text, fix=fix)
+        self.sink.report(codes.W0009, span, n=name.text, fix=fix)
         return s.ComponentDecl(name.text, tuple(opt(params, ())), tuple(stmts), expr, (), span, name.span)
 
     def visit_comp_stmt(self, node: Node, children: list[Any]) -> s.Stmt:
@@ -271,7 +272,7 @@ class AstBuilder(ExprBuilder):
         name, args = children
         type_name = name.text
         if type_name == "list" and args:  # spec §10 U7
-            self.sink.report("W0006", name.span, fix="List")
+            self.sink.report(codes.W0006, name.span, fix="List")
             type_name = "List"
         return s.NamedType(type_name, tuple(opt(args, ())), self.span(node), name.span)
 
@@ -305,7 +306,7 @@ class AstBuilder(ExprBuilder):
     def visit_ret(self, node: Node, children: list[Any]) -> s.Ret:
         kw, value = children
         if kw.text == "return":
-            self.sink.report("W0001", kw.span, fix="ret")
+            self.sink.report(codes.W0001, kw.span, fix="ret")
         return s.Ret(opt(value), kw.text, self.span(node), kw.span)
 
     def visit_while(self, node: Node, children: list[Any]) -> s.While:
@@ -326,7 +327,7 @@ class AstBuilder(ExprBuilder):
     def visit_assign(self, node: Node, children: list[Any]) -> s.Assign:
         target, op, value = children
         if not _is_place(target):
-            self.sink.report("E0207", target.span)
+            self.sink.report(codes.E0207, target.span)
         return s.Assign(target, op.text, value, self.span(node), op.span)
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Final
 
+from vox_lang import codes
 from vox_lang.decorators import RETIRED_DECORATORS
 from vox_lang.diagnostics import DiagnosticSink
 from vox_lang.lexer import CLOSERS, OPENERS, Token, TokenKind, line_indent
@@ -80,7 +81,7 @@ def strip_retired_lines(text: str, tokens: list[Token], sink: DiagnosticSink) ->
             out.extend(nl)
             continue
         if _is_state_line(body):
-            sink.report("E0302", body[0].span)
+            sink.report(codes.E0302, body[0].span)
             open_state = _depth_after(body, 0)
             out.extend(nl)
             continue
@@ -96,7 +97,7 @@ def strip_retired_lines(text: str, tokens: list[Token], sink: DiagnosticSink) ->
             and "(" not in stack
             and "[" not in stack
         ):
-            sink.report("E0301", last.span, kw=body[0].text)
+            sink.report(codes.E0301, last.span, kw=body[0].text)
             stack[:] = saved
             skip_indent = indent
             out.extend(nl)
@@ -130,7 +131,7 @@ def _drop_retired_decorators(tokens: list[Token], sink: DiagnosticSink) -> list[
             out.append(tok)
             i += 1
             continue
-        sink.report("E0303", tok.span, name=name, hint=RETIRED_DECORATORS[name])
+        sink.report(codes.E0303, tok.span, name=name, hint=RETIRED_DECORATORS[name])
         i += 1
         if i < n and tokens[i].kind is TokenKind.STRING:
             i += 1
