@@ -116,7 +116,8 @@ def gate(cfg: CorpusConfig, pairs_path: Path, out_dir: Path, rejections_dir: Pat
 
     Returns:
         Summary: ``rows_in``, ``rows_kept``, ``pass_rate``, ``family_pass_rates``, ``top_codes``,
-        ``checks``, ``cache_hits``, ``path``, ``rejections_path``, ``rejections`` (first rows).
+        ``checks``, ``cache_hits``, ``path``, ``rejections_path``, ``rejections`` (first rows),
+        ``test_runs`` (programs whose @test functions ran) and ``tests_rejected`` (rows whose tests failed).
     """
     from pipeline.gate import gate_pairs
     from pipeline.generators.base import Pair
@@ -131,7 +132,8 @@ def gate(cfg: CorpusConfig, pairs_path: Path, out_dir: Path, rejections_dir: Pat
             "rows_kept": len(result.passed), "pass_rate": result.pass_rate,
             "family_pass_rates": result.family_pass_rates(), "top_codes": result.top_codes(),
             "checks": result.checks, "cache_hits": result.cache_hits, "rejections": rej_rows[:20],
-            "reasons": dict(Counter(r.reason for r in result.rejections))}
+            "reasons": dict(Counter(r.reason for r in result.rejections)),
+            "test_runs": result.test_runs, "tests_rejected": result.tests_rejected}
 
 
 def build(cfg: CorpusConfig, gated_path: Path, out_dir: Path) -> dict[str, Any]:

@@ -3,7 +3,10 @@
 Every response's ```vox blocks are joined into one module and run through the whole front end
 in strict mode (``vox_lang.check(strict=True)``: lex, parse, lower, type check). Repair pairs
 are checked both ways: the broken program shown in the prompt must fail with the kind's
-expected code, and the fixed program in the response must pass. The gate runs across
+expected code, and the fixed program in the response must pass. A response whose program
+declares ``@test`` functions must also pass them when run by the executor
+(:func:`vox_lang.runtime.run_tests_checked`, no capabilities, small limits); a failing test
+rejects the row with its runtime code (R0002 for a failed assertion). The gate runs across
 processes; results do not depend on the worker count.
 """
 
@@ -24,6 +27,11 @@ BROKEN_MISSING: Final = "broken_missing"
 BROKEN_PASSES: Final = "broken_passes"
 WRONG_CODE: Final = "broken_wrong_code"
 
+TESTS_FAIL: Final = "tests_fail"
+
+#: limits for running a row's @test functions (generated tests are tiny; a hang must not stall the gate)
+TEST_MAX_STEPS: Final = 200_000
+TEST_TIMEOUT_S: Final = 2.0
 
 @dataclass(frozen=True)
 class Rejection:
@@ -54,6 +62,12 @@ class GateResult:
     cache_hits: int = 0
     per_family: dict[str, tuple[int, int]] = field(default_factory=dict)
 
+    test_runs: int = 0  # distinct programs whose @test functions were run
+
+    @property
+    def tests_rejected(self) -> int:
+        """Rows rejected because their @test functions failed when run."""
+        return sum(r.reason == TESTS_FAIL for r in self.rejections)
     @property
     def total(self) -> int:
         """Pairs examined."""
@@ -87,6 +101,9 @@ class _Checker:
         self.checks = 0
         self.hits = 0
 
+        self.results: dict[str, object] = {}  # program -> CheckResult, kept for programs with @test
+        self.test_cache: dict[str, tuple[str, int, int, str] | None] = {}
+        self.test_runs = 0
     def errors(self, code: str) -> tuple[tuple[str, int, int, str], ...]:
         """``(code, line, col, message)`` of every strict-mode error of ``code``."""
         hit = self.cache.get(code)
@@ -100,9 +117,32 @@ class _Checker:
         out = tuple((d.code, d.line, d.col, d.message) for d in res.errors)
         self.cache[code] = out
         return out
+        if not out and "@test" in code:
+            self.results[code] = res
+
+    def test_failure(self, code: str) -> tuple[str, int, int, str] | None:
+        """Run the @test functions of a program that passed :meth:`errors`; the first failure as
+        ``(R-code, line, col, "test NAME: message")``, or ``None`` when all pass (or there are none)."""
+        if code in self.test_cache:
+            return self.test_cache[code]
+        res = self.results.pop(code, None)
+        found: tuple[str, int, int, str] | None = None
+        if res is not None:
+            from vox_lang.runtime import RunConfig, run_tests_checked
+
+            self.test_runs += 1
+            report = run_tests_checked(res, RunConfig(max_steps=TEST_MAX_STEPS, timeout_s=TEST_TIMEOUT_S))  # type: ignore[arg-type]
+            bad = report.first_failure()
+            if bad is not None and bad.fault is not None:
+                d = bad.fault.diagnostic
+                found = (d.code, d.line, d.col, f"test {bad.name}: {d.message}")
+            elif bad is not None:
+                found = ("", 0, 0, f"test {bad.name}: {bad.message}")
+        self.test_cache[code] = found
+        return found
 
 
-def gate_pair(pair: Pair, checker: "_Checker | None" = None) -> Rejection | None:
+def gate_pair(pair: Pair, checker: _Checker | None = None) -> Rejection | None:
     """Check one pair; ``None`` when it passes, else the :class:`Rejection`."""
     checker = checker or _Checker()
 
@@ -117,6 +157,9 @@ def gate_pair(pair: Pair, checker: "_Checker | None" = None) -> Rejection | None
     if errs:
         return reject(RESPONSE_FAILS, errs[0])
     if pair.expect_code:
+    failed = checker.test_failure(program)
+    if failed is not None:
+        return reject(TESTS_FAIL, failed)
         shown = vox_blocks(pair.prompt)
         if not shown:
             return reject(BROKEN_MISSING)
@@ -128,9 +171,9 @@ def gate_pair(pair: Pair, checker: "_Checker | None" = None) -> Rejection | None
     return None
 
 
-def _gate_chunk(pairs: Sequence[Pair]) -> tuple[list[Rejection | None], int, int]:
+def _gate_chunk(pairs: Sequence[Pair]) -> tuple[list[Rejection | None], int, int, int]:
     checker = _Checker()
-    return [gate_pair(p, checker) for p in pairs], checker.checks, checker.hits
+    return [gate_pair(p, checker) for p in pairs], checker.checks, checker.hits, checker.test_runs
 
 
 def gate_pairs(pairs: Sequence[Pair], workers: int = 1, chunk_size: int = 500) -> GateResult:
@@ -163,4 +206,4 @@ def gate_pairs(pairs: Sequence[Pair], workers: int = 1, chunk_size: int = 500) -
         kept_total[0] += v is None
         kept_total[1] += 1
     return GateResult(passed, rejections, sum(r[1] for r in results), sum(r[2] for r in results),
-                      {f: (k, n) for f, (k, n) in per_family.items()})
+                      {f: (k, n) for f, (k, n) in per_family.items()}, sum(r[3] for r in results))

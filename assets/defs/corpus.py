@@ -107,6 +107,7 @@ def compiler_gate(context: dg.AssetExecutionContext,
             "pass_rate": float(s["pass_rate"]), "min_pass_rate": float(s["min_pass_rate"]),
             "front_end_checks": s["checks"], "cache_hits": s["cache_hits"],
             "pass_rate_per_family": _md_table(("family", "pass rate"),
+            "test_runs": s.get("test_runs", 0), "tests_rejected": s.get("tests_rejected", 0),
                                               [(f, f"{r:.1%}") for f, r in s["family_pass_rates"].items()]),
             "top_codes": _md_table(("code", "rejections"), [tuple(c) for c in s["top_codes"]]),
             "dagster/row_count": s["rows_kept"]}, data_version=dg.DataVersion(s.version))
