@@ -13,9 +13,10 @@ processes; results do not depend on the worker count.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
-from typing import Final, Sequence
+from typing import Final
 
 from pipeline.generators.base import Pair
 from pipeline.prompt import vox_blocks
@@ -26,12 +27,12 @@ RESPONSE_FAILS: Final = "response_fails"
 BROKEN_MISSING: Final = "broken_missing"
 BROKEN_PASSES: Final = "broken_passes"
 WRONG_CODE: Final = "broken_wrong_code"
-
 TESTS_FAIL: Final = "tests_fail"
 
 #: limits for running a row's @test functions (generated tests are tiny; a hang must not stall the gate)
 TEST_MAX_STEPS: Final = 200_000
 TEST_TIMEOUT_S: Final = 2.0
+
 
 @dataclass(frozen=True)
 class Rejection:
@@ -61,13 +62,13 @@ class GateResult:
     checks: int = 0
     cache_hits: int = 0
     per_family: dict[str, tuple[int, int]] = field(default_factory=dict)
-
     test_runs: int = 0  # distinct programs whose @test functions were run
 
     @property
     def tests_rejected(self) -> int:
         """Rows rejected because their @test functions failed when run."""
         return sum(r.reason == TESTS_FAIL for r in self.rejections)
+
     @property
     def total(self) -> int:
         """Pairs examined."""
@@ -100,10 +101,10 @@ class _Checker:
         self.cache: dict[str, tuple[tuple[str, int, int, str], ...]] = {}
         self.checks = 0
         self.hits = 0
-
         self.results: dict[str, object] = {}  # program -> CheckResult, kept for programs with @test
         self.test_cache: dict[str, tuple[str, int, int, str] | None] = {}
         self.test_runs = 0
+
     def errors(self, code: str) -> tuple[tuple[str, int, int, str], ...]:
         """``(code, line, col, message)`` of every strict-mode error of ``code``."""
         hit = self.cache.get(code)
@@ -116,9 +117,9 @@ class _Checker:
         res = check(code, strict=True)
         out = tuple((d.code, d.line, d.col, d.message) for d in res.errors)
         self.cache[code] = out
-        return out
         if not out and "@test" in code:
             self.results[code] = res
+        return out
 
     def test_failure(self, code: str) -> tuple[str, int, int, str] | None:
         """Run the @test functions of a program that passed :meth:`errors`; the first failure as
@@ -156,10 +157,10 @@ def gate_pair(pair: Pair, checker: _Checker | None = None) -> Rejection | None:
     errs = checker.errors(program)
     if errs:
         return reject(RESPONSE_FAILS, errs[0])
-    if pair.expect_code:
     failed = checker.test_failure(program)
     if failed is not None:
         return reject(TESTS_FAIL, failed)
+    if pair.expect_code:
         shown = vox_blocks(pair.prompt)
         if not shown:
             return reject(BROKEN_MISSING)
