@@ -4,7 +4,7 @@ once unless defaulted), view elements, methods, actor handlers, record fields, a
 from __future__ import annotations
 
 from vox_lang import codes, hir
-from vox_lang.checker_env import VAR_KINDS, CheckerBase
+from vox_lang.checker_env import VAR_KINDS, CheckerPart
 from vox_lang.prelude import METHOD_REQUIRES, METHODS, MUTATING_METHODS, RECEIVER_KEYS, ParamSig, Sig
 from vox_lang.scopes import suggest
 from vox_lang.types import ELEMENT, UNKNOWN, TActor, TCon, TFn, TNever, TUnknown, TVar, Type
@@ -21,21 +21,19 @@ def callee_text(e: hir.Expr) -> str:
     return "expression"
 
 
-class CallChecker(CheckerBase):
+class CallChecker(CheckerPart):
     """Call and member rules (mixed into :class:`vox_lang.checker.Checker`)."""
 
-    def expr(self, e: hir.Expr, expected: Type | None = None, used: bool = True) -> Type:
-        raise NotImplementedError  # provided by ExprChecker
 
     def call(self, e: hir.Call, expected: Type | None) -> Type:
         callee = e.callee
         if isinstance(callee, hir.Ref):
-            d = self.defs[callee.def_id]
+            d = self.env.defs[callee.def_id]
             if d.kind == "view":
                 return self.view_call(e, d.name)
-            if d.kind == "activity" and not self.ctx.in_workflow:
-                self.sink.report(codes.E0522, callee.span, a=d.name)
-            sig = self.sig_of(d.id) if d.kind not in VAR_KINDS else None
+            if d.kind == "activity" and not self.env.ctx.in_workflow:
+                self.env.sink.report(codes.E0522, callee.span, a=d.name)
+            sig = self.env.sig_of(d.id) if d.kind not in VAR_KINDS else None
             if sig is not None and not (d.kind in ("ctor", "variant") and not sig.params):
                 return self.apply(sig, e, callee.name, expected)
         if isinstance(callee, hir.Member):
@@ -44,19 +42,19 @@ class CallChecker(CheckerBase):
                 return self.apply(found[0], e, callee_text(callee), expected, found[1])
             if found is None:
                 return self.skip_args(e)
-            t = self.u.resolve(found)  # a field of function type (its object checked once)
+            t = self.env.u.resolve(found)  # a field of function type (its object checked once)
         else:
-            t = self.u.resolve(self.expr(callee))
+            t = self.env.u.resolve(self.walk.expr(callee))
         if isinstance(t, TFn):
             sig = Sig(tuple(ParamSig(f"#{i + 1}", p) for i, p in enumerate(t.params)), t.ret)
             return self.apply(sig, e, callee_text(callee), expected, positional_only=True)
         if not isinstance(t, (TUnknown, TVar, TNever)):
-            self.sink.report(codes.E0502, callee.span, n=callee_text(callee), t=self.show(t))
+            self.env.sink.report(codes.E0502, callee.span, n=callee_text(callee), t=self.env.show(t))
         return self.skip_args(e)
 
     def skip_args(self, e: hir.Call) -> Type:
         for a in e.args:
-            self.expr(a.value)
+            self.walk.expr(a.value)
         return UNKNOWN
 
     def apply(
@@ -69,9 +67,9 @@ class CallChecker(CheckerBase):
         positional_only: bool = False,
     ) -> Type:
         """Bind ``e``'s arguments to ``sig`` (E0503/E0505), check each (E0504), return the result."""
-        params, ret = self.instantiate(sig, mapping)
+        params, ret = self.env.instantiate(sig, mapping)
         if expected is not None:
-            self.u.unify(ret, expected)  # lets the context type literals in the arguments
+            self.env.u.unify(ret, expected)  # lets the context type literals in the arguments
         bound: list[hir.Arg | None] = [None] * len(params)
         extra = 0
         named_error = False
@@ -82,14 +80,14 @@ class CallChecker(CheckerBase):
                     bound[pos] = a
                 else:
                     extra += 1
-                    self.expr(a.value)
+                    self.walk.expr(a.value)
                 pos += 1
                 continue
             idx = None if positional_only else next((i for i, p in enumerate(params) if p.name == a.name), None)
             if idx is None or bound[idx] is not None:
-                self.sink.report(codes.E0505, a.name_span or a.span, f=fname, p=a.name)
+                self.env.sink.report(codes.E0505, a.name_span or a.span, f=fname, p=a.name)
                 named_error = True
-                self.expr(a.value)
+                self.walk.expr(a.value)
                 continue
             bound[idx] = a
         required = sum(1 for p in params if not p.has_default)
@@ -97,26 +95,26 @@ class CallChecker(CheckerBase):
         missing = any(b is None and not p.has_default for b, p in zip(bound, params))
         if extra or given < required or (missing and not named_error):
             n = str(required) if required == len(params) else f"{required} to {len(params)}"
-            self.sink.report(codes.E0503, e.span, f=fname, n=n, m=given)
+            self.env.sink.report(codes.E0503, e.span, f=fname, n=n, m=given)
         for a, p in zip(bound, params):
             if a is not None:
                 self.argument(a, p, fname)
         return ret
 
     def argument(self, a: hir.Arg, p: ParamSig, fname: str) -> None:
-        t = self.expr(a.value, p.type)
-        if not self.u.unify(p.type, t):
-            self.sink.report(codes.E0504, a.span, p=p.name, f=fname, t=self.show(p.type), u=self.show(t))
+        t = self.walk.expr(a.value, p.type)
+        if not self.env.u.unify(p.type, t):
+            self.env.sink.report(codes.E0504, a.span, p=p.name, f=fname, t=self.env.show(p.type), u=self.env.show(t))
 
     def view_call(self, e: hir.Call, name: str) -> Type:
         """A view element: named arguments of any type, optional children → ``Element``."""
         seen: set[str] = set()
         for i, a in enumerate(e.args):
-            t = self.expr(a.value)
+            t = self.walk.expr(a.value)
             if a.name is None:
-                self.sink.report(codes.E0504, a.span, p=f"#{i + 1}", f=name, t="name=value", u=self.show(t))
+                self.env.sink.report(codes.E0504, a.span, p=f"#{i + 1}", f=name, t="name=value", u=self.env.show(t))
             elif a.name in seen:
-                self.sink.report(codes.E0505, a.name_span or a.span, f=name, p=a.name)
+                self.env.sink.report(codes.E0505, a.name_span or a.span, f=name, p=a.name)
             else:
                 seen.add(a.name)
         return ELEMENT
@@ -130,17 +128,17 @@ class CallChecker(CheckerBase):
             ``(sig, receiver bindings)`` for a method or actor handler; the field's type for a
             record field; ``None`` when nothing is known (``?`` object) or an error was reported.
         """
-        obj_t = self.u.resolve(self.expr(m.obj))
+        obj_t = self.env.u.resolve(self.walk.expr(m.obj))
         if isinstance(obj_t, TActor):
-            table = self.handler_sigs(obj_t.def_id)
+            table = self.env.handler_sigs(obj_t.def_id)
             if m.name in table:
                 return table[m.name], {}
             hint = {"g": g} if (g := suggest(m.name, table)) else {}
-            self.sink.report(codes.E0518, m.name_span, A=obj_t.name, h=m.name, **hint)
+            self.env.sink.report(codes.E0518, m.name_span, A=obj_t.name, h=m.name, **hint)
             return None
         if isinstance(obj_t, (TUnknown, TVar, TNever)):
             return None
-        fields = dict(self.u.fields(obj_t) or ())
+        fields = dict(self.env.u.fields(obj_t) or ())
         if m.name in fields:
             return fields[m.name]
         method = self.method(obj_t, m.name)
@@ -156,7 +154,7 @@ class CallChecker(CheckerBase):
         if not isinstance(obj_t, TCon) or name not in METHODS.get(obj_t.name, {}):
             return None
         required = METHOD_REQUIRES.get((obj_t.name, name), ())
-        if not all(self.u.unify(arg, want) for arg, want in zip(obj_t.args, required)):
+        if not all(self.env.u.unify(arg, want) for arg, want in zip(obj_t.args, required)):
             return None
         mapping = dict(zip(RECEIVER_KEYS.get(obj_t.name, ()), obj_t.args))
         return METHODS[obj_t.name][name], mapping
@@ -165,26 +163,26 @@ class CallChecker(CheckerBase):
         head = obj_t.name if isinstance(obj_t, TCon) else ""
         names = list(fields) + list(METHODS.get(head, {}))
         hint = {"g": g} if (g := suggest(m.name, names)) else {}
-        self.sink.report(codes.E0512, m.name_span, T=self.show(obj_t), f=m.name, **hint)
+        self.env.sink.report(codes.E0512, m.name_span, T=self.env.show(obj_t), f=m.name, **hint)
 
     def member(self, m: hir.Member) -> Type:
         """``obj.name`` as a value: a field, or a method/handler as a function."""
-        obj_t = self.u.resolve(self.expr(m.obj))
+        obj_t = self.env.u.resolve(self.walk.expr(m.obj))
         if isinstance(obj_t, (TUnknown, TVar, TNever)):
             return UNKNOWN
         if isinstance(obj_t, TActor):
-            table = self.handler_sigs(obj_t.def_id)
+            table = self.env.handler_sigs(obj_t.def_id)
             if m.name in table:
                 return table[m.name].fn_type
             hint = {"g": g} if (g := suggest(m.name, table)) else {}
-            self.sink.report(codes.E0518, m.name_span, A=obj_t.name, h=m.name, **hint)
+            self.env.sink.report(codes.E0518, m.name_span, A=obj_t.name, h=m.name, **hint)
             return UNKNOWN
-        fields = dict(self.u.fields(obj_t) or ())
+        fields = dict(self.env.u.fields(obj_t) or ())
         if m.name in fields:
             return fields[m.name]
         method = self.method(obj_t, m.name)
         if method is not None:
-            params, ret = self.instantiate(method[0], method[1])
+            params, ret = self.env.instantiate(method[0], method[1])
             return TFn(tuple(p.type for p in params), ret)
         self.no_member(obj_t, m, fields)
         return UNKNOWN
@@ -198,11 +196,11 @@ class CallChecker(CheckerBase):
             root = root.obj
         if not isinstance(root, hir.Ref):
             return
-        d = self.defs[root.def_id]
+        d = self.env.defs[root.def_id]
         if d.kind == "let" and d.mutable:
             return
         if d.kind in ("param", "loopvar"):
             hint = f"copy it into a new binding: `let mut {d.name}2 = {d.name}`"
-            self.sink.report(codes.E0509, root.span, n=d.name, hint=hint)
+            self.env.sink.report(codes.E0509, root.span, n=d.name, hint=hint)
         else:
-            self.sink.report(codes.E0509, root.span, n=d.name)
+            self.env.sink.report(codes.E0509, root.span, n=d.name)

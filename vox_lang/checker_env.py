@@ -4,11 +4,13 @@ signatures of everything callable, and the per-function context (spec §4)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol
 
 from vox_lang import hir
 from vox_lang.depth import MAX_DEPTH
 from vox_lang.diagnostics import DiagnosticSink
 from vox_lang.prelude import BUILTINS, CONSTRUCTORS, PRELUDE_RECORD_FIELDS, ParamSig, Sig, prelude_type, std_member
+from vox_lang.source import Span
 from vox_lang.types import (
     ELEMENT,
     FLOAT,
@@ -30,7 +32,7 @@ from vox_lang.types import (
 
 _PRIMS = {"int": INT, "float": FLOAT, "str": STR, "bool": TCon("bool"), "Unit": UNIT, "Element": ELEMENT}
 
-#: variable-like definitions (their types live in :attr:`CheckerBase.var_types`)
+#: variable-like definitions (their types live in :attr:`CheckerEnv.var_types`)
 VAR_KINDS = frozenset({"let", "param", "loopvar", "armvar"})
 
 
@@ -51,8 +53,49 @@ class FnCtx:
     in_workflow: bool
 
 
-class CheckerBase:
-    """Tables and type resolution shared by the checker mixins."""
+class Walk(Protocol):
+    """The entry points the checker's parts call on each other (implemented by
+    :class:`vox_lang.checker.Checker`, which owns one of each part): the parts are composed,
+    never mixed in, so none imports another or the checker."""
+
+    def expr(self, e: hir.Expr, expected: Type | None = None, used: bool = True) -> Type: ...
+
+    def join(self, branches: list[tuple[Type, hir.Expr]], used: bool) -> Type: ...
+
+    def children(self, e: hir.Children) -> Type: ...
+
+    def call(self, e: hir.Call, expected: Type | None) -> Type: ...
+
+    def member(self, m: hir.Member) -> Type: ...
+
+    def check_mutable_root(self, target: hir.Expr) -> None: ...
+
+    def match(self, e: hir.Match, expected: Type | None, used: bool) -> Type: ...
+
+    def block(self, b: hir.Block, expected: Type | None = None, used: bool = False) -> Type: ...
+
+    def stmt(self, s: hir.Stmt) -> None: ...
+
+    def condition(self, cond: hir.Expr) -> None: ...
+
+    def body(
+        self, ctx: FnCtx, params: tuple[hir.Param, ...], param_types: tuple[Type, ...], body: hir.Block,
+        name_span: Span,
+    ) -> None: ...
+
+
+class CheckerPart:
+    """One part of the checker (expressions, calls, patterns, statements): the shared
+    :class:`CheckerEnv` and the :class:`Walk` to reach the other parts."""
+
+    def __init__(self, env: CheckerEnv, walk: Walk) -> None:
+        self.env = env
+        self.walk = walk
+
+
+class CheckerEnv:
+    """One module's checking state: declaration tables, the unifier, variable types, the
+    current function context and depth, type resolution and signatures."""
 
     def __init__(self, module: hir.Module, sink: DiagnosticSink) -> None:
         self.module = module

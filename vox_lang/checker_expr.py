@@ -5,10 +5,8 @@ record literals their type."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from vox_lang import codes, hir
-from vox_lang.checker_env import CheckerBase, FnCtx
+from vox_lang.checker_env import CheckerPart, FnCtx
 from vox_lang.scopes import suggest
 from vox_lang.types import (
     BOOL,
@@ -30,9 +28,6 @@ from vox_lang.types import (
     list_of,
 )
 
-if TYPE_CHECKING:
-    from vox_lang.checker import Checker
-
 _ARITH = frozenset({"+", "-", "*", "/", "%"})
 _ORDER = frozenset({"<", ">", "<=", ">="})
 _NUM = ("int", "float")
@@ -45,30 +40,29 @@ def is_int_literal(e: hir.Expr) -> bool:
     return isinstance(e, hir.Lit) and e.kind == "int"
 
 
-class ExprChecker(CheckerBase):
+class ExprChecker(CheckerPart):
     """Expression rules; calls and members live in :mod:`vox_lang.checker_calls`."""
 
     def expr(self, e: hir.Expr, expected: Type | None = None, used: bool = True) -> Type:
         """Check ``e`` and return its type (``?`` past the depth cap)."""
-        if not self.enter():
+        if not self.env.enter():
             return UNKNOWN
         try:
             return self._expr(e, expected, used)
         finally:
-            self.depth -= 1
+            self.env.depth -= 1
 
     def _expr(self, e: hir.Expr, expected: Type | None, used: bool) -> Type:  # noqa: C901
-        me: Checker = self  # type: ignore[assignment]
         if isinstance(e, hir.Ref):
-            return self.value_type(e)
+            return self.env.value_type(e)
         if isinstance(e, hir.Lit):
             if e.kind == "int":
-                return FLOAT if expected is not None and is_con(self.u, expected, "float") else INT
+                return FLOAT if expected is not None and is_con(self.env.u, expected, "float") else INT
             return {"float": FLOAT, "str": STR, "bool": BOOL}.get(e.kind, UNIT)
         if isinstance(e, hir.Call):
-            return me.call(e, expected)
+            return self.walk.call(e, expected)
         if isinstance(e, hir.Member):
-            return me.member(e)
+            return self.walk.member(e)
         if isinstance(e, hir.Binary):
             return self.binary(e, expected)
         if isinstance(e, hir.Unary):
@@ -84,15 +78,15 @@ class ExprChecker(CheckerBase):
         if isinstance(e, hir.If):
             return self.if_(e, expected, used)
         if isinstance(e, hir.Match):
-            return me.match(e, expected, used)
+            return self.walk.match(e, expected, used)
         if isinstance(e, hir.Block):
-            return me.block(e, expected, used)
+            return self.walk.block(e, expected, used)
         if isinstance(e, hir.Lambda):
             return self.lambda_(e)
         if isinstance(e, hir.Spawn):
-            return UNKNOWN if e.def_id is None else me.resolve_type(hir.NamedType(e.def_id, e.actor, (), e.span))
+            return UNKNOWN if e.def_id is None else self.env.resolve_type(hir.NamedType(e.def_id, e.actor, (), e.span))
         if isinstance(e, hir.Children):
-            return me.children(e)
+            return self.children(e)
         return UNKNOWN
 
     # ------------------------------------------------------------------ operators
@@ -103,31 +97,31 @@ class ExprChecker(CheckerBase):
             lt, rt = self.expr(e.left, BOOL), self.expr(e.right, BOOL)
             if self.loose(lt) or self.loose(rt):
                 return UNKNOWN if self.unknown(lt, rt) else BOOL
-            if not (is_con(self.u, lt, "bool") and is_con(self.u, rt, "bool")):
-                self.sink.report(codes.E0510, e.left.span, op=op, t=self.show(lt), u=self.show(rt))
+            if not (is_con(self.env.u, lt, "bool") and is_con(self.env.u, rt, "bool")):
+                self.env.sink.report(codes.E0510, e.left.span, op=op, t=self.env.show(lt), u=self.env.show(rt))
             return BOOL
-        want = expected if op in _ARITH and expected is not None and is_con(self.u, expected, "float") else None
+        want = expected if op in _ARITH and expected is not None and is_con(self.env.u, expected, "float") else None
         lt = self.expr(e.left, want)
-        rt = self.expr(e.right, lt if is_con(self.u, lt, "float") else want)
-        if is_int_literal(e.left) and is_con(self.u, rt, "float"):
+        rt = self.expr(e.right, lt if is_con(self.env.u, lt, "float") else want)
+        if is_int_literal(e.left) and is_con(self.env.u, rt, "float"):
             lt = FLOAT
         if self.unknown(lt, rt):
             return UNKNOWN
-        lr, rr = self.u.resolve(lt), self.u.resolve(rt)
+        lr, rr = self.env.u.resolve(lt), self.env.u.resolve(rt)
         if isinstance(lr, TVar) or isinstance(rr, TVar):
-            self.u.unify(lr, rr)
-            lr, rr = self.u.resolve(lt), self.u.resolve(rt)
+            self.env.u.unify(lr, rr)
+            lr, rr = self.env.u.resolve(lt), self.env.u.resolve(rt)
             if isinstance(lr, TVar):
                 return BOOL if op not in _ARITH else lr
         if isinstance(lr, TNever) or isinstance(rr, TNever):
             return BOOL if op not in _ARITH else NEVER
         if op in ("==", "!=") and not isinstance(lr, TFn) and not isinstance(rr, TFn):
-            if not self.u.unify(lr, rr):  # "on one type": the right operand differs from the first
-                self.sink.report(codes.E0501, e.right.span, t=self.show(lt), u=self.show(rt))
+            if not self.env.u.unify(lr, rr):  # "on one type": the right operand differs from the first
+                self.env.sink.report(codes.E0501, e.right.span, t=self.env.show(lt), u=self.env.show(rt))
             return BOOL
         result = self.op_result(op, lr, rr)
         if result is None:
-            self.sink.report(codes.E0510, e.left.span, op=op, t=self.show(lt), u=self.show(rt))
+            self.env.sink.report(codes.E0510, e.left.span, op=op, t=self.env.show(lt), u=self.env.show(rt))
             return UNKNOWN if op in _ARITH else BOOL
         return result
 
@@ -136,7 +130,7 @@ class ExprChecker(CheckerBase):
         ln = lt.name if isinstance(lt, TCon) and not lt.args else ""
         rn = rt.name if isinstance(rt, TCon) and not rt.args else ""
         if op in ("==", "!="):
-            if isinstance(lt, TFn) or isinstance(rt, TFn) or not self.u.unify(lt, rt):
+            if isinstance(lt, TFn) or isinstance(rt, TFn) or not self.env.u.unify(lt, rt):
                 return None
             return BOOL
         if op in _ORDER:
@@ -152,151 +146,150 @@ class ExprChecker(CheckerBase):
     def unary(self, e: hir.Unary, expected: Type | None) -> Type:
         if e.op == "not":
             t = self.expr(e.operand, BOOL)
-            if self.loose(t) or is_con(self.u, t, "bool"):
+            if self.loose(t) or is_con(self.env.u, t, "bool"):
                 return UNKNOWN if self.unknown(t) else BOOL
         else:
             t = self.expr(e.operand, expected)
             if self.loose(t):
                 return UNKNOWN if self.unknown(t) else t
-            if is_con(self.u, t, "int") or is_con(self.u, t, "float"):
+            if is_con(self.env.u, t, "int") or is_con(self.env.u, t, "float"):
                 return t
-        self.sink.report(codes.E0510, e.op_span, op=e.op, t=self.show(t))
+        self.env.sink.report(codes.E0510, e.op_span, op=e.op, t=self.env.show(t))
         return UNKNOWN
 
     def loose(self, *ts: Type) -> bool:
-        return any(isinstance(self.u.resolve(t), (TUnknown, TVar, TNever)) for t in ts)
+        return any(isinstance(self.env.u.resolve(t), (TUnknown, TVar, TNever)) for t in ts)
 
     def unknown(self, *ts: Type) -> bool:
-        return any(isinstance(self.u.resolve(t), TUnknown) for t in ts)
+        return any(isinstance(self.env.u.resolve(t), TUnknown) for t in ts)
 
     # ------------------------------------------------------------------ branches
 
     def join(self, branches: list[tuple[Type, hir.Expr]], used: bool) -> Type:
         """One type for all branches when the value is used (E0501 at a differing branch)."""
-        concrete = [(t, node) for t, node in branches if not isinstance(self.u.resolve(t), TNever)]
+        concrete = [(t, node) for t, node in branches if not isinstance(self.env.u.resolve(t), TNever)]
         if not concrete:
             return NEVER
         if not used:
             return UNIT
         first = concrete[0][0]
         for t, node in concrete[1:]:
-            if not self.u.unify(first, t):
+            if not self.env.u.unify(first, t):
                 span = node.span
-                self.sink.report(codes.E0501, span, t=self.show(first), u=self.show(t))
+                self.env.sink.report(codes.E0501, span, t=self.env.show(first), u=self.env.show(t))
         return first
 
     def if_(self, e: hir.If, expected: Type | None, used: bool) -> Type:
-        me: Checker = self  # type: ignore[assignment]
         branches: list[tuple[Type, hir.Expr]] = []
         want = expected
         cur: hir.If | hir.Block = e
         while isinstance(cur, hir.If):
-            me.condition(cur.cond)
-            t = me.block(cur.then, want, used)
-            if want is None and used and not isinstance(self.u.resolve(t), TNever):
+            self.walk.condition(cur.cond)
+            t = self.walk.block(cur.then, want, used)
+            if want is None and used and not isinstance(self.env.u.resolve(t), TNever):
                 want = t
             branches.append((t, cur.then))
             cur = cur.else_
-        branches.append((me.block(cur, want, used), cur))
+        branches.append((self.walk.block(cur, want, used), cur))
         return self.join(branches, used)
 
     # ------------------------------------------------------------------ literals
 
     def list_lit(self, e: hir.ListLit, expected: Type | None) -> Type:
-        exp = self.u.resolve(expected) if expected is not None else None
+        exp = self.env.u.resolve(expected) if expected is not None else None
         elem_exp = exp.args[0] if isinstance(exp, TCon) and exp.name == "List" and exp.args else None
         first: Type | None = None
         for x in e.elems:
             want = elem_exp if elem_exp is not None else first
             t = self.expr(x, want)
-            if first is None or isinstance(self.u.resolve(first), TNever):
+            if first is None or isinstance(self.env.u.resolve(first), TNever):
                 first = t
-            elif not self.u.unify(first, t):
-                self.sink.report(codes.E0501, x.span, t=self.show(first), u=self.show(t))
+            elif not self.env.u.unify(first, t):
+                self.env.sink.report(codes.E0501, x.span, t=self.env.show(first), u=self.env.show(t))
         if first is None:
-            return list_of(elem_exp if elem_exp is not None else self.u.fresh())
+            return list_of(elem_exp if elem_exp is not None else self.env.u.fresh())
         return list_of(first)
 
     def record_lit(self, e: hir.RecordLit, expected: Type | None) -> Type:
-        exp = self.u.resolve(expected) if expected is not None else None
+        exp = self.env.u.resolve(expected) if expected is not None else None
         if isinstance(exp, TCon) and exp.name == "Map" and len(exp.args) == 2:
             for f in e.fields:
                 t = self.expr(f.value, exp.args[1])
-                if not self.u.unify(exp.args[1], t):
-                    self.sink.report(codes.E0501, f.value.span, t=self.show(exp.args[1]), u=self.show(t))
+                if not self.env.u.unify(exp.args[1], t):
+                    self.env.sink.report(codes.E0501, f.value.span, t=self.env.show(exp.args[1]), u=self.env.show(t))
             if e.fields:
-                self.u.unify(exp.args[0], STR)
+                self.env.u.unify(exp.args[0], STR)
             return exp
-        fields = self.u.fields(exp) if exp is not None else None
+        fields = self.env.u.fields(exp) if exp is not None else None
         if fields is not None and exp is not None:
             table = dict(fields)
             for f in e.fields:
                 if f.name in table:
                     t = self.expr(f.value, table[f.name])
-                    if not self.u.unify(table[f.name], t):
-                        self.sink.report(codes.E0501, f.value.span, t=self.show(table[f.name]), u=self.show(t))
+                    if not self.env.u.unify(table[f.name], t):
+                        want = self.env.show(table[f.name])
+                        self.env.sink.report(codes.E0501, f.value.span, t=want, u=self.env.show(t))
                 else:
                     self.expr(f.value)
                     hint = {"g": g} if (g := suggest(f.name, table)) else {}
-                    self.sink.report(codes.E0512, f.name_span, T=self.show(exp), f=f.name, **hint)
+                    self.env.sink.report(codes.E0512, f.name_span, T=self.env.show(exp), f=f.name, **hint)
             given = {f.name for f in e.fields}
             missing = [n for n, _ in fields if n not in given]
             if missing:
                 names = ", ".join(f"`{n}`" for n in missing)
-                self.sink.report(codes.E0513, e.span, T=self.show(exp), list=names)
+                self.env.sink.report(codes.E0513, e.span, T=self.env.show(exp), list=names)
             return exp
         if not e.fields:
-            return TCon("Map", (self.u.fresh(), self.u.fresh()))
+            return TCon("Map", (self.env.u.fresh(), self.env.u.fresh()))
         return TRecord(tuple((f.name, self.expr(f.value)) for f in e.fields))
 
     # ------------------------------------------------------------------ index, ?, lambda
 
     def index(self, e: hir.Index) -> Type:
-        ot = self.u.resolve(self.expr(e.obj))
+        ot = self.env.u.resolve(self.expr(e.obj))
         if isinstance(ot, TCon) and ot.name in ("List", "Map", "str"):
             key = INT if ot.name != "Map" else ot.args[0]
             it = self.expr(e.index, key)
-            if self.u.unify(key, it):
+            if self.env.u.unify(key, it):
                 return ot.args[-1] if ot.name != "str" else STR
-            self.sink.report(codes.E0519, e.index.span, t=self.show(ot), u=self.show(it))
+            self.env.sink.report(codes.E0519, e.index.span, t=self.env.show(ot), u=self.env.show(it))
             return UNKNOWN
         it = self.expr(e.index)
         if not isinstance(ot, (TUnknown, TVar, TNever)):
-            self.sink.report(codes.E0519, e.index.span, t=self.show(ot), u=self.show(it))
+            self.env.sink.report(codes.E0519, e.index.span, t=self.env.show(ot), u=self.env.show(it))
         return UNKNOWN
 
     def try_(self, e: hir.Try) -> Type:
-        ot = self.u.resolve(self.expr(e.operand))
+        ot = self.env.u.resolve(self.expr(e.operand))
         if isinstance(ot, (TUnknown, TVar, TNever)):
             return UNKNOWN
         if not (isinstance(ot, TCon) and ot.name in ("Result", "Option") and ot.args):
-            self.sink.report(codes.E0516, e.q_span, t=self.show(ot))
+            self.env.sink.report(codes.E0516, e.q_span, t=self.env.show(ot))
             return UNKNOWN
-        ret = self.u.resolve(self.ctx.ret)
+        ret = self.env.u.resolve(self.env.ctx.ret)
         if isinstance(ret, TUnknown):
             return ot.args[0]
         ok = isinstance(ret, TCon) and ret.name == ot.name
         if ok and ot.name == "Result":
-            ok = len(ret.args) == 2 and self.u.unify(ret.args[1], ot.args[1])  # type: ignore[union-attr]
+            ok = len(ret.args) == 2 and self.env.u.unify(ret.args[1], ot.args[1])  # type: ignore[union-attr]
         if not ok:
-            self.sink.report(codes.E0517, e.q_span, kind=ot.name, t=self.show(ret))
+            self.env.sink.report(codes.E0517, e.q_span, kind=ot.name, t=self.env.show(ret))
         return ot.args[0]
 
     def lambda_(self, e: hir.Lambda) -> Type:
-        me: Checker = self  # type: ignore[assignment]
-        params = tuple(self.resolve_type(p.type) for p in e.params)
-        ret = self.resolve_type(e.ret)
-        ctx = FnCtx("lambda", ret, "lambda", self.ctx.in_workflow)
-        me.body(ctx, e.params, params, e.body, e.span)
+        params = tuple(self.env.resolve_type(p.type) for p in e.params)
+        ret = self.env.resolve_type(e.ret)
+        ctx = FnCtx("lambda", ret, "lambda", self.env.ctx.in_workflow)
+        self.walk.body(ctx, e.params, params, e.body, e.span)
         return TFn(params, ret)
 
     def children(self, e: hir.Children) -> Type:
         """A view call's children: each an Element, a str or a List[Element] (E0520)."""
         for item in e.items:
-            t = self.u.resolve(self.expr(item))
+            t = self.env.u.resolve(self.expr(item))
             if isinstance(t, (TUnknown, TVar, TNever)) or t in (ELEMENT, STR):
                 continue
-            if isinstance(t, TCon) and t.name == "List" and self.u.unify(t, list_of(ELEMENT)):
+            if isinstance(t, TCon) and t.name == "List" and self.env.u.unify(t, list_of(ELEMENT)):
                 continue
-            self.sink.report(codes.E0520, item.span, t=self.show(t))
+            self.env.sink.report(codes.E0520, item.span, t=self.env.show(t))
         return list_of(ELEMENT)

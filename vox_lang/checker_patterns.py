@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from vox_lang import codes, hir
-from vox_lang.checker_env import CheckerBase
+from vox_lang.checker_env import CheckerPart
 from vox_lang.exhaustiveness import WILD, Ctor, Pat, analyze
 from vox_lang.types import BOOL, FLOAT, INT, NEVER, STR, UNKNOWN, TCon, TNever, TSum, Type
 
@@ -15,37 +15,33 @@ _BOOL_CTORS = [Ctor(("bool", True), "true", ()), Ctor(("bool", False), "false", 
 _FAMILY_CTORS = {"Option": ("Some", "None"), "Result": ("Ok", "Error")}
 
 
-class PatternChecker(CheckerBase):
+class PatternChecker(CheckerPart):
     """Match rules (mixed into :class:`vox_lang.checker.Checker`)."""
 
-    def expr(self, e: hir.Expr, expected: Type | None = None, used: bool = True) -> Type:
-        raise NotImplementedError  # provided by ExprChecker
 
-    def join(self, branches: list[tuple[Type, hir.Expr]], used: bool) -> Type:
-        raise NotImplementedError  # provided by ExprChecker
 
     def match(self, e: hir.Match, expected: Type | None, used: bool) -> Type:
-        st = self.expr(e.scrutinee)
+        st = self.walk.expr(e.scrutinee)
         ok = True
         branches: list[tuple[Type, hir.Expr]] = []
         want = expected
         for arm in e.arms:
             ok = self.pattern(arm.pattern, st) and ok
-            t = self.expr(arm.body, want, used)
-            if want is None and used and not isinstance(self.u.resolve(t), TNever):
+            t = self.walk.expr(arm.body, want, used)
+            if want is None and used and not isinstance(self.env.u.resolve(t), TNever):
                 want = t
             branches.append((t, arm.body))
-        result = self.join(branches, used)
+        result = self.walk.join(branches, used)
         if ok and e.arms:
             pats = [self.to_pat(a.pattern) for a in e.arms]
             unreachable, missing = analyze(pats, st, self.ctors_of)
             for i in unreachable:
-                self.sink.report(codes.W0101, e.arms[i].pattern.span)
+                self.env.sink.report(codes.W0101, e.arms[i].pattern.span)
             if missing:
                 cases = ", ".join(f"`{m}`" for m in missing)
-                self.sink.report(codes.E0515, e.span, cases=cases)
+                self.env.sink.report(codes.E0515, e.span, cases=cases)
             else:
-                self.exhaustive.add(id(e))
+                self.env.exhaustive.add(id(e))
         return result if e.arms else NEVER
 
     # ------------------------------------------------------------------ typing
@@ -55,28 +51,28 @@ class PatternChecker(CheckerBase):
         if isinstance(p, hir.WildcardPat):
             return True
         if isinstance(p, hir.BindPat):
-            self.var_types[p.def_id] = UNKNOWN if isinstance(self.u.resolve(t), TNever) else t
+            self.env.var_types[p.def_id] = UNKNOWN if isinstance(self.env.u.resolve(t), TNever) else t
             return True
         if isinstance(p, hir.LiteralPat):
             lit_t = _LIT_TYPES.get(p.kind, UNKNOWN)
-            if self.u.unify(t, lit_t) or (p.kind == "int" and self.u.unify(t, FLOAT)):
+            if self.env.u.unify(t, lit_t) or (p.kind == "int" and self.env.u.unify(t, FLOAT)):
                 return True
-            self.sink.report(codes.E0524, p.span, p=show_pattern(p), t=self.show(t))
+            self.env.sink.report(codes.E0524, p.span, p=show_pattern(p), t=self.env.show(t))
             return False
         if p.def_id is None:  # unknown constructor: E0407 already reported
             self.bind_unknown(p.args)
             return False
-        sig = self.sig_of(p.def_id)
+        sig = self.env.sig_of(p.def_id)
         if sig is None:
             self.bind_unknown(p.args)
             return False
-        params, ret = self.instantiate(sig)
-        if not self.u.unify(ret, t):
-            self.sink.report(codes.E0524, p.span, p=show_pattern(p), t=self.show(t))
+        params, ret = self.env.instantiate(sig)
+        if not self.env.u.unify(ret, t):
+            self.env.sink.report(codes.E0524, p.span, p=show_pattern(p), t=self.env.show(t))
             self.bind_unknown(p.args)
             return False
         if len(p.args) != len(params):
-            self.sink.report(codes.E0514, p.name_span, C=p.name, n=len(params), m=len(p.args))
+            self.env.sink.report(codes.E0514, p.name_span, C=p.name, n=len(params), m=len(p.args))
             self.bind_unknown(p.args)
             return False
         ok = True
@@ -87,7 +83,7 @@ class PatternChecker(CheckerBase):
     def bind_unknown(self, pats: Sequence[hir.Pattern]) -> None:
         for sub in pats:
             if isinstance(sub, hir.BindPat):
-                self.var_types[sub.def_id] = UNKNOWN
+                self.env.var_types[sub.def_id] = UNKNOWN
             elif isinstance(sub, hir.CtorPat):
                 self.bind_unknown(sub.args)
 
@@ -99,14 +95,14 @@ class PatternChecker(CheckerBase):
                 return Pat("ctor", ("bool", bool(p.value)), "true" if p.value else "false")
             return Pat("lit", ("num" if p.kind in ("int", "float") else p.kind, p.value))  # 1 == 1.0
         if isinstance(p, hir.CtorPat) and p.def_id is not None:
-            d = self.defs[p.def_id]
+            d = self.env.defs[p.def_id]
             key = d.key if d.kind == "ctor" else ("variant", d.id)
             return Pat("ctor", key, p.name, tuple(self.to_pat(a) for a in p.args))
         return WILD
 
     def ctors_of(self, t: object, heads: Sequence[Pat]) -> list[Ctor] | None:
         """The complete constructor list of a column type (``None``: infinite, needs ``_``)."""
-        r = self.u.resolve(t)  # type: ignore[arg-type]
+        r = self.env.u.resolve(t)  # type: ignore[arg-type]
         if r == BOOL:
             return _BOOL_CTORS
         if isinstance(r, TCon) and r.name in _FAMILY_CTORS and r.args:
@@ -122,8 +118,8 @@ class PatternChecker(CheckerBase):
                 continue
             if isinstance(h.key, tuple) and h.key[0] == "bool":
                 return _BOOL_CTORS
-            if isinstance(h.key, tuple) and h.key[1] in self.variants:
-                return self.sum_ctors(self.variants[h.key[1]][1])
+            if isinstance(h.key, tuple) and h.key[1] in self.env.variants:
+                return self.sum_ctors(self.env.variants[h.key[1]][1])
             for family, (a, b) in _FAMILY_CTORS.items():
                 if h.key in (a, b):
                     arity_b = 0 if family == "Option" else 1
@@ -131,11 +127,11 @@ class PatternChecker(CheckerBase):
         return None
 
     def sum_ctors(self, sum_id: int) -> list[Ctor]:
-        decl = self.type_decls.get(sum_id)
+        decl = self.env.type_decls.get(sum_id)
         if decl is None:
             return []
         return [
-            Ctor(("variant", v.def_id), v.name, tuple(self.resolve_type(f.type) for f in v.fields))
+            Ctor(("variant", v.def_id), v.name, tuple(self.env.resolve_type(f.type) for f in v.fields))
             for v in decl.variants
         ]
 

@@ -6,47 +6,43 @@ from __future__ import annotations
 from dataclasses import fields, is_dataclass
 
 from vox_lang import codes, hir
-from vox_lang.checker_env import CheckerBase, FnCtx
+from vox_lang.checker_env import CheckerPart, FnCtx
 from vox_lang.source import Span
 from vox_lang.types import BOOL, INT, NEVER, STR, UNIT, UNKNOWN, TCon, TNever, TUnknown, TVar, Type
 
 
-class StmtChecker(CheckerBase):
+class StmtChecker(CheckerPart):
     """Statement rules (mixed into :class:`vox_lang.checker.Checker`)."""
 
-    def expr(self, e: hir.Expr, expected: Type | None = None, used: bool = True) -> Type:
-        raise NotImplementedError  # provided by ExprChecker
 
-    def check_mutable_root(self, target: hir.Expr) -> None:
-        raise NotImplementedError  # provided by CallChecker
 
     def block(self, b: hir.Block, expected: Type | None = None, used: bool = False) -> Type:
         """Check a block; its value is its final expression (else Unit, or never after ``ret``)."""
-        if not self.enter():
+        if not self.env.enter():
             return UNKNOWN
         try:
             last = len(b.stmts) - 1
             for i, s in enumerate(b.stmts):
                 if i == last and isinstance(s, hir.ExprStmt):
-                    return self.expr(s.expr, expected, used)
+                    return self.walk.expr(s.expr, expected, used)
                 self.stmt(s)
                 if i == last and isinstance(s, (hir.Ret, hir.Break, hir.Continue)):
                     return NEVER
             return UNIT
         finally:
-            self.depth -= 1
+            self.env.depth -= 1
 
     def stmt(self, s: hir.Stmt) -> None:
         if isinstance(s, hir.ExprStmt):
-            self.expr(s.expr, None, used=False)
+            self.walk.expr(s.expr, None, used=False)
         elif isinstance(s, hir.Let):
             self.let(s)
         elif isinstance(s, hir.Assign):
-            self.check_mutable_root(s.target)
-            target_t = self.expr(s.target)
-            t = self.expr(s.value, target_t)
-            if not self.u.unify(target_t, t):
-                self.sink.report(codes.E0501, s.value.span, t=self.show(target_t), u=self.show(t))
+            self.walk.check_mutable_root(s.target)
+            target_t = self.walk.expr(s.target)
+            t = self.walk.expr(s.value, target_t)
+            if not self.env.u.unify(target_t, t):
+                self.env.sink.report(codes.E0501, s.value.span, t=self.env.show(target_t), u=self.env.show(t))
         elif isinstance(s, hir.Ret):
             self.ret(s)
         elif isinstance(s, hir.While):
@@ -56,47 +52,47 @@ class StmtChecker(CheckerBase):
             self.for_(s)
 
     def let(self, s: hir.Let) -> None:
-        declared = self.resolve_type(s.type) if s.type is not None else None
-        t = self.expr(s.value, declared)
+        declared = self.env.resolve_type(s.type) if s.type is not None else None
+        t = self.walk.expr(s.value, declared)
         if declared is not None:
-            if not self.u.unify(declared, t):
-                self.sink.report(codes.E0506, s.value.span, n=s.name, t=self.show(declared), u=self.show(t))
+            if not self.env.u.unify(declared, t):
+                self.env.sink.report(codes.E0506, s.value.span, n=s.name, t=self.env.show(declared), u=self.env.show(t))
             t = declared
         if s.def_id is not None:
-            self.var_types[s.def_id] = UNKNOWN if isinstance(self.u.resolve(t), TNever) else t
+            self.env.var_types[s.def_id] = UNKNOWN if isinstance(self.env.u.resolve(t), TNever) else t
 
     def ret(self, s: hir.Ret) -> None:
-        ctx = self.ctx
+        ctx = self.env.ctx
         if ctx.kind == "script":  # E0406 was reported by lowering
             if s.value is not None:
-                self.expr(s.value)
+                self.walk.expr(s.value)
             return
         if s.value is None:
-            if not self.u.unify(ctx.ret, UNIT):
-                self.sink.report(codes.E0507, s.span, u="Unit", f=ctx.name, t=self.show(ctx.ret))
+            if not self.env.u.unify(ctx.ret, UNIT):
+                self.env.sink.report(codes.E0507, s.span, u="Unit", f=ctx.name, t=self.env.show(ctx.ret))
             return
-        t = self.expr(s.value, ctx.ret)
-        if not self.u.unify(ctx.ret, t):
-            self.sink.report(codes.E0507, s.value.span, u=self.show(t), f=ctx.name, t=self.show(ctx.ret))
+        t = self.walk.expr(s.value, ctx.ret)
+        if not self.env.u.unify(ctx.ret, t):
+            self.env.sink.report(codes.E0507, s.value.span, u=self.env.show(t), f=ctx.name, t=self.env.show(ctx.ret))
 
     def condition(self, cond: hir.Expr) -> None:
-        t = self.expr(cond, BOOL)
-        if not self.u.unify(BOOL, t):
-            self.sink.report(codes.E0511, cond.span, t=self.show(t))
+        t = self.walk.expr(cond, BOOL)
+        if not self.env.u.unify(BOOL, t):
+            self.env.sink.report(codes.E0511, cond.span, t=self.env.show(t))
 
     def for_(self, s: hir.For) -> None:
-        it = self.u.resolve(self.expr(s.iterable))
+        it = self.env.u.resolve(self.walk.expr(s.iterable))
         elem: Type = UNKNOWN
         if isinstance(it, TCon) and it.name in ("List", "Set", "Map") and it.args:
             elem = it.args[0]
         elif it == STR:
             elem = STR
         elif not isinstance(it, (TUnknown, TVar, TNever)):
-            self.sink.report(codes.E0501, s.iterable.span, t="List[?]", u=self.show(it))
+            self.env.sink.report(codes.E0501, s.iterable.span, t="List[?]", u=self.env.show(it))
         if s.var_id is not None:
-            self.var_types[s.var_id] = elem
+            self.env.var_types[s.var_id] = elem
         if s.index_id is not None:
-            self.var_types[s.index_id] = INT
+            self.env.var_types[s.index_id] = INT
         self.block(s.body)
 
     # ------------------------------------------------------------------ bodies
@@ -110,21 +106,22 @@ class StmtChecker(CheckerBase):
         name_span: Span,
     ) -> None:
         """Check one function-like body under ``ctx``; E0508 at ``name_span`` if a path misses ``ret``."""
-        saved = self.ctx
-        self.ctx = ctx
+        saved = self.env.ctx
+        self.env.ctx = ctx
         try:
             for p, t in zip(params, param_types):
-                self.var_types[p.def_id] = t
+                self.env.var_types[p.def_id] = t
                 if p.default is not None:
-                    dt = self.expr(p.default, t)
-                    if not self.u.unify(t, dt):
-                        self.sink.report(codes.E0506, p.default.span, n=p.name, t=self.show(t), u=self.show(dt))
+                    dt = self.walk.expr(p.default, t)
+                    if not self.env.u.unify(t, dt):
+                        shown = self.env.show(t)
+                        self.env.sink.report(codes.E0506, p.default.span, n=p.name, t=shown, u=self.env.show(dt))
             self.block(body)
-            ret = self.u.resolve(ctx.ret)
+            ret = self.env.u.resolve(ctx.ret)
             if ret != UNIT and not isinstance(ret, TUnknown) and not self.block_returns(body):
-                self.sink.report(codes.E0508, name_span, f=ctx.name, t=self.show(ret))
+                self.env.sink.report(codes.E0508, name_span, f=ctx.name, t=self.env.show(ret))
         finally:
-            self.ctx = saved
+            self.env.ctx = saved
 
     def block_returns(self, b: hir.Block) -> bool:
         """True when every path through ``b`` ends in ``ret`` (spec §4)."""
@@ -144,8 +141,8 @@ class StmtChecker(CheckerBase):
         """A call of a prelude function typed ``never`` (``process.exit``, spec §10 U2)."""
         if not (isinstance(e, hir.Call) and isinstance(e.callee, hir.Ref)):
             return False
-        d = self.defs[e.callee.def_id]
-        sig = self.sig_of(d.id) if d.kind == "std_fn" else None
+        d = self.env.defs[e.callee.def_id]
+        sig = self.env.sig_of(d.id) if d.kind == "std_fn" else None
         return sig is not None and isinstance(sig.ret, TNever)
 
     def expr_returns(self, e: hir.Expr) -> bool:
@@ -153,7 +150,7 @@ class StmtChecker(CheckerBase):
             else_ok = self.expr_returns(e.else_) if isinstance(e.else_, hir.If) else self.block_returns(e.else_)
             return else_ok and self.block_returns(e.then)
         if isinstance(e, hir.Match):
-            return id(e) in self.exhaustive and all(self.expr_returns(a.body) for a in e.arms)
+            return id(e) in self.env.exhaustive and all(self.expr_returns(a.body) for a in e.arms)
         if isinstance(e, hir.Block):
             return self.block_returns(e)
         return False
