@@ -11,23 +11,36 @@ from __future__ import annotations
 
 from vox_lang import hir
 from vox_lang.checker import Checker
+from vox_lang.checker_env import CheckerEnv, Walk
+from vox_lang.checker_expr import ExprChecker
 from vox_lang.depth import pass_guard
 from vox_lang.diagnostics import DiagnosticSink
 from vox_lang.source import SourceFile
 from vox_lang.types import TCon, TNamedRec, TRecord, Type
 
 
-class _Recorder(Checker):
-    """The checker, remembering ``id(expr) -> type`` (types resolved later, once all are bound)."""
+class _RecordingExprs(ExprChecker):
+    """The checker's expression part, remembering ``id(expr) -> type`` (resolved later, once
+    every variable is bound); nested expressions come back through :meth:`expr` as well."""
 
-    def __init__(self, module: hir.Module, sink: DiagnosticSink) -> None:
-        super().__init__(module, sink)
+    def __init__(self, env: CheckerEnv, walk: Walk) -> None:
+        super().__init__(env, walk)
         self.seen: dict[int, tuple[hir.Expr, Type]] = {}
 
     def expr(self, e: hir.Expr, expected: Type | None = None, used: bool = True) -> Type:
         t = super().expr(e, expected, used)
         self.seen[id(e)] = (e, t)  # the node is kept alive with its id
         return t
+
+
+class _Recorder(Checker):
+    """The checker with the recording expression part."""
+
+    def __init__(self, module: hir.Module, sink: DiagnosticSink) -> None:
+        super().__init__(module, sink)
+        self.recording = _RecordingExprs(self.env, self)
+        self.exprs = self.recording
+        self.seen = self.recording.seen
 
 
 class TypeInfo:
@@ -42,7 +55,7 @@ class TypeInfo:
         self.recorder = _Recorder(module, sink)
         with pass_guard():
             self.recorder.run()
-        self.u = self.recorder.u
+        self.u = self.recorder.env.u
 
     def type_of(self, e: hir.Expr) -> Type | None:
         """The resolved type of ``e`` (``None`` if the checker never reached it)."""
@@ -73,7 +86,7 @@ class TypeInfo:
             return None
         names = {f.name for f in e.fields}
         if isinstance(t, TNamedRec):
-            declared = tuple(n for n, _ in self.recorder.record_fields(t.def_id))
+            declared = tuple(n for n, _ in self.recorder.env.record_fields(t.def_id))
             if set(declared) == names:
                 return declared
         if isinstance(t, TRecord) and {n for n, _ in t.fields} == names:
