@@ -29,6 +29,7 @@ from typing import Any
 
 from pipeline.chat_format import check_mode, user_turn
 from pipeline.errors import DataError
+from pipeline.eval_checks import exec_gate, with_exec
 from pipeline.eval_scoring import (  # noqa: F401 - NO_CODE, extract_vox, vox_checker re-exported (older imports)
     CLASSES,
     NO_CODE,
@@ -69,6 +70,7 @@ class EvalConfig:
     pass_threshold: float = 0.3  # blocking check: adapter headline pass@1 must reach this (and beat base)
     strict: bool = False  # check in strict mode (the headline is strict either way: warnings fail it)
     verify_n: int = 4  # candidates of the verified best-of-n policy (<= n_samples)
+    gate_metric: str = "compile"  # release gate on "compile" (headline pass@1) or "exec" (hidden checks pass)
     seed: int = 0  # sampling seed
     device: str = "auto"  # auto | cuda | mps | cpu
 
@@ -122,6 +124,8 @@ class ModelEval:
     syntax_rate: float = 0.0
     truncated: int = 0
     per_suite: dict[str, dict[str, Any]] = field(default_factory=dict)
+    exec_pass_at_1: float = 0.0  # compiles and the hidden checks pass (pipeline.eval_checks)
+    exec_pass_at_k: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -233,7 +237,7 @@ def summarize(tasks: list[Task], scores: list[list[SampleScore]], texts: list[li
         if len(samples) < 24:
             samples.append({"task": task.id, "completion": ts[0][:600], "passed": ss[0].passed,
                             "code": ss[0].failure, "missing": list(ss[0].missing)})
-    return ModelEval(
+    me = ModelEval(
         pass_at_1=sum(pass_at_k(len(ss), sum(s.passed for s in ss), 1) for ss in scores) / len(tasks),
         pass_at_k=sum(pass_at_k(len(ss), sum(s.passed for s in ss), k) for ss in scores) / len(tasks),
         k=k, n=n, per_family=_groups(tasks, scores, k, "family"), per_kind=_groups(tasks, scores, k, "kind"),
@@ -246,6 +250,7 @@ def summarize(tasks: list[Task], scores: list[list[SampleScore]], texts: list[li
                      / max(1, sum(not s.truncated for s in coded))),
         truncated=sum(s.truncated for s in flat), per_suite=_groups(tasks, scores, k, "suite"),
     )
+    return with_exec(me, tasks, scores, texts, k)
 
 
 def sample_and_score(generate: Generator, tasks: list[Task], cfg: EvalConfig, mode: str,
@@ -292,8 +297,18 @@ def verified_eval(tasks: list[Task], texts: list[list[str]], scores: list[list[S
     return summarize(tasks, chosen_s, chosen_t, 1, f"verified best-of-{min(verify_n, len(scores[0]))}", seconds)
 
 
-def gate(base: ModelEval, adapter: ModelEval, threshold: float) -> tuple[bool, str]:
-    """The release gate: adapter pass@1 >= threshold and > base pass@1. Returns ``(ok, why)``."""
+def gate(base: ModelEval, adapter: ModelEval, threshold: float, metric: str = "compile") -> tuple[bool, str]:
+    """The release gate: adapter pass@1 >= threshold and > base pass@1. Returns ``(ok, why)``.
+
+    ``metric`` ``"exec"`` compares exec pass@1 (compiles and the hidden checks pass) instead.
+
+    Raises:
+        DataError: an unknown ``metric``.
+    """
+    if metric == "exec":
+        return exec_gate(base, adapter, threshold)
+    if metric != "compile":
+        raise DataError(f"eval.gate_metric={metric!r}: use compile or exec")
     if adapter.pass_at_1 < threshold:
         return False, f"adapter pass@1 {adapter.pass_at_1:.3f} < threshold {threshold:.3f}"
     if adapter.pass_at_1 <= base.pass_at_1:
@@ -393,7 +408,7 @@ def run_eval(base_gen: Generator, adapter_gen: Generator, tasks: list[Task], cfg
     policies["verified"] = verified_eval(tasks, texts, scores, cfg.verify_n)
     base = evaluate_model(base_gate, tasks, cfg, mode, checker, gate_policy)
     adapter = policies[gate_policy]
-    ok, why = gate(base, adapter, cfg.pass_threshold)
+    ok, why = gate(base, adapter, cfg.pass_threshold, cfg.gate_metric)
     report = EvalReport(base=base, adapter=adapter, threshold=cfg.pass_threshold, passed=ok,
                         reason=f"{why} ({gate_policy} decoding, strict + declares what was asked)",
                         system_prompt_mode=mode, tasks=len(tasks), leaked_tasks=leaked(tasks, set(train_prompts)),
