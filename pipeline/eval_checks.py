@@ -148,7 +148,7 @@ def exec_verdict(code: str, task_id: str) -> ExecVerdict:
     return ExecVerdict(False, bad.fault.code if bad.fault is not None else "INTERNAL")
 
 
-def exec_scores(tasks: Sequence["Task"], scores: Sequence[Sequence["SampleScore"]],
+def exec_scores(tasks: Sequence[Task], scores: Sequence[Sequence[SampleScore]],
                 texts: Sequence[Sequence[str]]) -> list[list[bool]]:
     """Per task, per sample: compiles (no error) and passes the hidden checks."""
     from pipeline.eval_scoring import extract_vox
@@ -163,8 +163,8 @@ def exec_scores(tasks: Sequence["Task"], scores: Sequence[Sequence["SampleScore"
     return out
 
 
-def with_exec(me: "ModelEval", tasks: Sequence["Task"], scores: Sequence[Sequence["SampleScore"]],
-              texts: Sequence[Sequence[str]], k: int) -> "ModelEval":
+def with_exec(me: ModelEval, tasks: Sequence[Task], scores: Sequence[Sequence[SampleScore]],
+              texts: Sequence[Sequence[str]], k: int) -> ModelEval:
     """``me`` with exec pass@1/pass@k overall and in every ``per_family`` row
     (``exec_pass@1``, ``exec_pass@k``), beside the compile figures."""
     from pipeline.evaluate import pass_at_k
@@ -185,7 +185,7 @@ def with_exec(me: "ModelEval", tasks: Sequence["Task"], scores: Sequence[Sequenc
                    exec_pass_at_k=sum(b for _, b in per_task) / len(per_task))
 
 
-def exec_gate(base: "ModelEval", adapter: "ModelEval", threshold: float) -> tuple[bool, str]:
+def exec_gate(base: ModelEval, adapter: ModelEval, threshold: float) -> tuple[bool, str]:
     """The release gate on exec pass@1: adapter >= threshold and > base. Returns ``(ok, why)``."""
     a, b = adapter.exec_pass_at_1, base.exec_pass_at_1
     if a < threshold:

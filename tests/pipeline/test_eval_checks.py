@@ -26,8 +26,9 @@ REFERENCES = {
               "  ret Ok(\"charged\")\n}\nworkflow pay(cents: int) to Result[str] {\n"
               "  let r = charge_card(cents)?\n  ret Ok(r)\n}"),
     "mc-07": "@mcp.tool \"Kilometres to miles\"\nfn km_to_miles(km: float) to float {\n  ret km * 0.621371\n}",
-    "te-06": ("fn clamp(v: int, lo: int, hi: int) to int {\n  if v < lo { ret lo }\n  if v > hi { ret hi }\n  ret v\n}\n"
-              "@test\nfn test_low() {\n  assert(clamp(-5, 0, 3) == 0)\n}\n@test\nfn test_high() {\n  assert(clamp(9, 0, 3) == 3)\n}"),
+    "te-06": ("fn clamp(v: int, lo: int, hi: int) to int {\n  if v < lo { ret lo }\n  if v > hi { ret hi }\n"
+              "  ret v\n}\n@test\nfn test_low() {\n  assert(clamp(-5, 0, 3) == 0)\n}\n"
+              "@test\nfn test_high() {\n  assert(clamp(9, 0, 3) == 3)\n}"),
     "vw-03": ("fn LoginForm() to Element {\n  ret column(gap=1) {\n    input(name=\"user\")\n    input(name=\"pass\")\n"
               "    button(label=\"Log in\")\n  }\n}"),
     "md-05": "import std.json\nfn encode(n: int) to str {\n  ret json.dump(n)\n}",
