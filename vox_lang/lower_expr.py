@@ -35,14 +35,20 @@ class ExprLowerer:
 
     # ------------------------------------------------------------------ definitions
 
-    def new_def(self, kind: str, name: str, span: Span | None, **kw: object) -> int:
+    def new_def(
+        self, kind: str, name: str, span: Span | None, *, mutable: bool = False, key: str = "",
+        top_level: bool = False,
+    ) -> int:
         def_id = len(self.defs)
-        self.defs.append(hir.Def(def_id, kind, name, span, **kw))  # type: ignore[arg-type]
+        self.defs.append(hir.Def(def_id, kind, name, span, mutable, key, top_level))
         return def_id
 
-    def define(self, scope: Scope, name: str, kind: str, span: Span | None, types: bool = False, **kw: object) -> int:
+    def define(
+        self, scope: Scope, name: str, kind: str, span: Span | None, types: bool = False, *,
+        mutable: bool = False, key: str = "", top_level: bool = False,
+    ) -> int:
         """Bind ``name`` in ``scope``; a second definition in one scope is E0402 (at it)."""
-        def_id = self.new_def(kind, name, span, **kw)
+        def_id = self.new_def(kind, name, span, mutable=mutable, key=key, top_level=top_level)
         table = scope.types if types else scope.values
         first = table.get(name)
         if first is not None:
@@ -71,6 +77,22 @@ class ExprLowerer:
             kind = "std_fn" if len(path) == 2 else "std_module"
             self.std_ids[key] = self.new_def(kind, path[-1] if path else "std", None, key=key)
         return self.std_ids[key]
+
+    # ------------------------------------------------------------------ statement hooks
+    # Expressions hold blocks and lambdas; their lowering lives with the statements in
+    # :class:`vox_lang.lower.Lowerer`, the one subclass, which overrides these three.
+
+    def block(self, block: syntax.Block, scope: Scope, own_scope: bool = True) -> hir.Block:
+        """Lower a block (see :meth:`vox_lang.lower.Lowerer.block`)."""
+        raise NotImplementedError
+
+    def params(self, params: tuple[syntax.Param, ...], scope: Scope) -> tuple[hir.Param, ...]:
+        """Lower parameters (see :meth:`vox_lang.lower.Lowerer.params`)."""
+        raise NotImplementedError
+
+    def function_body(self, body: syntax.Block, scope: Scope) -> hir.Block:
+        """Lower a function-like body (see :meth:`vox_lang.lower.Lowerer.function_body`)."""
+        raise NotImplementedError
 
     def visible(self, def_id: int) -> bool:
         """Top-level ``let``s are seen by later top-level statements only (and by all bodies)."""
@@ -145,7 +167,7 @@ class ExprLowerer:
                 target = None
             return hir.Spawn(target, e.actor, e.span, e.name_span)
         if isinstance(e, syntax.Block):
-            return self.block(e, scope)  # type: ignore[attr-defined]
+            return self.block(e, scope)
         return hir.ErrorExpr(e.span)
 
     def name(self, e: syntax.Name, scope: Scope) -> hir.Expr:
@@ -201,13 +223,13 @@ class ExprLowerer:
 
     def if_(self, e: syntax.If, scope: Scope) -> hir.If:
         cond = self.expr(e.cond, scope)
-        then = self.block(e.then, scope)  # type: ignore[attr-defined]
+        then = self.block(e.then, scope)
         if e.else_ is None:
             else_: hir.Block | hir.If = hir.Block((), Span(e.then.span.end, e.then.span.end))
         elif isinstance(e.else_, syntax.If):
             else_ = self.if_(e.else_, scope)
         else:
-            else_ = self.block(e.else_, scope)  # type: ignore[attr-defined]
+            else_ = self.block(e.else_, scope)
         return hir.If(cond, then, else_, e.span)
 
     def match(self, e: syntax.Match, scope: Scope) -> hir.Match:
@@ -217,7 +239,7 @@ class ExprLowerer:
             arm_scope = Scope("arm", scope)
             pat = self.pattern(arm.pattern, arm_scope)
             if isinstance(arm.body, syntax.Block):
-                body: hir.Expr = self.block(arm.body, arm_scope)  # type: ignore[attr-defined]
+                body: hir.Expr = self.block(arm.body, arm_scope)
             else:
                 body = self.expr(arm.body, arm_scope)
             arms.append(hir.Arm(pat, body, arm.span))
@@ -225,9 +247,9 @@ class ExprLowerer:
 
     def lambda_(self, e: syntax.Lambda, scope: Scope) -> hir.Lambda:
         fn_scope = Scope("function", scope)
-        params = self.params(e.params, fn_scope)  # type: ignore[attr-defined]
+        params = self.params(e.params, fn_scope)
         ret = self.type_ref(e.ret, fn_scope) if e.ret is not None else None
-        body = self.function_body(e.body, fn_scope)  # type: ignore[attr-defined]
+        body = self.function_body(e.body, fn_scope)
         return hir.Lambda(params, ret, body, e.span)
 
     # ------------------------------------------------------------------ patterns
