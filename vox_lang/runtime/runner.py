@@ -113,6 +113,10 @@ class TestReport:
         """``N passed, M failed``."""
         return f"{self.passed} passed, {self.failed} failed"
 
+    def verify_note(self) -> str:
+        """What was checked, for a verify line: ``compiled; 3/3 tests passed``."""
+        return f"compiled; {self.passed}/{len(self.outcomes)} tests passed"
+
     def first_failure(self) -> TestOutcome | None:
         """The first failing test, if any."""
         return next((o for o in self.outcomes if not o.passed), None)
