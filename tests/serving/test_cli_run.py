@@ -1,0 +1,85 @@
+"""`vox run` and `vox test` (spec §11): exit codes 0/1/2/3, output on stdout, runtime errors with
+the Vox stack on stderr in the three formats, capabilities by --allow, one line per test."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from serving.cli import app
+
+GOOD = 'fn double(x: int) to int {\n  ret x * 2\n}\nprint(double(21))\n'
+FAULT = "fn ratio(a: int, b: int) to int {\n  ret a / b\n}\nprint(ratio(1, 0))\n"
+TESTS = ("fn add(a: int, b: int) to int {\n  ret a + b\n}\n@test\nfn t_ok() {\n  assert(add(1, 1) == 2)\n}\n"
+         "@test\nfn t_bad() {\n  assert(add(1, 1) == 3)\n}\n")
+
+
+@pytest.fixture()
+def runner() -> CliRunner:
+    return CliRunner()
+
+
+def write(tmp_path: Path, name: str, text: str) -> str:
+    path = tmp_path / name
+    path.write_text(text)
+    return str(path)
+
+
+def test_run_prints_output_and_exits_0(runner: CliRunner, tmp_path: Path) -> None:
+    result = runner.invoke(app, ["run", write(tmp_path, "a.vox", GOOD)])
+    assert result.exit_code == 0 and result.stdout == "42\n"
+
+
+def test_runtime_error_exits_3_with_stack(runner: CliRunner, tmp_path: Path) -> None:
+    path = write(tmp_path, "r.vox", FAULT)
+    human = runner.invoke(app, ["run", path])
+    assert human.exit_code == 3
+    assert "r.vox:2:7: runtime error[R0003]: division by zero" in human.stderr
+    assert "  in fn ratio (Line 2, Col 7)\n  in script (Line 4, Col 7)" in human.stderr
+    repair = runner.invoke(app, ["run", path, "--format", "repair"])
+    assert repair.stderr.splitlines()[0] == "Line 2, Col 7: runtime error[R0003] division by zero"
+    data = json.loads(runner.invoke(app, ["run", path, "--format", "json"]).stderr)
+    assert data[0]["severity"] == "runtime" and data[0]["code"] == "R0003"
+    assert [f["fn"] for f in data[0]["stack"]] == ["ratio", "script"]
+
+
+def test_compile_errors_exit_1_and_nothing_runs(runner: CliRunner, tmp_path: Path) -> None:
+    result = runner.invoke(app, ["run", write(tmp_path, "c.vox", 'print("ran")\nlet z = 1 + "a"\n')])
+    assert result.exit_code == 1 and "E0510" in result.stderr and "ran" not in result.stdout
+
+
+def test_usage_errors_exit_2(runner: CliRunner, tmp_path: Path) -> None:
+    assert runner.invoke(app, ["run", str(tmp_path / "missing.vox")]).exit_code == 2
+    lib = write(tmp_path, "lib.vox", "fn f() to int {\n  ret 1\n}\n")
+    nothing = runner.invoke(app, ["run", lib])
+    assert nothing.exit_code == 2 and "nothing to run" in nothing.stderr
+    bad_allow = runner.invoke(app, ["run", lib, "--allow", "root"])
+    assert bad_allow.exit_code == 2 and "unknown capability" in bad_allow.stderr
+
+
+def test_limits_and_capabilities_are_flags(runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    loop = write(tmp_path, "loop.vox", "let mut n = 0\nwhile true {\n  n += 1\n}\n")
+    result = runner.invoke(app, ["run", loop, "--max-steps", "500", "--format", "repair"])
+    assert result.exit_code == 3 and "runtime error[R0006]" in result.stderr
+    env = write(tmp_path, "env.vox", 'import std.env\nprint(env.get("VOX_CLI_RUN_TEST").unwrap_or("unset"))\n')
+    monkeypatch.setenv("VOX_CLI_RUN_TEST", "granted")
+    refused = runner.invoke(app, ["run", env, "--format", "repair"])
+    assert refused.exit_code == 3 and "runtime error[R0008]" in refused.stderr
+    allowed = runner.invoke(app, ["run", env, "--allow", "env"])
+    assert allowed.exit_code == 0 and allowed.stdout == "granted\n"
+
+
+def test_vox_test_prints_one_line_per_test_and_a_summary(runner: CliRunner, tmp_path: Path) -> None:
+    result = runner.invoke(app, ["test", write(tmp_path, "t.vox", TESTS)])
+    lines = result.stdout.splitlines()
+    assert result.exit_code == 1
+    assert lines[0] == "PASS t_ok"
+    assert lines[1] == "FAIL t_bad: Line 10, Col 3: runtime error[R0002] assertion failed"
+    assert lines[-1] == "1 passed, 1 failed"
+    ok = runner.invoke(app, ["test", write(tmp_path, "ok.vox", TESTS.split("@test\nfn t_bad")[0])])
+    assert ok.exit_code == 0 and ok.stdout.splitlines()[-1] == "1 passed, 0 failed"
+    data = json.loads(runner.invoke(app, ["test", str(tmp_path / "t.vox"), "--format", "json"]).stdout)
+    assert data["passed"] == 1 and data["failed"] == 1 and data["tests"][1]["error"]["code"] == "R0002"
