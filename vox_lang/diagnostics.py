@@ -74,6 +74,44 @@ class Diagnostic:
         }
 
 
+#: most code points of a template field shown in a message (a 10,000-character name or
+#: number is cut, with ``…``; issue 14 item 17)
+FIELD_WIDTH: Final = 120
+#: most code points of a source line echoed under a diagnostic; a longer line is cut to a
+#: window around the caret, each cut marked with ``…``
+EXCERPT_WIDTH: Final = 120
+
+
+def clip(text: str, width: int = FIELD_WIDTH) -> str:
+    """``text``, or its first ``width - 1`` code points and ``…`` when it is longer."""
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def excerpt(text: str, col: int, width: int, limit: int = EXCERPT_WIDTH) -> tuple[str, int, int]:
+    """Cut a long source line to a window around a caret span.
+
+    Args:
+        text: the source line (code points, no terminator).
+        col: 1-based column where the carets start (may be one past the line's end).
+        width: number of carets (at least 1).
+        limit: most code points of ``text`` to keep.
+
+    Returns:
+        ``(shown, col, width)``: the line as shown (``…`` marks each cut end), the carets'
+        1-based start column in it and their number, clipped to the window (at least 1).
+    """
+    if len(text) <= limit:
+        return text, col, width
+    start = max(0, col - 1 - limit // 3)  # a third of the window is context before the caret
+    end = min(len(text), start + limit)
+    start = max(0, end - limit)
+    head = "…" if start > 0 else ""
+    tail = "…" if end < len(text) else ""
+    shown_col = col - start + len(head)
+    shown_width = max(1, min(width, end - (col - 1)))
+    return head + text[start:end] + tail, shown_col, shown_width
+
+
 _OPTIONAL_GROUP = re.compile(r" \([^()]*\{\w+\}[^()]*\)")
 _FIELD = re.compile(r"\{(\w+)\}")
 
@@ -90,6 +128,7 @@ def format_message(code: str, **fields: object) -> tuple[str, str | None]:
             (a bug in the caller, not a user error).
     """
     msg_t, hint_t = TEMPLATES[code]
+    fields = {k: clip(v) if isinstance(v, str) else v for k, v in fields.items()}
     try:
         message = msg_t.format(**fields)
     except KeyError:
@@ -187,21 +226,24 @@ _CONTROL_PICTURES.update({c: "\ufffd" for c in range(0x80, 0xA0)})
 def render_human(diags: Sequence[Diagnostic], source: SourceFile) -> str:
     """Human rendering: ``path:line:col: severity[CODE]: message``, source line, carets, hint.
 
-    Carets cover the span (at least one; to line end when the span is multi-line). Control
+    Carets cover the span (at least one; to line end when the span is multi-line). A line
+    longer than :data:`EXCERPT_WIDTH` is cut to a window around the carets (:func:`excerpt`). Control
     characters in the echoed source line are shown as Unicode control pictures (one code point
     each, so columns are unchanged) and never reach the terminal raw.
     """
     out: list[str] = []
     for d in diags:
         out.append(f"{source.path}:{d.line}:{d.col}: {d.severity.value}[{d.code}]: {d.message}")
-        text = source.line_text(d.line).translate(_CONTROL_PICTURES)
-        gutter = str(d.line)
-        out.append(f"{gutter} | {text}")
+        line = source.line_text(d.line)
         if d.end_line == d.line:
             width = max(1, d.end_col - d.col)
         else:
-            width = max(1, len(text) - d.col + 1)
-        pad = "".join("\t" if ch == "\t" else " " for ch in text[: d.col - 1])
+            width = max(1, len(line) - d.col + 1)
+        shown, col, width = excerpt(line, d.col, width)
+        text = shown.translate(_CONTROL_PICTURES)
+        gutter = str(d.line)
+        out.append(f"{gutter} | {text}")
+        pad = "".join("\t" if ch == "\t" else " " for ch in text[: col - 1])
         out.append(f"{' ' * len(gutter)} | {pad}{'^' * width}")
         if d.hint:
             out.append(f"hint: {d.hint}")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 import vox_lang
 
 SRC = "fn f() to int {\n  return 1\n}\nlet x = 3 $ 4\n\tlet s = \"a\\qb\"\n"
@@ -74,3 +76,62 @@ def test_human_rendering_never_echoes_control_characters() -> None:
     human = result.render("human")
     assert "\x1b" not in human
     assert human.splitlines()[1:3] == ["1 | let x = 1\u241b[2J + 2", "  |          ^"]
+
+
+# --------------------------------------------------------------------------- huge lines
+
+
+def _shown(rendered: str) -> tuple[str, str]:
+    """The echoed source line and the caret line of a one-diagnostic human rendering."""
+    lines = rendered.splitlines()
+    return lines[1].split(" | ", 1)[1], lines[2].split(" | ", 1)[1]
+
+
+@pytest.mark.parametrize("where", ["start", "middle", "end"])
+def test_a_10000_character_line_is_cut_around_the_caret(where: str) -> None:
+    from vox_lang.diagnostics import EXCERPT_WIDTH
+
+    filler = "x + " * 2500
+    src = {
+        "start": "$ " + filler + "1\n",
+        "middle": "let a = " + filler[:5000] + "$ + " + filler[:5000] + "1\n",
+        "end": "let a = " + filler + "1 $\n",
+    }[where]
+    result = vox_lang.check(src)
+    (d,) = result.diagnostics
+    assert d.code == "E0101"
+    text, carets = _shown(result.render("human"))
+    assert len(text) <= EXCERPT_WIDTH + 2  # the window and at most two `…`
+    assert carets.strip() == "^"
+    assert text[len(carets) - 1] == "$"  # the caret still sits under the `$`
+    assert text.startswith("…") == (where != "start")
+    assert text.endswith("…") == (where != "end")
+    assert len(result.render("human")) < 600
+
+
+def test_multibyte_characters_keep_the_caret_aligned() -> None:
+    src = 'let s = "' + "漢é" * 3000 + '" + 1 $\n'
+    result = vox_lang.check(src)
+    (d,) = result.diagnostics
+    text, carets = _shown(result.render("human"))
+    assert text[len(carets) - 1] == "$" and text.startswith("…") and not text.endswith("…")
+
+
+def test_a_long_span_gets_carets_only_inside_the_window() -> None:
+    src = "let v = " + "1" * 10_000 + "a\n"
+    result = vox_lang.check(src)
+    (d,) = result.diagnostics
+    assert d.code == "E0104" and d.end_col - d.col == 10_001
+    text, carets = _shown(result.render("human"))
+    assert set(carets.strip()) == {"^"} and len(carets) <= len(text)
+    # the message field is clipped too, in every rendering
+    assert len(d.message) < 200 and "…" in d.message
+    assert len(result.render("repair")) < 300 and len(result.render("json")) < 500
+
+
+def test_short_lines_are_echoed_whole() -> None:
+    from vox_lang.diagnostics import excerpt
+
+    assert excerpt("let x = 1", 5, 1) == ("let x = 1", 5, 1)
+    shown, col, width = excerpt("a" * 500, 501, 1)  # a caret just past the end of the line
+    assert shown.startswith("…") and col == len(shown) + 1 and width == 1
