@@ -314,7 +314,8 @@ def _usage_line(s: _Session) -> str:
 
 def routed_sender(catalog: Any, keys: Mapping[str, Any], mode: str, *, k: int = 4, local_only: bool = False,
                   explain: Callable[[str], None] | None = None, timeout: float = 120.0,
-                  max_tokens: int = 1024, stream: bool = True, mock: Mapping[str, Any] | None = None) -> Send:
+                  max_tokens: int = 1024, stream: bool = True, mock: Mapping[str, Any] | None = None,
+                  candidates: int | None = None, sampler: Any = None) -> Send:
     """A ``send`` that routes each call with :func:`serving.router.decide` and runs it with
     :func:`serving.router.complete` (the CLI's sender; tests may pass ``mock`` responses).
 
@@ -323,7 +324,11 @@ def routed_sender(catalog: Any, keys: Mapping[str, Any], mode: str, *, k: int = 
         keys: provider → :class:`serving.keys.ResolvedKey`.
         mode: ``--model`` value (mode, alias or model id).
         explain: where to print the routing decision of each new request (``--explain``).
+        candidates: best-of-n for the first answer of a Vox turn (:mod:`serving.best_of_n`):
+            ``--candidates``; ``None`` = 4 for a local primary model, 1 for a hosted one.
+        sampler: draws the candidates (default: one LiteLLM request with ``n``).
     """
+    from serving.best_of_n import best_of_n_events, candidate_count, litellm_sampler
     from serving.router import RouteRequest, complete, decide
 
     def send(messages: Sequence[Message], turn: Turn) -> Iterable[ChatEvent]:
@@ -336,7 +341,15 @@ def routed_sender(catalog: Any, keys: Mapping[str, Any], mode: str, *, k: int = 
         decision = decide(request, mode, catalog=catalog, keys=set(keys), k=k)
         if explain is not None and turn.repair == 0:
             explain(decision.explain() + "\n")
-        return complete(decision, messages, keys=keys, stream=stream, timeout=timeout,
-                        max_tokens=max_tokens, mock=mock)
+        def cascade() -> Iterable[ChatEvent]:
+            return complete(decision, messages, keys=keys, stream=stream, timeout=timeout,
+                            max_tokens=max_tokens, mock=mock)
+
+        n = candidate_count(candidates, decision.primary) if turn.vox and turn.repair == 0 else 1
+        if n > 1:
+            sample = sampler or litellm_sampler(keys, timeout=timeout, max_tokens=max_tokens, mock=mock)
+            return best_of_n_events(decision.primary, messages, n, turn.request, sample=sample, fallback=cascade,
+                                    explain=explain)
+        return cascade()
 
     return send

@@ -32,6 +32,9 @@ def chat(
     vox: Annotated[bool | None, typer.Option("--vox/--no-vox", help="Force Vox-code checking on/off.")] = None,
     key: Annotated[list[str] | None, typer.Option(help="PROVIDER=KEY (beats config, env, keyring).")] = None,
     max_tokens: Annotated[int, typer.Option(help="Answer length cap (tokens).", min=1)] = 1024,
+    candidates: Annotated[int | None, typer.Option(
+        help="Vox answers sampled per request; the first that compiles answers (default 4 for a local "
+             "model, 1 for a hosted one).", min=1, max=16)] = None,
     timeout: Annotated[float, typer.Option(help="Seconds per model attempt.", min=0.1)] = 120.0,
     stream: Annotated[bool, typer.Option("--stream/--no-stream", help="Stream answers.")] = True,
 ) -> None:
@@ -48,7 +51,7 @@ def chat(
 
     try:
         result = _run(prompt, model, system, explain or dry_run, dry_run, local_only, max_cost, max_repairs,
-                      cascade, vox, key or [], max_tokens, timeout, stream, err)
+                      cascade, vox, key or [], max_tokens, timeout, stream, err, candidates)
     except (UnknownModel, UsageError) as exc:
         err(f"error: {exc}\n")
         raise typer.Exit(2) from None
@@ -61,7 +64,8 @@ def chat(
 
 def _run(prompt: str | None, model: str, system: str | None, explain: bool, dry_run: bool, local_only: bool,
          max_cost: float | None, max_repairs: int, k: int, vox: bool | None, key_opts: list[str],
-         max_tokens: int, timeout: float, stream: bool, err: Callable[[str], None]) -> object:
+         max_tokens: int, timeout: float, stream: bool, err: Callable[[str], None],
+         candidates: int | None = None) -> object:
     from pipeline.prompt import system_prompt
     from serving.catalog import load_or_build, with_live_local
     from serving.chat import ChatOptions, routed_sender, run_chat
@@ -98,7 +102,7 @@ def _run(prompt: str | None, model: str, system: str | None, explain: bool, dry_
 
     send = routed_sender(catalog, keys, model, k=k, local_only=local_only,
                          explain=(lambda t: err(t)) if explain else None,
-                         timeout=timeout, max_tokens=max_tokens, stream=stream)
+                         timeout=timeout, max_tokens=max_tokens, stream=stream, candidates=candidates)
     options = ChatOptions(system=system, max_repairs=max_repairs, vox=vox, max_cost_usd=max_cost)
     return run_chat(send, read_line, write, prompt=prompt, options=options)
 

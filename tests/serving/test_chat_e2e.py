@@ -80,7 +80,8 @@ def test_default_max_tokens_is_capped_to_a_small_local_context(monkeypatch: pyte
     card = {"max_model_len": 512, "system_prompt_mode": "none"}
     with replay.ReplayServer([answer], model="vox-mens-tiny", card=card) as server:
         _only_local(monkeypatch, server.base_url)
-        result = CliRunner().invoke(app, ["chat", "-m", "free", "--explain", "--max-repairs", "0", request])
+        result = CliRunner().invoke(app, ["chat", "-m", "free", "--explain", "--max-repairs", "0", "--candidates", "1",
+                                          request])
     assert "Traceback" not in result.output and "[failed:" not in result.output, result.output
     [sent] = server.requests
     assert sent["messages"][0] == {"role": "system", "content": system_prompt()}  # sent; the server drops it
@@ -112,7 +113,7 @@ def test_tiny_context_repair_sends_a_compact_history(monkeypatch: pytest.MonkeyP
     fixed = "```vox\nfn larger(a: int, b: int) to int {\n  ret a\n}\n```"
     with replay.ReplayServer([broken, fixed], model="vox-mens-tiny", card=TINY_CARD) as server:
         _only_local(monkeypatch, server.base_url)
-        result = CliRunner().invoke(app, ["chat", "-m", "free", TINY_REQUEST])
+        result = CliRunner().invoke(app, ["chat", "-m", "free", "--candidates", "1", TINY_REQUEST])
     assert "error:" not in result.output and result.exit_code == 0, result.output
     assert "vox-script-verify: PASS" in result.output
     first, repair = server.requests
@@ -131,7 +132,7 @@ def test_tiny_context_repair_that_cannot_fit_ends_with_fail(monkeypatch: pytest.
     broken = f"```vox\nfn larger(a: int, b: int) to int {{\n{body}\n  ret a\n}}\n```"
     with replay.ReplayServer([broken], model="vox-mens-tiny", card=TINY_CARD) as server:
         _only_local(monkeypatch, server.base_url)
-        result = CliRunner().invoke(app, ["chat", "-m", "free", "--explain", TINY_REQUEST])
+        result = CliRunner().invoke(app, ["chat", "-m", "free", "--explain", "--candidates", "1", TINY_REQUEST])
     out = result.output
     assert "no model can serve" not in out and "Traceback" not in out, out
     assert len(server.requests) == 1 and result.exit_code == 1

@@ -39,7 +39,7 @@ def chat(replay: Any) -> Chat:
     def run(script: list[str], **opts: Any) -> tuple[str, Any, list[dict[str, Any]]]:
         out: list[str] = []
         with replay.ReplayServer(script, model="replay-model") as server:
-            send = routed_sender(catalog_for(server.base_url), {}, "free", timeout=10)
+            send = routed_sender(catalog_for(server.base_url), {}, "free", timeout=10, candidates=1)
             result = run_chat(send, lambda _p: None, out.append, prompt=REQUEST, options=ChatOptions(**opts))
             return "".join(out), result, server.requests
 

@@ -1,0 +1,208 @@
+"""Compiler-verified best-of-n for Vox answers: sample N candidates in one request, answer with
+the first that passes the front end.
+
+For a Vox request to a local model, ``vox chat`` asks the model for ``N`` candidates at once
+(the OpenAI ``n`` parameter; default :data:`DEFAULT_LOCAL_CANDIDATES`, ``--candidates N``), checks
+each with :func:`vox_lang.check` and answers with the first that **passes**: zero errors and
+every item the request names declared (:func:`vox_lang.requests.missing_items`). When none
+passes, the answer is the candidate with the fewest errors (the first that compiles, if one
+compiles but misses a requested name), and the chat's repair loop starts from it. Hosted models
+keep one candidate (each costs money) unless ``--candidates`` is given explicitly.
+
+A server that refuses ``n`` or returns fewer choices gets the missing candidates as separate
+calls; a failed best-of-n call falls back to the ordinary cascade (one candidate). Model output
+is only parsed and checked, never executed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from serving.cascade import LOCAL_API_KEY, AttemptFailed, ChatEvent, Completed, TextDelta, import_litellm
+from serving.extract import extract_vox_blocks, join_program
+from serving.keys import redact
+
+#: candidates per Vox request to a local model when ``--candidates`` is not given
+DEFAULT_LOCAL_CANDIDATES: Final = 4
+#: sampling temperature of the candidates: greedy decoding would give N copies of one answer
+CANDIDATE_TEMPERATURE: Final = 0.7
+
+
+@dataclass(frozen=True)
+class Samples:
+    """``texts``: the candidates; token usage summed over every call made for them."""
+
+    texts: tuple[str, ...]
+    prompt_tokens: int
+    completion_tokens: int
+    estimated: bool = False
+
+
+#: ``sample(candidate, messages, n) -> Samples`` (tests pass a fake; the CLI uses :func:`litellm_sampler`)
+Sampler = Callable[[Any, Sequence[Mapping[str, str]], int], Samples]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One candidate checked: ``errors`` (count; a missing ```vox block counts as one),
+    ``missing`` (requested items it does not declare) and ``has_code`` (a ```vox block was found)."""
+
+    errors: int
+    missing: tuple[str, ...] = ()
+    has_code: bool = True
+
+    @property
+    def passed(self) -> bool:
+        """Zero errors and everything the request names declared."""
+        return self.errors == 0 and not self.missing
+
+
+@dataclass(frozen=True)
+class Pick:
+    """The chosen candidate (``index`` into the candidates) and every candidate's verdict."""
+
+    index: int
+    verdicts: tuple[Verdict, ...]
+
+    @property
+    def passed(self) -> int:
+        """How many candidates passed."""
+        return sum(v.passed for v in self.verdicts)
+
+    def summary(self) -> str:
+        """One line for ``--explain``: how many passed and which one answers."""
+        n = len(self.verdicts)
+        if self.passed:
+            return (f"[best-of-{n}] {self.passed}/{n} candidates passed the check; "
+                    f"answering with candidate {self.index + 1}")
+        best = self.verdicts[self.index]
+        why = (f"it compiles but does not declare {', '.join(best.missing)}" if best.errors == 0
+               else f"fewest errors: {best.errors}" if best.has_code else "no candidate has a ```vox block")
+        return f"[best-of-{n}] 0/{n} candidates passed the check; repair starts from candidate {self.index + 1} ({why})"
+
+
+def candidate_count(requested: int | None, primary: Any) -> int:
+    """Candidates to ask ``primary`` (a routing candidate) for: ``requested`` when the user gave
+    ``--candidates``, else :data:`DEFAULT_LOCAL_CANDIDATES` for a local model and 1 for a hosted one."""
+    if requested is not None:
+        return max(1, requested)
+    return DEFAULT_LOCAL_CANDIDATES if getattr(primary, "provider", None) == "local" else 1
+
+
+def check_candidate(text: str, request: str, check: Callable[[str], Any] | None = None) -> Verdict:
+    """Check one answer: its ```vox blocks as one module, and what ``request`` names."""
+    from vox_lang.requests import extract_request, missing_items
+
+    blocks = extract_vox_blocks(text)
+    if not blocks:
+        return Verdict(1, has_code=False)
+    program = join_program(blocks)
+    if check is None:
+        import vox_lang
+
+        result = vox_lang.check(program, path="answer.vox")
+    else:
+        result = check(program)
+    return Verdict(len(result.errors), tuple(missing_items(extract_request(request), program)))
+
+
+def pick(texts: Sequence[str], request: str, check: Callable[[str], Any] | None = None) -> Pick:
+    """The first candidate that passes; else the first that compiles; else the one with the fewest
+    errors (earliest on ties; an answer without a ```vox block ranks last).
+
+    Raises:
+        ValueError: no candidates.
+    """
+    if not texts:
+        raise ValueError("best-of-n needs at least one candidate")
+    verdicts = tuple(check_candidate(t, request, check) for t in texts)
+    first = next((i for i, v in enumerate(verdicts) if v.passed), None)
+    if first is None:
+        first = next((i for i, v in enumerate(verdicts) if v.errors == 0), None)
+    if first is not None:
+        return Pick(first, verdicts)
+    return Pick(min(range(len(verdicts)), key=lambda i: (not verdicts[i].has_code, verdicts[i].errors, i)), verdicts)
+
+
+def litellm_sampler(keys: Mapping[str, Any], *, timeout: float = 120.0, max_tokens: int | None = None,
+                    temperature: float = CANDIDATE_TEMPERATURE, mock: Mapping[str, Any] | None = None) -> Sampler:
+    """A :data:`Sampler` over LiteLLM: one non-streaming call with ``n``; missing candidates (a
+    server that ignores or refuses ``n``) come from one call each.
+
+    Args:
+        keys: provider -> resolved key (hosted candidates); local ones use :data:`LOCAL_API_KEY`.
+        timeout: seconds per call.
+        max_tokens: answer cap per candidate (the lower of this and the candidate's own cap).
+        temperature: sampling temperature.
+        mock: candidate id -> LiteLLM ``mock_response`` (tests and benchmarks).
+    """
+
+    def sample(candidate: Any, messages: Sequence[Mapping[str, str]], n: int) -> Samples:
+        litellm = import_litellm()
+        params: dict[str, Any] = {"model": candidate.litellm_model, "messages": [dict(m) for m in messages],
+                                  "temperature": temperature, "timeout": timeout, "stream": False}
+        caps = [c for c in (getattr(candidate, "max_tokens", None), max_tokens) if c]
+        if caps:
+            params["max_tokens"] = min(caps)
+        if candidate.api_base:
+            params.update(api_base=candidate.api_base, api_key=LOCAL_API_KEY)
+        elif candidate.provider in keys:
+            params["api_key"] = keys[candidate.provider].secret.reveal()
+        if mock and candidate.id in mock:
+            params["mock_response"] = mock[candidate.id]
+        texts: list[str] = []
+        pt = ct = 0
+        estimated = False
+        try:
+            calls = [litellm.completion(n=n, **params)]
+        except litellm.BadRequestError as exc:  # e.g. "only n=1 is supported": one call per candidate
+            if "n" not in str(exc):
+                raise
+            calls = []
+        for response in calls:
+            texts.extend(c.message.content or "" for c in response.choices)
+        while len(texts) < n:
+            response = litellm.completion(**params)
+            calls.append(response)
+            texts.extend(c.message.content or "" for c in response.choices[: n - len(texts)])
+        for response in calls:
+            usage = getattr(response, "usage", None)
+            p, c = getattr(usage, "prompt_tokens", None), getattr(usage, "completion_tokens", None)
+            if isinstance(p, int) and isinstance(c, int):
+                pt, ct = pt + p, ct + c
+            else:
+                estimated = True
+        return Samples(tuple(texts[:n]), pt, ct, estimated)
+
+    return sample
+
+
+def best_of_n_events(candidate: Any, messages: Sequence[Mapping[str, str]], n: int, request: str, *,
+                     sample: Sampler, fallback: Callable[[], Iterable[ChatEvent]],
+                     explain: Callable[[str], None] | None = None,
+                     check: Callable[[str], Any] | None = None) -> Iterator[ChatEvent]:
+    """Chat events of one best-of-``n`` answer from ``candidate``: the chosen text as one
+    :class:`TextDelta` and a :class:`Completed` (cost 0 for a local model, else from its prices).
+
+    When sampling fails, an :class:`AttemptFailed` is reported and ``fallback()`` (the ordinary
+    cascade) answers instead.
+    """
+    try:
+        got = sample(candidate, messages, n)
+    except Exception as exc:  # noqa: BLE001 - provider boundary: any failure falls back to the cascade
+        first = (str(exc).strip().splitlines() or [""])[0]
+        yield AttemptFailed(candidate.id, redact(f"best-of-{n}: {type(exc).__name__}: {first}")[:200])
+        yield from fallback()
+        return
+    chosen = pick(got.texts, request, check)
+    if explain is not None:
+        explain(chosen.summary() + "\n")
+    text = got.texts[chosen.index]
+    cost: float | None = 0.0
+    if not candidate.api_base:
+        pin, pout = candidate.input_usd_per_mtok, candidate.output_usd_per_mtok
+        cost = None if pin is None or pout is None else (got.prompt_tokens * pin + got.completion_tokens * pout) / 1e6
+    yield TextDelta(text, candidate.id)
+    yield Completed(candidate.id, text, got.prompt_tokens, got.completion_tokens, cost, got.estimated, ())

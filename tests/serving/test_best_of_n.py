@@ -1,0 +1,107 @@
+"""Compiler-verified best-of-n: the pick rule, candidate counts, and the chat transcript (scripted
+sampler and, end to end, the loopback replay server through the real router)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from serving.best_of_n import Samples, best_of_n_events, candidate_count, pick
+from serving.cascade import Completed, TextDelta
+from serving.chat import ChatOptions, routed_sender, run_chat
+
+REQUEST = "Write a Vox function `double(n: int) to int` that doubles n."
+GOOD = "```vox\nfn double(n: int) to int { ret n * 2 }\n```"
+WRONG_NAME = "```vox\nfn twice(n: int) to int { ret n * 2 }\n```"
+ONE_ERROR = "```vox\nfn double(n: int) to int { ret m * 2 }\n```"
+TWO_ERRORS = "```vox\nfn double(n: int) to int { ret m * k }\n```"
+
+
+class Local:
+    id, provider, litellm_model, api_base = "local/tiny", "local", "openai/tiny", "http://127.0.0.1:9/v1"
+    input_usd_per_mtok = output_usd_per_mtok = 0.0
+    max_tokens = None
+
+
+def test_pick_first_passing_else_compiling_else_fewest_errors() -> None:
+    chosen = pick([TWO_ERRORS, WRONG_NAME, GOOD, GOOD], REQUEST)
+    assert chosen.index == 2 and chosen.passed == 2
+    assert "2/4 candidates passed" in chosen.summary() and "candidate 3" in chosen.summary()
+    assert pick([TWO_ERRORS, WRONG_NAME], REQUEST).index == 1  # compiles, but misses `double`
+    none = pick([TWO_ERRORS, "no code at all", ONE_ERROR], REQUEST)
+    assert none.index == 2 and none.passed == 0 and "fewest errors: 1" in none.summary()
+
+
+def test_candidate_count_local_default_hosted_one_unless_asked() -> None:
+    class Hosted:
+        provider = "openai"
+
+    assert candidate_count(None, Local()) == 4
+    assert candidate_count(None, Hosted()) == 1
+    assert candidate_count(3, Hosted()) == 3 and candidate_count(1, Local()) == 1
+
+
+def _fake_send(texts: Sequence[str], notes: list[str], sampled: list[int]) -> Any:
+    """A ``send`` like routed_sender's: best-of-n on the first answer of a Vox turn, then one answer."""
+    queue = list(texts)
+
+    def sample(candidate: Any, messages: Sequence[Mapping[str, str]], n: int) -> Samples:
+        sampled.append(n)
+        return Samples(tuple(queue[:n]), 10, 20)
+
+    def send(messages: Sequence[Mapping[str, str]], turn: Any) -> Any:
+        if turn.repair == 0:
+            return best_of_n_events(Local(), messages, 4, turn.request, sample=sample, fallback=lambda: [],
+                                    explain=notes.append)
+        return [TextDelta(GOOD, "local/tiny"), Completed("local/tiny", GOOD, 5, 5, 0.0, False, ())]
+
+    return send
+
+
+def test_chat_answers_with_the_first_passing_candidate() -> None:
+    out: list[str] = []
+    notes: list[str] = []
+    sampled: list[int] = []
+    result = run_chat(_fake_send([ONE_ERROR, GOOD, GOOD, WRONG_NAME], notes, sampled), lambda _p: None,
+                      out.append, prompt=REQUEST)
+    text = "".join(out)
+    assert sampled == [4] and result.verdicts == ("PASS",) and result.calls == 1
+    assert "[local/tiny]\n" + GOOD in text and "ret m" not in text
+    assert notes == ["[best-of-4] 2/4 candidates passed the check; answering with candidate 2\n"]
+
+
+def test_chat_repairs_from_the_best_candidate_when_none_passes() -> None:
+    out: list[str] = []
+    notes: list[str] = []
+    result = run_chat(_fake_send([TWO_ERRORS, ONE_ERROR, TWO_ERRORS, TWO_ERRORS], notes, []), lambda _p: None,
+                      out.append, prompt=REQUEST, options=ChatOptions(max_repairs=1))
+    text = "".join(out)
+    assert result.verdicts == ("PASS",) and result.calls == 2
+    assert "[check] 1 error(s) in 1 ```vox block(s); repair 1/1" in text  # repair starts from ONE_ERROR
+    assert "0/4 candidates passed" in notes[0] and "candidate 2" in notes[0]
+
+
+def test_failed_sampling_falls_back_to_the_cascade() -> None:
+    def broken(candidate: Any, messages: Any, n: int) -> Samples:
+        raise ConnectionError("refused")
+
+    events = list(best_of_n_events(Local(), [], 4, REQUEST, sample=broken,
+                                   fallback=lambda: [Completed("local/tiny", GOOD, 1, 1, 0.0, False, ())]))
+    assert "best-of-4: ConnectionError: refused" in events[0].reason  # type: ignore[union-attr]
+    assert isinstance(events[-1], Completed) and events[-1].text == GOOD
+
+
+def test_local_model_gets_four_candidates_in_one_request_end_to_end(replay: Any) -> None:
+    from tests.serving.test_repair_loop import catalog_for
+
+    out: list[str] = []
+    notes: list[str] = []
+    # The replay server answers one choice per request, so the sampler asks again for the rest.
+    with replay.ReplayServer([TWO_ERRORS, WRONG_NAME, GOOD, ONE_ERROR], model="replay-model") as server:
+        send = routed_sender(catalog_for(server.base_url), {}, "free", timeout=10, explain=notes.append)
+        result = run_chat(send, lambda _p: None, out.append, prompt=REQUEST)
+        requests = server.requests
+    assert result.verdicts == ("PASS",)
+    assert requests[0]["n"] == 4 and len(requests) == 4 and not requests[0].get("stream")
+    assert any("1/4 candidates passed the check; answering with candidate 3" in n for n in notes)
+    assert "[local/replay-model]\n" + GOOD in "".join(out)
