@@ -16,7 +16,7 @@ import shutil
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from pipeline.errors import TrainingError
 
@@ -49,6 +49,9 @@ class VerifyResult:
     prompts: int
     atol: float
     detail: str
+    dtype_on_disk: str = ""  # safetensors dtype(s) of the floating tensors written, e.g. "F16"
+    params_on_disk: int = 0  # elements stored (tied weights once)
+    bytes_on_disk: int = 0  # size of the *.safetensors files
 
 
 @dataclass(frozen=True)
@@ -66,6 +69,33 @@ def _dtype(name: str) -> Any:
     if name not in ("float16", "bfloat16", "float32"):
         raise TrainingError(f"export.dtype must be float16, bfloat16 or float32, got {name!r}")
     return getattr(torch, name)
+
+
+#: ``export.dtype`` -> the safetensors dtype code its tensors must have on disk
+DISK_DTYPES: Final = {"float16": "F16", "bfloat16": "BF16", "float32": "F32"}
+
+
+def weights_on_disk(export_dir: Path) -> tuple[set[str], int, int]:
+    """What the export's safetensors hold, read from the headers (no tensor is loaded).
+
+    Returns:
+        ``(floating dtypes, elements, bytes on disk)``; integer buffers are ignored.
+    """
+    import math
+
+    from safetensors import safe_open
+
+    dtypes: set[str] = set()
+    elements = size = 0
+    for path in sorted(export_dir.glob("*.safetensors")):
+        size += path.stat().st_size
+        with safe_open(str(path), framework="pt") as f:
+            for name in f.keys():
+                part = f.get_slice(name)
+                if part.get_dtype() in ("F16", "BF16", "F32", "F64"):
+                    dtypes.add(part.get_dtype())
+                    elements += math.prod(part.get_shape())
+    return dtypes, elements, size
 
 
 def merged_model(base: str, adapter_dir: str, dtype: str) -> tuple[Any, Any]:
@@ -160,7 +190,8 @@ def export_model(base: str, adapter_dir: str, out_root: Path, cfg: ExportConfig,
 
 def verify_export(export_dir: Path, base: str, adapter_dir: str, cfg: ExportConfig,
                   prompts: tuple[str, ...] = VERIFY_PROMPTS) -> VerifyResult:
-    """Reload the export and compare it with the unmerged adapter on the same 16-bit base.
+    """Reload the export and compare it with the unmerged adapter on the same 16-bit base; check that
+    the weights on disk have ``cfg.dtype`` (a float32 merge doubles the size and reloads fine).
 
     For each prompt (chat template, per ``vox_mens.json``'s presentation) both models decode
     greedily; the reference's tokens are then scored by both (teacher forcing) and the largest
@@ -171,6 +202,7 @@ def verify_export(export_dir: Path, base: str, adapter_dir: str, cfg: ExportConf
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from pipeline.chat_format import user_turn
+    from pipeline.decoding import encode_chat
     from pipeline.generation import eos_ids
 
     mode = json.loads((export_dir / "vox_mens.json").read_text())["system_prompt_mode"]
@@ -181,8 +213,7 @@ def verify_export(export_dir: Path, base: str, adapter_dir: str, cfg: ExportConf
     max_diff, equal = 0.0, True
     stop = eos_ids(exported, tokenizer)
     for prompt in prompts:
-        text = tokenizer.apply_chat_template(user_turn(prompt, mode), tokenize=False, add_generation_prompt=True)
-        ids = tokenizer(text, return_tensors="pt", add_special_tokens=False)["input_ids"]
+        ids = torch.tensor([encode_chat(tokenizer, user_turn(prompt, mode))])  # as the server encodes it
         with torch.inference_mode():
             kw = {"max_new_tokens": cfg.verify_new_tokens, "do_sample": False, "eos_token_id": stop,
                   "pad_token_id": tokenizer.pad_token_id}
@@ -192,10 +223,17 @@ def verify_export(export_dir: Path, base: str, adapter_dir: str, cfg: ExportConf
             a = reference(input_ids=ref_out).logits.float()
             b = exported(input_ids=ref_out).logits.float()
         max_diff = max(max_diff, float((a - b).abs().max()))
-    passed = equal and max_diff <= cfg.verify_atol
+    # the reload above casts to cfg.dtype, so the dtype written must be checked on disk itself
+    dtypes, elements, size = weights_on_disk(export_dir)
+    dtype_ok = dtypes == {DISK_DTYPES[cfg.dtype]}
+    passed = equal and max_diff <= cfg.verify_atol and dtype_ok
     detail = f"max |logit diff| {max_diff:.4g} (atol {cfg.verify_atol}), greedy tokens {'equal' if equal else 'DIFFER'}"
+    if not dtype_ok:
+        detail += (f"; weights on disk are {'/'.join(sorted(dtypes)) or 'missing'}, expected "
+                   f"{DISK_DTYPES[cfg.dtype]} (export.dtype {cfg.dtype})")
     return VerifyResult(passed=passed, max_logit_diff=max_diff, tokens_equal=equal, prompts=len(prompts),
-                        atol=cfg.verify_atol, detail=detail)
+                        atol=cfg.verify_atol, detail=detail, dtype_on_disk="/".join(sorted(dtypes)),
+                        params_on_disk=elements, bytes_on_disk=size)
 
 
 def export_summary(result: ExportResult) -> dict[str, Any]:

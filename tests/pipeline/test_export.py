@@ -47,6 +47,24 @@ def _export(base: str, adapter: str, out: Path, **cfg: object) -> object:
                         recipe_sections={"train": {"lora_r": 4}}, system_prompt_mode="none")
 
 
+def _assert_stored_in(export_dir: Path, dtype: str) -> None:
+    """Every weight tensor on disk has ``dtype``, and the files weigh ``itemsize`` bytes per parameter."""
+    import torch
+    from safetensors import safe_open
+    from transformers import AutoModelForCausalLM
+
+    itemsize = torch.empty((), dtype=getattr(torch, dtype)).element_size()
+    files = list(export_dir.glob("*.safetensors"))
+    stored = set()
+    for path in files:
+        with safe_open(str(path), framework="pt") as f:
+            stored |= {f.get_tensor(k).dtype for k in f.keys()}
+    assert stored == {getattr(torch, dtype)}
+    params = AutoModelForCausalLM.from_pretrained(export_dir).num_parameters()  # tied weights counted once
+    size = sum(p.stat().st_size for p in files)
+    assert params * itemsize <= size <= params * itemsize + 64 * 1024  # + the JSON header
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float16"])
 def test_export_round_trip_matches_adapter(base_and_adapter: tuple[str, str], tmp_path: Path, dtype: str) -> None:
     from pipeline import paths
@@ -61,6 +79,7 @@ def test_export_round_trip_matches_adapter(base_and_adapter: tuple[str, str], tm
                  "generation_config.json", "vox_mens.json", "chat_template.jinja"):
         assert (out / name).is_file(), name
     assert "chat_template" in json.loads((out / "tokenizer_config.json").read_text())
+    _assert_stored_in(out, dtype)
     eos = json.loads((out / "generation_config.json").read_text())["eos_token_id"]
     assert isinstance(eos, list) and len(eos) >= 2
     card = json.loads((out / "vox_mens.json").read_text())
@@ -83,3 +102,27 @@ def test_verify_detects_a_wrong_export(base_and_adapter: tuple[str, str], tmp_pa
     save_file(weights, str(weights_path), metadata={"format": "pt"})
     bad = verify_export(Path(res.path), base, adapter, ExportConfig(**MICRO_RECIPE["export"]))
     assert not bad.passed and bad.max_logit_diff > 1e-3
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_a_16bit_export_is_16bit_on_disk(base_and_adapter: tuple[str, str], tmp_path: Path, dtype: str) -> None:
+    base, adapter = base_and_adapter
+    res = _export(base, adapter, tmp_path, dtype=dtype, verify_atol=1.0)
+    assert res.verify is not None and res.verify.passed, res.verify
+    assert res.verify.dtype_on_disk == {"float16": "F16", "bfloat16": "BF16"}[dtype]
+    assert res.verify.bytes_on_disk <= 2 * res.verify.params_on_disk + 64 * 1024
+    _assert_stored_in(Path(res.path), dtype)
+
+
+def test_a_float32_merge_fails_verification(base_and_adapter: tuple[str, str], tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """A merge that loads the base in float32 writes float32 weights; reloading in fp16 would hide it."""
+    from pipeline import export
+
+    real = export.merged_model
+    monkeypatch.setattr(export, "merged_model", lambda base, adapter, dtype: real(base, adapter, "float32"))
+    base, adapter = base_and_adapter
+    res = _export(base, adapter, tmp_path, dtype="float16", verify_atol=1.0)
+    assert res.verify is not None and not res.verify.passed
+    assert "weights on disk are F32, expected F16" in res.verify.detail
+    assert res.verify.bytes_on_disk >= 4 * res.verify.params_on_disk
