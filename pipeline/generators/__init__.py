@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from pipeline.errors import RecipeError
+from pipeline.generators.adherence import adherence
 from pipeline.generators.automation import automation, script_pairs
 from pipeline.generators.base import SOURCES, Family, Pair, Program, derive_seed, response, short_id
 from pipeline.generators.organic_core import functions, modules, types_match
@@ -37,6 +38,7 @@ FAMILIES: Final[tuple[Family, ...]] = (
     Family("organic", "views", views),
     Family("organic", "modules", modules),
     Family("organic", "automation", automation),
+    Family("organic", "adherence", adherence),  # names/signatures stated in the request, declared exactly
     Family("synthetic_script", "script", script_pairs),
     Family("synthetic_web", "web", web_pairs),
 )

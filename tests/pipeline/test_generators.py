@@ -14,7 +14,8 @@ from pipeline.generators.preflight import BREAKS, break_program
 from pipeline.generators.themes import THEMES, vocabulary, words
 from pipeline.prompt import vox_blocks
 
-ORGANIC = ["functions", "types_match", "actors", "workflows", "mcp", "tests", "views", "modules", "automation"]
+ORGANIC = ["functions", "types_match", "actors", "workflows", "mcp", "tests", "views", "modules", "automation",
+           "adherence"]
 
 
 def test_family_registry() -> None:
