@@ -13,7 +13,9 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -72,7 +74,7 @@ def for_sum(n: int) -> int:
     return total
 
 
-def best(fn, repeat: int) -> float:  # type: ignore[no-untyped-def]
+def best(fn: Callable[[], object], repeat: int) -> float:
     """Best wall time of ``repeat`` calls, seconds."""
     times = []
     for _ in range(repeat):
@@ -98,7 +100,8 @@ def main(argv: list[str] | None = None) -> int:
              ("while sum 1e6", WHILE_VOX, while_sum, "499999500000"),
              ("for-range sum 1e6", FOR_VOX, lambda: for_sum(1000000), "499999500000")]
     ok = True
-    print(f"{'program':<20} {'vox s':>8} {'python s':>9} {'ratio':>7}   (best of {args.repeat}; goal <= {args.goal:g}x)")
+    print(f"{'program':<20} {'vox s':>8} {'python s':>9} {'ratio':>7}   "
+          f"(best of {args.repeat}; goal <= {args.goal:g}x)")
     for name, src, py, want in cases:
         t0 = time.perf_counter()
         res = check(src)
@@ -106,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
         prep = time.perf_counter() - t0
         outputs: list[str] = []
 
-        def run_vox(res=res, types=types, outputs=outputs) -> None:  # type: ignore[no-untyped-def]
+        def run_vox(res: Any = res, types: Any = types, outputs: list[str] = outputs) -> None:
             r = run_checked(res, cfg, types)
             outputs.append(r.output.strip() if r.status == "ok" else f"{r.status}: {r.fault or r.message}")
 
@@ -114,7 +117,8 @@ def main(argv: list[str] | None = None) -> int:
         py_s = best(py, args.repeat)
         ratio = vox_s / py_s
         ok = ok and ratio <= args.goal and outputs[-1] == want
-        print(f"{name:<20} {vox_s:8.3f} {py_s:9.4f} {ratio:6.1f}x   output {outputs[-1]} (check+types {prep * 1000:.0f} ms)")
+        print(f"{name:<20} {vox_s:8.3f} {py_s:9.4f} {ratio:6.1f}x   output {outputs[-1]} "
+              f"(check+types {prep * 1000:.0f} ms)")
     return 0 if ok else 1
 
 

@@ -4,6 +4,7 @@ wrong answers fail with the runtime code, and the report carries exec pass@1/pas
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -73,10 +74,10 @@ def test_bad_check_file_is_a_data_error(tmp_path: Path) -> None:
         load_checks([bad])
 
 
-def _gen(answers: dict[str, str], tasks: list[Task]):  # type: ignore[no-untyped-def]
+def _gen(answers: dict[str, str], tasks: list[Task]) -> Any:
     by_prompt = {t.prompt: answers.get(t.id, "no code") for t in tasks}
 
-    def generate(conversations, n):  # type: ignore[no-untyped-def]
+    def generate(conversations: list[list[dict[str, str]]], n: int) -> list[list[str]]:
         return [[by_prompt[c[-1]["content"].strip()] if c[-1]["content"].strip() in by_prompt else
                  next(v for p, v in by_prompt.items() if p in c[-1]["content"])] * n for c in conversations]
     return generate

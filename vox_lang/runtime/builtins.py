@@ -50,7 +50,7 @@ def to_int(rt: RunState, args: list[Any], span: Span) -> int:
     x = args[0]
     t = type(x)
     if t is int:
-        return x
+        return int(x)
     if t is float:
         if math.isnan(x):
             raise VoxFault("R0009", span, text="nan cannot become an int")
@@ -70,7 +70,7 @@ def to_float(rt: RunState, args: list[Any], span: Span) -> float:
     x = args[0]
     t = type(x)
     if t is float:
-        return x
+        return float(x)
     if t is int:
         return float(x)
     if t is str and _FLOAT_TEXT.fullmatch(x.strip()):
@@ -195,7 +195,7 @@ def m_map(rt: RunState, xs: list[Any], args: list[Any], span: Span) -> list[Any]
 def m_join(rt: RunState, xs: list[Any], args: list[Any], span: Span) -> str:
     sep = args[0]
     rt.budget.too_long(sum(len(x) for x in xs) + len(sep) * max(len(xs) - 1, 0), "str", span)
-    return sep.join(xs)
+    return str(sep.join(xs))
 
 
 def m_list_get(rt: RunState, xs: list[Any], args: list[Any], span: Span) -> Any:

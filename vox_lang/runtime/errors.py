@@ -100,7 +100,8 @@ class RuntimeFault:
         """``Line X, Col Y: runtime error[R0003] division by zero`` then the stack lines."""
         d = self.diagnostic
         tail = f" (hint: {d.hint})" if d.hint else ""
-        return "\n".join([f"Line {d.line}, Col {d.col}: runtime error[{d.code}] {d.message}{tail}", *self.stack_lines()])
+        head = f"Line {d.line}, Col {d.col}: runtime error[{d.code}] {d.message}{tail}"
+        return "\n".join([head, *self.stack_lines()])
 
     def render_human(self, source: SourceFile) -> str:
         """``path:line:col: runtime error[R…]: message``, the source line with carets, hint, stack."""

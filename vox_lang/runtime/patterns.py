@@ -44,7 +44,7 @@ def compile_pattern(p: hir.Pattern, defs: tuple[hir.Def, ...], store: Store) -> 
         if not subs:
             return lambda v, f: type(v) is cls
         sub = subs[0]
-        return lambda v, f: type(v) is cls and sub(v.value, f)
+        return lambda v, f: type(v) is cls and sub(getattr(v, "value", None), f)
     tag = p.def_id
     if not subs:
         return lambda v, f: type(v) is Variant and v.tag == tag

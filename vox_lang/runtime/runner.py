@@ -69,6 +69,8 @@ class RunResult:
 class TestOutcome:
     """One ``@test`` function's result (``fault`` is ``None`` when it passed)."""
 
+    __test__ = False  # not a pytest test class
+
     name: str
     passed: bool
     fault: RuntimeFault | None = None
@@ -87,6 +89,8 @@ class TestOutcome:
 @dataclass(frozen=True)
 class TestReport:
     """All ``@test`` results of one module (empty when it does not compile)."""
+
+    __test__ = False  # not a pytest test class
 
     check: CheckResult
     outcomes: tuple[TestOutcome, ...] = field(default_factory=tuple)

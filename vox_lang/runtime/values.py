@@ -120,7 +120,7 @@ class VSet(dict):  # type: ignore[type-arg]
     def __ne__(self, other: object) -> bool:
         return not self == other
 
-    __hash__ = None  # type: ignore[assignment]
+    __hash__ = None
 
 
 class FnVal:
@@ -261,7 +261,7 @@ def show(v: Any, top: bool = True, depth: int = 0) -> str:
         return "{ " + ", ".join(f"{k}: {show(x, False, d)}" for k, x in v.fields.items()) + " }"
     if t is Variant:
         if not v.values:
-            return v.name
+            return str(v.name)
         return f"{v.name}(" + ", ".join(show(x, False, d) for x in v.values) + ")"
     if t is FnVal:
         return f"<fn {v.name}>"

@@ -21,6 +21,7 @@ import pytest
 from vox_lang import check
 from vox_lang.runtime import (
     RunConfig,
+    TestReport,
     parse_capabilities,
     run_checked,
     run_tests_checked,
@@ -42,7 +43,7 @@ def header(text: str) -> dict[str, str]:
     return out
 
 
-def report_text(report) -> tuple[str, int]:  # type: ignore[no-untyped-def]
+def report_text(report: TestReport) -> tuple[str, int]:
     """What `vox test` prints for one file (human format), and its exit code."""
     lines = []
     for o in report.outcomes:
@@ -71,18 +72,18 @@ def test_case(case: Path) -> None:
         return
     result = run_checked(res, cfg)
     assert result.status != "internal", result.message
-    assert result.exit_code == int(h["exit"]), (result.status, result.fault and result.fault.render_repair())
+    assert result.exit_code == int(h["exit"]), (result.status, result.fault)
     assert result.output == want
     if "error" in h:
-        code, pos = h["error"].split()
+        want_code, pos = h["error"].split()
         line, col = (int(x) for x in pos.split(":"))
         assert result.fault is not None
         d = result.fault.diagnostic
-        assert (d.code, d.line, d.col) == (code, line, col), result.fault.render_repair()
+        assert (d.code, d.line, d.col) == (want_code, line, col), result.fault.render_repair()
         assert d.severity.value == "runtime"
-        assert result.fault.stack, "a runtime error carries its Vox call stack"
+        assert len(result.fault.stack) >= 1, "a runtime error carries its Vox call stack"
     else:
-        assert result.fault is None, result.fault and result.fault.render_repair()
+        assert result.fault is None, result.fault
 
 
 def test_every_runtime_code_has_a_case() -> None:
