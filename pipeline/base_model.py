@@ -3,8 +3,11 @@
 ``bootstrap`` trains a byte-level BPE tokenizer on the corpus *train* split, attaches a ChatML
 chat template (system/user/assistant, with ``{% generation %}`` markers so SFT can mask the
 loss to assistant tokens), builds a small Qwen3-architecture config and pre-trains it briefly
-on the train split's raw text (prompts and responses as plain documents, never chat-formatted,
-never held-out rows or eval tasks). Nothing here touches the network.
+on raw text (prompts and responses as plain documents, never chat-formatted, never held-out
+rows or eval tasks). With ``pretrain_data: stream`` (default) it reads the train split once and
+then a stream of freshly generated programs whose names are drawn anew for every program
+(:mod:`pipeline.pretrain_stream`): no document is seen twice, so names must be copied from the
+context rather than recalled. Nothing here touches the network.
 
 CLI: ``python -m pipeline.base_model --recipe cpu-tiny --out DIR``.
 """
@@ -32,7 +35,7 @@ BOS, EOS, PAD = "<|endoftext|>", "<|im_end|>", "<|pad|>"
 IM_START = "<|im_start|>"
 SPECIAL_TOKENS = (BOS, IM_START, EOS, PAD)
 #: bump when the bootstrap procedure changes, so cached bootstrap models are rebuilt
-BOOTSTRAP_VERSION = 2
+BOOTSTRAP_VERSION = 3
 
 #: ChatML; assistant turns are wrapped in ``{% generation %}`` (assistant-only loss) and the
 #: end-of-turn token sits inside it so the model learns to stop.
@@ -67,6 +70,9 @@ class BaseModelConfig:
     pretrain_lr: float = 3e-3  # AdamW peak LR, cosine to 10% after warmup
     pretrain_warmup: int = 20  # linear warm-up steps
     pretrain_bf16: str = "auto"  # bf16 autocast in pretraining: auto = where native (AMX CPUs, CUDA), on, off
+    pretrain_data: str = "stream"  # stream: train split once + fresh programs (no repeats); train_split: passes over it
+    pretrain_train_share: float = 0.5  # stream: most of the pretraining tokens the train split (read once) fills
+    tokenizer_stream_docs: int = 1000  # stream documents added to the tokenizer's training text (stream only)
     seed: int = 0  # init + data order
     torch_dtype: str = "bfloat16"  # load dtype for HF models on GPU (bootstrap stays float32)
 
@@ -175,6 +181,36 @@ def _blocks(tokenizer: Any, docs: list[str], block: int, seed: int) -> Any:
     return torch.tensor(ids[: n * block]).view(n, block)
 
 
+def stream_blocks(tokenizer: Any, docs: list[str], n_blocks: int, block: int, seed: int,
+                  train_share: float = 0.5) -> Any:
+    """``[n_blocks, block]`` id blocks: ``docs`` (the train split) once, up to ``train_share`` of the
+    tokens, then fresh stream documents (:func:`pipeline.pretrain_stream.stream_documents`) until
+    there are enough; shuffled. Every block is seen once per pretraining run (steps x batch = ``n_blocks``).
+    """
+    import random
+
+    import torch
+
+    from pipeline.pretrain_stream import stream_documents
+
+    bos = tokenizer.convert_tokens_to_ids(BOS)
+    need = n_blocks * block
+    train = list(docs)
+    random.Random(seed).shuffle(train)
+    ids: list[int] = []
+    for enc in tokenizer(train, add_special_tokens=False)["input_ids"]:
+        if len(ids) >= need * train_share:
+            break
+        ids.extend(enc + [bos])
+    stream = stream_documents(seed)
+    while len(ids) < need:
+        chunk = [next(stream) for _ in range(256)]
+        for enc in tokenizer(chunk, add_special_tokens=False)["input_ids"]:
+            ids.extend(enc + [bos])
+    data = torch.tensor(ids[:need]).view(n_blocks, block)
+    return data[torch.randperm(n_blocks, generator=torch.Generator().manual_seed(seed))]
+
+
 def pretrain(model: Any, tokenizer: Any, docs: list[str], cfg: BaseModelConfig) -> tuple[list[float], int]:
     """Plain causal-LM pretraining loop (AdamW, warm-up + cosine), on CPU/GPU as available.
 
@@ -187,7 +223,13 @@ def pretrain(model: Any, tokenizer: Any, docs: list[str], cfg: BaseModelConfig) 
 
     device = next(model.parameters()).device
     autocast = cfg.pretrain_bf16 == "on" or (cfg.pretrain_bf16 == "auto" and fast_bf16(device.type))
-    data = _blocks(tokenizer, docs, cfg.pretrain_block_size, cfg.seed)
+    if cfg.pretrain_data == "stream":
+        data = stream_blocks(tokenizer, docs, cfg.pretrain_steps * cfg.pretrain_batch_size, cfg.pretrain_block_size,
+                             cfg.seed, cfg.pretrain_train_share)
+    elif cfg.pretrain_data == "train_split":
+        data = _blocks(tokenizer, docs, cfg.pretrain_block_size, cfg.seed)
+    else:
+        raise DataError(f"base_model.pretrain_data={cfg.pretrain_data!r}: use stream or train_split")
     gen = torch.Generator().manual_seed(cfg.seed)
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.pretrain_lr, weight_decay=0.1, betas=(0.9, 0.95))
 
@@ -261,7 +303,14 @@ def build_base_model(cfg: BaseModelConfig, train_rows: list[dict[str, Any]], out
 
     torch.manual_seed(cfg.seed)
     docs = pretrain_texts(train_rows)
-    tokenizer = train_tokenizer(docs, cfg.vocab_size)
+    tok_texts = docs
+    if cfg.pretrain_data == "stream" and cfg.tokenizer_stream_docs:
+        from itertools import islice
+
+        from pipeline.pretrain_stream import stream_documents
+
+        tok_texts = docs + list(islice(stream_documents(cfg.seed, start=1 << 40), cfg.tokenizer_stream_docs))
+    tokenizer = train_tokenizer(tok_texts, cfg.vocab_size)
     model = AutoModelForCausalLM.from_config(tiny_config(cfg, tokenizer), dtype=torch.float32)
     if torch.cuda.is_available():
         model.to("cuda")
