@@ -84,6 +84,8 @@ def make_invoke(c: Compiler, code: FnCode, parent_frame: bool = False) -> None:
         if counter[0] < 0:
             budget.checkpoint(span)
         try:
+            if len(args) < code.nparams:  # omitted defaulted arguments (calls through a value)
+                args = [*args, *([MISSING] * (code.nparams - len(args)))]
             f = [None, None, *args, *code.pad]
             run = code.run
             if code.defaults or run is None:
@@ -378,6 +380,12 @@ def _member_call(c: Compiler, m: hir.Member, e: hir.Call) -> Ev:
                 budget.too_long(len(xs) + 1, "list", span)
             xs.append(a0(f))
         return push
+    if head == "actor":
+        handler = _handler_decl(c, m.obj, name)
+        if handler is not None:
+            params = handler.params
+            bound = bind_args(c, e.args, tuple(p.name for p in params), tuple(p.default is not None for p in params))
+            return _guard(lambda f: obj(f).handlers[name](bound(f)), span)
     evs = tuple(c.expr(a.value) for a in e.args)
     method = bi.find_method(head, name) if head not in ("actor", "record", "") else None
     if method is not None:
@@ -400,6 +408,15 @@ def _member_call(c: Compiler, m: hir.Member, e: hir.Call) -> Ev:
             raise VoxFault("R0008", span, detail=f"method `{name}` is not available at run time")
         return impl(rt, target, args, span)
     return _guard(dynamic, span)
+
+
+def _handler_decl(c: "Compiler", obj: hir.Expr, name: str) -> hir.Handler | None:
+    """The handler ``name`` of the actor type of ``obj`` (from the checker's types)."""
+    from vox_lang.types import TActor
+
+    t = c.types.type_of(obj)
+    actor = c.actors.get(t.def_id) if isinstance(t, TActor) else None
+    return next((h for h in actor.handlers if h.name == name), None) if actor is not None else None
 
 
 # --------------------------------------------------------------------------- members, index
