@@ -542,6 +542,8 @@ def lambda_(c: Compiler, e: hir.Lambda) -> Ev:
             if counter[0] < 0:
                 budget.checkpoint(e.span)
             try:
+                if len(args) < code.nparams:
+                    args = [*args, *([MISSING] * (code.nparams - len(args)))]
                 f = [pf, None, *args, *code.pad]
                 for slot, default in code.defaults:
                     if f[slot] is MISSING:
