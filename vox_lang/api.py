@@ -94,13 +94,33 @@ class CheckResult:
 def check(source: str | bytes, path: str = "<input>", strict: bool = False) -> CheckResult:
     """Run the whole front end on one module and collect every diagnostic.
 
-    Never raises for any input (text or bytes of any size); invalid UTF-8 is E0106.
+    Never raises for any input (text or bytes of any size); invalid UTF-8 is E0106. Changes no
+    process-wide setting: a module nested deeper than the calling thread's stack allows is
+    checked again, whole, in a child process (:mod:`vox_lang.deep`), so the result does not
+    depend on the caller's stack.
 
     Args:
         source: the module text, or raw bytes (decoded as UTF-8).
         path: display name for renderings.
         strict: promote every warning to an error (same code).
     """
+    result, incomplete = _check(source, path, strict)
+    if not incomplete:
+        return result
+    from vox_lang.deep import DeepCheckError, check_in_child
+
+    try:
+        return check_in_child(source, path, strict)
+    except DeepCheckError:
+        return result  # the deepest parts stay unchecked rather than raise (never expected)
+
+
+def check_here(source: str | bytes, path: str = "<input>", strict: bool = False) -> CheckResult:
+    """:func:`check` in this thread only (parts deeper than its stack are left unchecked)."""
+    return _check(source, path, strict)[0]
+
+
+def _check(source: str | bytes, path: str, strict: bool) -> tuple[CheckResult, bool]:
     from vox_lang.checker import check_module
     from vox_lang.lower import lower_module
     from vox_lang.parser import parse_module
@@ -115,7 +135,7 @@ def check(source: str | bytes, path: str = "<input>", strict: bool = False) -> C
     if not sink.has_code_prefix(*_BLOCKING_PREFIXES):
         lowered = lower_module(module, sink)
         check_module(lowered, sink)
-    return CheckResult(src, sink.sorted(strict=strict), module, lowered)
+    return CheckResult(src, sink.sorted(strict=strict), module, lowered), sink.incomplete
 
 
 def is_empty_program(source: str | bytes) -> bool:

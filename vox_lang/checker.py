@@ -15,7 +15,6 @@ from vox_lang.checker_expr import ExprChecker
 from vox_lang.checker_patterns import PatternChecker
 from vox_lang.checker_stmt import StmtChecker
 from vox_lang.decorators import KNOWN_DECORATORS, RETIRED_DECORATORS
-from vox_lang.depth import pass_guard
 from vox_lang.diagnostics import DiagnosticSink
 from vox_lang.source import Span
 from vox_lang.syntax import Decorator, StrLit
@@ -26,8 +25,7 @@ def check_module(module: hir.Module | None, sink: DiagnosticSink) -> None:
     """Type-check a lowered module, reporting to ``sink`` (nothing to do for ``None``)."""
     if module is None:
         return
-    with pass_guard():
-        Checker(module, sink).run()
+    Checker(module, sink).run()
 
 
 class Checker:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from vox_lang import hir
-from vox_lang.depth import MAX_DEPTH
+from vox_lang.depth import PASS_FRAMES_PER_LEVEL, level_budget
 from vox_lang.diagnostics import DiagnosticSink
 from vox_lang.prelude import BUILTINS, CONSTRUCTORS, PRELUDE_RECORD_FIELDS, ParamSig, Sig, prelude_type, std_member
 from vox_lang.source import Span
@@ -115,6 +115,7 @@ class CheckerEnv:
         self.exhaustive: set[int] = set()  # id() of matches found exhaustive (for E0508)
         self.ctx = FnCtx("<script>", UNIT, "script", False)
         self.depth = 0
+        self.max_depth = level_budget(PASS_FRAMES_PER_LEVEL)  # see vox_lang.depth
         for decl in module.decls:
             if isinstance(decl, hir.FnDecl):
                 self.fns.setdefault(decl.def_id, decl)
@@ -131,7 +132,9 @@ class CheckerEnv:
         return self.u.show(t)
 
     def enter(self) -> bool:
-        if self.depth >= MAX_DEPTH:
+        """Count one level of nesting; False (the sink marked incomplete) past the stack budget."""
+        if self.depth >= self.max_depth:
+            self.sink.incomplete = True
             return False
         self.depth += 1
         return True

@@ -1,40 +1,75 @@
-"""Run guard for the front end's tree walks: recursion headroom and a paused collector.
+"""Stack budget for the front end's recursive passes, without touching interpreter state.
 
-Nesting up to 200 source levels takes several Python frames per level, and a long operator
-chain nests as deep as it is long; the walks also stop descending past :data:`MAX_DEPTH`.
-The cyclic garbage collector is paused while a pass runs: a pass allocates many small,
-long-lived nodes, and full collections over a large live tree made lowering and checking
-superlinear (about 3× slower at 50,000 lines); the passes create no garbage cycles that
-need collecting before they end.
+Parsing, lowering and checking recurse once per nesting level (several Python frames each). They
+run under whatever recursion limit the process already has — nothing here changes the recursion
+limit, the garbage collector or any other process-wide setting — and each descends at most
+:func:`level_budget` levels. A pass that would need more marks its sink
+(:attr:`~vox_lang.diagnostics.DiagnosticSink.incomplete`) and leaves the deeper part
+unchecked; :func:`vox_lang.check` then reruns the whole check in a child process
+(:mod:`vox_lang.deep`) that has its own large recursion limit and thread stack, so results
+never depend on how deep the caller's stack is. Ordinary programs (nesting up to about 30
+levels) never need the child.
 """
 
 from __future__ import annotations
 
-import gc
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from types import FrameType
+from typing import Final
 
-#: frames allowed while a front-end pass runs (CPython 3.11 keeps Python-to-Python calls off
-#: the C stack, so this is safe); the passes cap their own depth well below it
-RECURSION_LIMIT = 30_000
+#: deepest tree a pass descends into even with stack to spare (deeper subtrees are left
+#: unchecked, never a crash); also the child process's budget
+MAX_DEPTH: Final = 2_500
 
-#: deepest tree a pass descends into; deeper subtrees are left unchecked (never a crash)
-MAX_DEPTH = 2_500
+#: Python frames one nesting level may cost (measured: a parenthesis level ~12 frames to
+#: parse and visit, an `if { }` level ~22; lowering ~4 and checking ~9 per block level)
+PARSE_FRAMES_PER_LEVEL: Final = 30
+PASS_FRAMES_PER_LEVEL: Final = 10
+
+#: frames kept free for the code a pass calls at its deepest point (rendering, lookups)
+RESERVE: Final = 120
+
+#: set in the child process of :mod:`vox_lang.deep`, whose recursion limit is its own
+_unbounded = False
+
+
+def stack_depth() -> int:
+    """Number of Python frames on the calling thread's stack."""
+    depth = 0
+    frame: FrameType | None = sys._getframe(1)
+    while frame is not None:
+        depth += 1
+        frame = frame.f_back
+    return depth
+
+
+def level_budget(frames_per_level: int) -> int:
+    """How many nesting levels a pass started here may descend (at most :data:`MAX_DEPTH`)."""
+    if _unbounded:
+        return MAX_DEPTH
+    headroom = sys.getrecursionlimit() - stack_depth() - RESERVE
+    return max(0, min(MAX_DEPTH, headroom // frames_per_level))
+
+
+def allow_unbounded() -> None:
+    """Lift the budget to :data:`MAX_DEPTH` (only the child process of :mod:`vox_lang.deep`
+    calls this, after raising its own recursion limit and stack size)."""
+    global _unbounded
+    _unbounded = True
 
 
 @contextmanager
-def pass_guard(limit: int = RECURSION_LIMIT) -> Iterator[None]:
-    """Raise the recursion limit to at least ``limit`` and pause the cyclic GC for the duration."""
+def pass_guard(limit: int = 30_000) -> Iterator[None]:
+    """Deprecated for front-end passes (they no longer need it): raise the recursion limit to
+    at least ``limit`` while the block runs. Kept for callers outside the front end; note it
+    changes a process-wide setting."""
     old = sys.getrecursionlimit()
     if old < limit:
         sys.setrecursionlimit(limit)
-    gc_was_enabled = gc.isenabled()
-    gc.disable()
     try:
         yield
     finally:
-        if gc_was_enabled:
-            gc.enable()
         if old < limit:
             sys.setrecursionlimit(old)

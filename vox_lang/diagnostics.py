@@ -10,7 +10,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from enum import Enum
-from typing import Any
+from typing import Any, Final
 
 from vox_lang.codes import REGISTRY, ErrorCode
 from vox_lang.messages import RETIRED_PREFIX, TEMPLATES
@@ -155,6 +155,8 @@ class DiagnosticSink:
     def __init__(self, source: SourceFile) -> None:
         self.source = source
         self._items: list[Diagnostic] = []
+        #: a pass left part of the module unchecked for lack of stack (see :mod:`vox_lang.depth`)
+        self.incomplete = False
 
     def report(
         self,

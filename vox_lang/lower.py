@@ -2,13 +2,13 @@
 
 Module-level declarations (and top-level ``let``s) are hoisted first, then declarations are
 lowered, then the script body in order. Reports E0401–E0410 (spec §3, §9); never raises for any
-AST: recursion deeper than :data:`MAX_DEPTH` nodes lowers to :class:`hir.ErrorExpr` silently.
+AST: recursion deeper than the stack budget (:mod:`vox_lang.depth`) lowers to
+:class:`hir.ErrorExpr` and marks the sink incomplete.
 """
 
 from __future__ import annotations
 
 from vox_lang import codes, hir, syntax
-from vox_lang.depth import pass_guard
 from vox_lang.diagnostics import DiagnosticSink
 from vox_lang.lower_expr import ExprLowerer
 from vox_lang.prelude import BUILTIN_TYPES, BUILTINS, CONSTRUCTORS, VIEW_ELEMENTS, std_member
@@ -26,8 +26,7 @@ def lower_module(module: syntax.Module, sink: DiagnosticSink) -> hir.Module:
     Returns:
         The HIR module (unresolvable names become :class:`hir.ErrorExpr` / :class:`hir.ErrType`).
     """
-    with pass_guard():
-        return Lowerer(sink).module(module)
+    return Lowerer(sink).module(module)
 
 
 class Lowerer(ExprLowerer):

@@ -4,7 +4,7 @@ that resolves uses), plus the definition table and scope bookkeeping it shares."
 from __future__ import annotations
 
 from vox_lang import codes, hir, syntax
-from vox_lang.depth import MAX_DEPTH
+from vox_lang.depth import PASS_FRAMES_PER_LEVEL, level_budget
 from vox_lang.diagnostics import DiagnosticSink
 from vox_lang.prelude import STD, std_member
 from vox_lang.scopes import Scope, suggest
@@ -29,6 +29,7 @@ class ExprLowerer:
         self.fn_depth = 0
         self.loop_depth = 0
         self.depth = 0
+        self.max_depth = level_budget(PASS_FRAMES_PER_LEVEL)  # see vox_lang.depth
         self.prelude_std = -1  # def id of the prelude's `std` (spec §10 U1)
         self.first_item_start = 0  # where W0005's fix inserts `import std`
         self.std_warned = False
@@ -102,8 +103,10 @@ class ExprLowerer:
         return order is None or order < self.script_pos
 
     def enter(self) -> bool:
-        """Count one level of nesting; False (and nothing counted) past :data:`MAX_DEPTH`."""
-        if self.depth >= MAX_DEPTH:
+        """Count one level of nesting; False (nothing counted, the sink marked incomplete) past
+        the stack budget."""
+        if self.depth >= self.max_depth:
+            self.sink.incomplete = True
             return False
         self.depth += 1
         return True

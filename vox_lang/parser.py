@@ -14,7 +14,6 @@ import os
 import pickle
 import sys
 import tempfile
-import threading
 from collections import defaultdict
 from functools import lru_cache
 from importlib import resources
@@ -27,6 +26,7 @@ from parsimonious.expressions import Compound, Expression, Literal, Regex
 from parsimonious.grammar import Grammar
 
 from vox_lang import codes, syntax
+from vox_lang.depth import MAX_DEPTH, PARSE_FRAMES_PER_LEVEL, level_budget
 from vox_lang.diagnostics import DiagnosticSink
 from vox_lang.layout import Item, tokenize
 from vox_lang.lexer import CONTEXTUAL, KEYWORDS, PUNCTUATION, Token
@@ -40,13 +40,6 @@ CLASS_CODES: Final = frozenset({"NAME", "INT", "FLOAT", "STRING", "DECO", "DECO_
 #: bump when compile_grammar changes what it does to the loaded grammar (cache key)
 _LOADER_VERSION: Final = 1
 
-#: Python frames allowed per nesting level while parsing and visiting (measured: at most
-#: ~70 for one level of `not f(...)`, which the level count sees as one level, hence 2x)
-_FRAMES_PER_LEVEL: Final = 150
-#: items nested deeper than this are parsed in a thread with a large stack
-_DEEP: Final = 40
-_BIG_STACK: Final = 512 * 1024 * 1024
-_recursion_lock = threading.Lock()
 
 
 class GrammarError(Exception):
@@ -146,12 +139,19 @@ def parse_module(source: SourceFile, sink: DiagnosticSink) -> syntax.Module:
     """Lex and parse ``source`` item by item, reporting into ``sink``.
 
     Items holding lexical, bracket or markup errors, nesting beyond 200 levels (E0206) or a
-    syntax error are left out of the returned module. Never raises for any input.
+    syntax error are left out of the returned module. An item nested deeper than this
+    thread's stack allows (:mod:`vox_lang.depth`) is left out too and marks the sink
+    :attr:`~DiagnosticSink.incomplete` (:func:`vox_lang.check` then reruns in a child process
+    with a deep stack). Never raises for any input; changes no process-wide setting.
     """
     layout = tokenize(source, sink)
+    budget = level_budget(PARSE_FRAMES_PER_LEVEL)
     items: list[syntax.Item] = []
     for item in layout.items:
         if not item.parse:
+            continue
+        if item.depth > budget:
+            sink.incomplete = True
             continue
         node = parse_item(item, sink)
         if node is not None:
@@ -160,40 +160,19 @@ def parse_module(source: SourceFile, sink: DiagnosticSink) -> syntax.Module:
 
 
 def parse_item(item: Item, sink: DiagnosticSink) -> syntax.Item | None:
-    """Parse one item; on a syntax error report it and return ``None``."""
-    depth = item.depth
-    if depth <= _DEEP:
-        return _parse_guarded(item, sink)
-    result: list[syntax.Item | None] = [None]
-    limit = 2_000 + _FRAMES_PER_LEVEL * depth
+    """Parse one item; on a syntax error report it and return ``None``.
 
-    def work() -> None:
-        result[0] = _parse_guarded(item, sink, limit)
-
-    with _recursion_lock:
-        old_size = threading.stack_size()
-        threading.stack_size(_BIG_STACK)
-        try:
-            worker = threading.Thread(target=work, name="vox-deep-parse")
-            worker.start()
-        finally:
-            threading.stack_size(old_size)
-        worker.join()
-    return result[0]
-
-
-def _parse_guarded(item: Item, sink: DiagnosticSink, limit: int | None = None) -> syntax.Item | None:
-    old = sys.getrecursionlimit()
-    if limit is not None and limit > old:
-        sys.setrecursionlimit(limit)
+    Running out of stack is E0206 when the process's stack is as deep as the front end ever
+    gets (the child process of :mod:`vox_lang.deep`), else it marks the sink incomplete.
+    """
     try:
         return _parse(item, sink)
     except (RecursionError, MemoryError):
-        sink.report(codes.E0206, item.tokens[0].span)
+        if level_budget(PARSE_FRAMES_PER_LEVEL) >= MAX_DEPTH:
+            sink.report(codes.E0206, item.tokens[0].span)
+        else:
+            sink.incomplete = True
         return None
-    finally:
-        if limit is not None and limit > old:
-            sys.setrecursionlimit(old)
 
 
 def _parse(item: Item, sink: DiagnosticSink) -> syntax.Item | None:

@@ -168,12 +168,18 @@ def test_generics_are_instantiated_per_call_and_rigid_inside() -> None:
 
 
 def test_opaque_imports_are_unchecked() -> None:
-    text = "import acme.db\nlet rows = db.query(1, x=2)\nlet n = rows + 1\nprint(rows.anything.at[0])\nlet s: str = rows"
+    text = (
+        "import acme.db\nlet rows = db.query(1, x=2)\nlet n = rows + 1\nprint(rows.anything.at[0])\n"
+        "let s: str = rows"
+    )
     assert codes_at(text, strict=True) == []
 
 
 def test_records_structural_and_sums_nominal() -> None:
-    text = "type A = { v: int }\ntype B = { v: int }\ntype S = | X\ntype T = | Y\nlet a: A = { v: 1 }\nlet b: B = a\nlet s: S = Y"
+    text = (
+        "type A = { v: int }\ntype B = { v: int }\ntype S = | X\ntype T = | Y\nlet a: A = { v: 1 }\n"
+        "let b: B = a\nlet s: S = Y"
+    )
     assert codes_at(text) == [("E0506", 7, 12)]
 
 

@@ -116,11 +116,15 @@ def test_decorators_attach_to_their_declaration() -> None:
     assert isinstance(first, s.FnDecl) and first.decorators[0].name == "mcp.tool"
     assert first.decorators[0].string is not None and first.decorators[0].string.value == "Area"
     assert isinstance(second, s.FnDecl) and second.decorators[0].args is not None
-    assert [a.value for a in second.decorators[0].args] == [s.StrLit("u", second.decorators[0].args[0].value.span), s.StrLit("d", second.decorators[0].args[1].value.span)]
+    args = second.decorators[0].args
+    assert [a.value for a in args] == [s.StrLit("u", args[0].value.span), s.StrLit("d", args[1].value.span)]
 
 
 def test_patterns() -> None:
-    stmt = only_stmt('let v = match x { _ -> 0, -2 -> 1, 1.5 -> 2, "s" -> 3, false -> 4, n -> 5, Some(Rect(_, h)) -> 6, None -> 7 }\n')
+    stmt = only_stmt(
+        'let v = match x { _ -> 0, -2 -> 1, 1.5 -> 2, "s" -> 3, false -> 4, n -> 5, '
+        "Some(Rect(_, h)) -> 6, None -> 7 }\n"
+    )
     assert isinstance(stmt, s.Let) and isinstance(stmt.value, s.Match)
     pats = [a.pattern for a in stmt.value.arms]
     assert isinstance(pats[0], s.WildcardPat)
