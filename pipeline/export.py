@@ -34,7 +34,7 @@ class ExportConfig:
     """Recipe section ``export:``."""
 
     model_name: str = "vox-mens-tiny"  # served model id (vox_mens.json["model_name"])
-    dtype: Literal["float16", "bfloat16", "float32"] = "float16"  # merged weight dtype: a 16-bit type (float16 | bfloat16); float32 allowed
+    dtype: Literal["float16", "bfloat16", "float32"] = "float16"  # merged weight dtype (16-bit; float32 for tests)
     verify_atol: float = 0.05  # max |logit difference| between export and adapter-on-base
     verify_new_tokens: int = 24  # greedy tokens compared per verification prompt
 

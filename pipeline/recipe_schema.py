@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-import functools
 import importlib
 import typing
 from collections.abc import Mapping
@@ -57,9 +56,13 @@ def _schema_type(hint: Any) -> Any:
     return hint
 
 
-@functools.cache
+_MODELS: dict[type[Any], type[BaseModel]] = {}
+
+
 def section_model(cls: type[Any]) -> type[BaseModel]:
-    """A strict pydantic model with ``cls``'s fields, defaults and types (unknown keys forbidden)."""
+    """A strict pydantic model with ``cls``'s fields, defaults and types (unknown keys forbidden; cached)."""
+    if cls in _MODELS:
+        return _MODELS[cls]
     hints = typing.get_type_hints(cls, include_extras=True)
     fields: dict[str, Any] = {}
     for f in dataclasses.fields(cls):
@@ -71,6 +74,7 @@ def section_model(cls: type[Any]) -> type[BaseModel]:
             fields[f.name] = (_schema_type(hints[f.name]), ...)
     config = ConfigDict(extra="forbid", strict=True)
     model: type[BaseModel] = create_model(f"{cls.__name__}Schema", __config__=config, **fields)
+    _MODELS[cls] = model
     return model
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -106,7 +107,7 @@ class Tracker:
         for i in range(0, len(items), 100):
             self.client.log_batch(run_id, params=items[i : i + 100])
 
-    def log_metrics(self, metrics: dict[str, float], step: int) -> None:
+    def log_metrics(self, metrics: Mapping[str, Any], step: int) -> None:
         """Log numeric metrics at ``step`` in one batch (non-numeric values are skipped).
 
         Asynchronous, so training steps never wait on the store; :meth:`end` flushes.

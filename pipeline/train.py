@@ -21,13 +21,15 @@ import logging
 import os
 import shutil
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from annotated_types import Ge, Gt, Lt
 
+from pipeline import atomic
 from pipeline.chat_format import check_mode, present
 from pipeline.errors import PipelineError, RecipeError, TrainingError
 
@@ -228,18 +230,13 @@ def check_tied_targets(model: Any, target_modules: tuple[str, ...]) -> None:
                    for t in target_modules if name == t or name.endswith("." + t)})
     if hits:
         raise RecipeError(
-            f"train.target_modules {hits} adapts the input or output embedding of {model.config.name_or_path or 'the base'}, "
+            f"train.target_modules {hits} adapts the input or output embedding of "
+            f"{model.config.name_or_path or 'the base'}, "
             "whose embeddings are tied (tie_word_embeddings): the merged export could not match the adapter; "
             "remove them from train.target_modules")
 
 
-def _write_json(path: Path, data: dict[str, Any]) -> None:
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(data, indent=1, default=str))
-    os.replace(tmp, path)
-
-
-def build_trainer(cfg: TrainConfig, data: SFTData, run_dir: Path, callbacks: list[Any] = (),
+def build_trainer(cfg: TrainConfig, data: SFTData, run_dir: Path, callbacks: Sequence[Any] = (),
                   tracker: Any | None = None) -> Any:
     """Tokenize the data, load the base (4-bit unless ``quantization: none``), build the trainer.
 
@@ -284,7 +281,7 @@ def build_trainer(cfg: TrainConfig, data: SFTData, run_dir: Path, callbacks: lis
                                          cfg.double_quant)
     check_tied_targets(model, cfg.target_modules)
     counts = SupervisedTokens()
-    trainer = CountingSFTTrainer(model=model, args=sft_args(cfg, run_dir, device, eval_ds is not None),
+    trainer: Any = CountingSFTTrainer(model=model, args=sft_args(cfg, run_dir, device, eval_ds is not None),
                                  train_dataset=datasets.Dataset.from_dict(train_cols), eval_dataset=eval_ds,
                                  processing_class=tokenizer, peft_config=peft_config(cfg),
                                  callbacks=[SupervisionGuard(counts, tracker), *callbacks])
@@ -299,7 +296,7 @@ def build_trainer(cfg: TrainConfig, data: SFTData, run_dir: Path, callbacks: lis
 
 
 def train(cfg: TrainConfig, dataset: SFTData, out_dir: Path, *, tracker: Any | None = None,
-          callbacks: list[Any] = (), recipe_name: str = "") -> TrainResult:
+          callbacks: Sequence[Any] = (), recipe_name: str = "") -> TrainResult:
     """Fine-tune a LoRA adapter on ``dataset``; resume or reuse by fingerprint.
 
     Args:
@@ -334,7 +331,7 @@ def train(cfg: TrainConfig, dataset: SFTData, out_dir: Path, *, tracker: Any | N
         previous = json.loads(latest_path.read_text()).get("fingerprint")
         if previous and previous != fp:
             log.info("train: recipe, base model or corpus changed (run %s -> %s): starting a new run", previous, fp)
-    _write_json(latest_path, {"fingerprint": fp, "run_dir": str(run_dir)})
+    atomic.write_json(latest_path, {"fingerprint": fp, "run_dir": str(run_dir)}, default=str)
     if cfg.resume and state.get("status") == "complete" and Path(state["result"]["adapter_dir"]).is_dir():
         log.info("train: run %s already finished; reusing its adapter", fp)
         return TrainResult(**{**state["result"], "reused": True, "seconds": time.perf_counter() - start,
@@ -349,7 +346,7 @@ def train(cfg: TrainConfig, dataset: SFTData, out_dir: Path, *, tracker: Any | N
         run_id = tracker.start(f"qlora-{fp[:8]}", run_id=state.get("mlflow_run_id") if checkpoint else None,
                                tags={"fingerprint": fp, "recipe": recipe_name})
         record = {"fingerprint": fp, "mlflow_run_id": run_id}
-        _write_json(state_path, {"status": "running", **record})
+        atomic.write_json(state_path, {"status": "running", **record}, default=str)
         built: list[Any] = []  # the trainer, once built (for the step reached)
         try:
             return _fit(cfg, dataset, run_dir, tracker, list(callbacks), recipe_name, checkpoint, built, start)
@@ -359,8 +356,9 @@ def train(cfg: TrainConfig, dataset: SFTData, out_dir: Path, *, tracker: Any | N
             message = _end_message(exc, step)
             exc.add_note(message)  # the CLI prints it as the one line (pipeline.train_cli.run_cli)
             tracker.end("KILLED" if killed else "FAILED", message)
-            _write_json(state_path, {"status": "killed" if killed else "failed", "message": message, "step": step,
-                                     "ended": datetime.now(timezone.utc).isoformat(), **record})
+            atomic.write_json(state_path, {"status": "killed" if killed else "failed", "message": message,
+                                           "step": step, "ended": datetime.now(UTC).isoformat(), **record},
+                              default=str)
             if killed or isinstance(exc, PipelineError):
                 raise
             raise TrainingError(f"training run {fp} failed: {message}") from exc
@@ -421,8 +419,9 @@ def _fit(cfg: TrainConfig, dataset: SFTData, run_dir: Path, tracker: Any, callba
     (adapter_dir / "vox_train.json").write_text(json.dumps(asdict(result), indent=1, default=str))
     tracker.log_artifacts(adapter_dir, "adapter")
     tracker.end("FINISHED")
-    _write_json(run_dir / "run.json", {"status": "complete", "fingerprint": fp, "mlflow_run_id": run_id,
-                                       "ended": datetime.now(timezone.utc).isoformat(), "result": asdict(result)})
+    atomic.write_json(run_dir / "run.json", {"status": "complete", "fingerprint": fp, "mlflow_run_id": run_id,
+                                             "ended": datetime.now(UTC).isoformat(), "result": asdict(result)},
+                      default=str)
     log.info("train: %d steps, loss %s, eval loss %s, %.0f tok/s, %.0fs", result.steps, result.train_loss,
              result.eval_loss, result.tokens_per_s, result.seconds)
     return result

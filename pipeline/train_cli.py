@@ -36,7 +36,8 @@ def make_parser() -> Any:
     """The ``HfArgumentParser`` for :class:`TrainArgs` + :class:`~pipeline.train.TrainConfig`."""
     from transformers import HfArgumentParser
 
-    parser = HfArgumentParser([TrainArgs, TrainConfig], prog="python -m pipeline.train",
+    classes: list[Any] = [TrainArgs, TrainConfig]
+    parser = HfArgumentParser(classes, prog="python -m pipeline.train",
                               description="QLoRA fine-tuning of the base model on the corpus.")
     tuples = {f.name for f in fields(TrainConfig) if isinstance(f.default, tuple)}
     for action in parser._actions:  # HfArgumentParser handles list[...] but not tuple[str, ...] fields

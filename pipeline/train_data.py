@@ -20,7 +20,7 @@ import logging
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, cast
 
 from pipeline.errors import TrainingError
 
@@ -122,8 +122,10 @@ def encode_conversation(tokenizer: Any, messages: Sequence[dict[str, str]], temp
     template = template or training_template(tokenizer)
     contents = [m["content"].replace(_OPEN, "").replace(_CLOSE, "") for m in messages]
     marked = [{"role": m["role"], "content": f"{_OPEN}{i}{_CLOSE}"} for i, m in enumerate(messages)]
-    rendered, spans = render_jinja_template(conversations=[marked], chat_template=template,
-                                            return_assistant_tokens_mask=True, **tokenizer.special_tokens_map)
+    # returns (texts, generation spans) per conversation (annotated as str upstream)
+    rendered, spans = cast(tuple[list[str], list[list[tuple[int, int]]]], render_jinja_template(
+        conversations=[marked], chat_template=template, return_assistant_tokens_mask=True,
+        **tokenizer.special_tokens_map))
     text, generation = rendered[0], sorted(spans[0])
     starts = [a for a, _ in generation]
 

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from pipeline.base_model import BaseModelConfig, build_base_model
-from pipeline.export import ExportConfig, export_model, verify_export
+from pipeline.export import ExportConfig, ExportResult, export_model, verify_export
 from pipeline.sample_corpus import MICRO_RECIPE, sample_rows
 
 pytestmark = pytest.mark.slow
@@ -35,12 +36,12 @@ def base_and_adapter(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str
         if "lora_" in name:
             p.data.mul_(0.3)  # sizeable but not saturating effect on the logits
     adapter = root / "adapter"
-    peft_model.save_pretrained(adapter)
+    peft_model.save_pretrained(str(adapter))
     AutoTokenizer.from_pretrained(base).save_pretrained(adapter)
     return base, str(adapter)
 
 
-def _export(base: str, adapter: str, out: Path, **cfg: object) -> object:
+def _export(base: str, adapter: str, out: Path, **cfg: Any) -> ExportResult:
     return export_model(base, adapter, out, ExportConfig(**{**MICRO_RECIPE["export"], **cfg}), recipe="micro",
                         eval_summary={"pass_at_1": 0.5, "pass_at_k": {"k": 2, "value": 0.7}, "eval_passed": True},
                         corpus={"version": "v1", "train_rows": 10, "heldout_rows": 2},

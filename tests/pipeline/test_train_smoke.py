@@ -62,6 +62,7 @@ def test_smoke_loss_logged_and_lora_changed(micro_base: str, tmp_path: Path) -> 
     weights = _lora(res.adapter_dir)
     lora_b = [w for k, w in weights.items() if "lora_B" in k]
     assert lora_b and all(float(w.abs().sum()) > 0 for w in lora_b)  # peft initialises B to zero
+    assert res.mlflow_run_id
     run = MlflowClient(default_tracking_uri()).get_run(res.mlflow_run_id)
     assert run.info.status == "FINISHED"
     assert "loss" in run.data.metrics and "eval_loss" in run.data.metrics
@@ -147,6 +148,7 @@ def test_rows_too_long_are_dropped_and_counted(micro_base: str, tmp_path: Path) 
     assert res.fit["train_rows"] == 26 and res.fit["train_rows_dropped_prompt_too_long"] == 6
     assert res.fit["train_rows_kept"] == 26 - res.fit["train_rows_dropped"]
     assert all(loss > 0 for _, loss in res.losses)
+    assert res.mlflow_run_id
     metrics = _run(tmp_path, res.mlflow_run_id).data.metrics
     assert metrics["train_rows_dropped_prompt_too_long"] == 6 and metrics["supervised_tokens"] > 0
 
