@@ -135,16 +135,16 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m assets.main", description=__doc__.splitlines()[0])
     parser.add_argument("--recipe", default=None, help="recipe name or YAML (default $VOX_RECIPE or cpu-tiny)")
     args = parser.parse_args(argv)
-    if args.recipe:
-        os.environ["VOX_RECIPE"] = args.recipe
     from pipeline.errors import RecipeError
     from pipeline.recipes import validate_recipe
 
     try:  # a bad recipe is a user mistake: say so in one line before starting Dagster
-        validate_recipe()
+        validate_recipe(args.recipe)
     except RecipeError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    if args.recipe:  # the resource reads it (only a valid recipe gets this far)
+        os.environ["VOX_RECIPE"] = args.recipe
     from assets.instance_config import fail_orphaned_runs, run_tags, write_instance_config
 
     home = Path(os.environ.setdefault("DAGSTER_HOME", str(paths.state_dir() / "dagster")))

@@ -73,7 +73,7 @@ def _range_problem(cfg: CorpusConfig) -> str | None:
     for key, (bounds, ok) in ranges.items():
         if not ok(getattr(cfg, key)):
             return f"{key} must be {bounds}, got {getattr(cfg, key)!r}"
-    w = cfg.weights
+    w: object = cfg.weights  # a recipe may hold anything here
     if not isinstance(w, Mapping) or not all(
             isinstance(v, (int, float)) and not isinstance(v, bool) for v in w.values()):
         return f"weights must map source names to numbers, got {w!r}"

@@ -45,7 +45,7 @@ def _schema(kind: str) -> pa.Schema:
     import pyarrow as pa
 
     s, i64 = pa.string(), pa.int64()
-    fields = {
+    by_kind: dict[str, list[tuple[str, pa.DataType]]] = {
         "corpus": [("id", s), ("instance_id", s), ("split", s), ("source", s), ("family", s), ("construct", s),
                    ("difficulty", i64), ("seed", i64), ("prompt", s), ("response", s),
                    ("messages", pa.list_(pa.struct([("role", s), ("content", s)])))],
@@ -54,8 +54,8 @@ def _schema(kind: str) -> pa.Schema:
                   ("broken", s), ("expect_code", s)],
         "rejections": [("id", s), ("source", s), ("family", s), ("construct", s), ("reason", s), ("code", s),
                        ("line", i64), ("col", i64), ("message", s)],
-    }[kind]
-    return pa.schema(fields, metadata={"vox.schema_version": SCHEMA_VERSION, "vox.table": kind})
+    }
+    return pa.schema(by_kind[kind], metadata={"vox.schema_version": SCHEMA_VERSION, "vox.table": kind})
 
 
 def write_parquet(rows: Sequence[dict[str, Any]], path: Path, kind: str) -> str:

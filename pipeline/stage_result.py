@@ -10,8 +10,6 @@ stage outputs only through :meth:`StageResult.read`.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,18 +42,12 @@ class StageResult:
         return self.data.get(key, default)
 
     def write(self, out_dir: Path) -> Path:
-        """Write ``out_dir/result.json`` atomically (a unique temporary file, then ``os.replace``)."""
+        """Write ``out_dir/result.json`` atomically (:func:`pipeline.atomic.write_json`)."""
+        from pipeline import atomic
+
         out_dir.mkdir(parents=True, exist_ok=True)
-        path = out_dir / RESULT_FILE
-        fd, tmp = tempfile.mkstemp(prefix=f".{RESULT_FILE}.", suffix=".tmp", dir=out_dir)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump({"stage": self.stage, "version": self.version, "data": self.data}, fh, indent=1,
-                          default=str)
-            os.replace(tmp, path)
-        finally:
-            Path(tmp).unlink(missing_ok=True)
-        return path
+        return atomic.write_json(out_dir / RESULT_FILE, {"stage": self.stage, "version": self.version,
+                                                         "data": self.data}, default=str)
 
     @classmethod
     def read(cls, out_dir: Path, stage: str | None = None) -> StageResult:

@@ -138,24 +138,19 @@ def run_qlora_adapter(config: Any, inputs: Inputs, out_dir: Path, *, recipe: str
 
 
 def run_eval_report(config: Any, inputs: Inputs, out_dir: Path, *, checker: Any = None) -> StageResult:
-    """Evaluate base vs adapter (:func:`pipeline.evaluate.run_eval`) with the training presentation."""
-    from pipeline.evaluate import TASKS_PATH, load_tasks, run_eval
-    from pipeline.generation import HFGenerator, load_model
+    """Evaluate base vs adapter (:func:`pipeline.evaluate.run_eval`) with the training presentation,
+    under every decoding policy :func:`pipeline.eval_policies.eval_generators` provides."""
+    from pipeline.eval_policies import eval_generators
+    from pipeline.evaluate import load_tasks, run_eval
     from pipeline.quant import pick_device
 
     _threads()
     adapter = inputs["qlora_adapter"]
-    tasks = load_tasks(Path(config.tasks_path) if config.tasks_path else TASKS_PATH)
-    device = pick_device(config.device)
-
-    def generator(adapter_dir: str | None) -> HFGenerator:
-        model, tok = load_model(adapter["base_model"], adapter_dir, device)
-        return HFGenerator(model, tok, config.max_new_tokens, config.temperature, config.top_p, config.batch_size,
-                           config.seed)
-
+    tasks = load_tasks(Path(config.tasks_path) if config.tasks_path else None)  # None: core + user-phrased suites
+    base, tuned, constrained = eval_generators(adapter, config, pick_device(config.device))
     train_prompts = {r["prompt"] for r in _load_corpus(inputs).train.select(["prompt"]).to_pylist()}
-    report = run_eval(generator(None), generator(adapter["adapter_dir"]), tasks, config, adapter["system_prompt_mode"],
-                      checker=checker, train_prompts=train_prompts, out_dir=out_dir)
+    report = run_eval(base, tuned, tasks, config, adapter["system_prompt_mode"], checker=checker,
+                      train_prompts=train_prompts, out_dir=out_dir, constrained=constrained)
     return StageResult("eval_report", adapter.version, asdict(report))
 
 

@@ -8,8 +8,9 @@ step with its one-line message (:func:`assets.defs._failures.pipeline_failures`)
 """
 
 import base64
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any
 
 import dagster as dg
 

@@ -14,7 +14,8 @@ GATE = "adapter_beats_base_and_threshold"
 def _table(per: dict[str, dict[str, float]], base: dict[str, dict[str, float]]) -> str:
     rows = [f"| {name} | {int(v['tasks'])} | {base.get(name, {}).get('pass@1', 0):.2f} | {v['pass@1']:.2f} "
             f"| {v['pass@k']:.2f} |" for name, v in per.items()]
-    return "| group | tasks | base pass@1 | adapter pass@1 | adapter pass@k |\n|---|---|---|---|---|\n" + "\n".join(rows)
+    head = "| group | tasks | base pass@1 | adapter pass@1 | adapter pass@k |\n|---|---|---|---|---|\n"
+    return head + "\n".join(rows)
 
 
 @dg.asset(
@@ -32,7 +33,8 @@ def eval_report(context: dg.AssetExecutionContext, vox_state: VoxStateResource) 
     base, adapter = r["base"], r["adapter"]
     plot = ""
     if r["plot_path"] and Path(r["plot_path"]).is_file():
-        plot = f"![pass@1 per family](data:image/png;base64,{base64.b64encode(Path(r['plot_path']).read_bytes()).decode()})"
+        png = base64.b64encode(Path(r["plot_path"]).read_bytes()).decode()
+        plot = f"![pass@1 per family](data:image/png;base64,{png})"
     k = adapter["k"]
     return dg.MaterializeResult(
         metadata={
@@ -47,5 +49,6 @@ def eval_report(context: dg.AssetExecutionContext, vox_state: VoxStateResource) 
             "leaked_tasks": len(r["leaked_tasks"]), "plot": dg.MetadataValue.md(plot or "(no plot)"),
             "eval_seconds": round(base["seconds"] + adapter["seconds"], 1),
         },
-        check_results=[dg.AssetCheckResult(check_name=GATE, passed=bool(r["passed"]), metadata={"reason": r["reason"]})],
+        check_results=[dg.AssetCheckResult(check_name=GATE, passed=bool(r["passed"]),
+                                           metadata={"reason": r["reason"]})],
     )

@@ -27,7 +27,8 @@ def exported_model(context: dg.AssetExecutionContext, vox_state: VoxStateResourc
         context.log.warning(f"{r['path']} was not published: latest.json still names the last passing export")
     return dg.MaterializeResult(
         metadata={"path": dg.MetadataValue.path(r["path"]), "model_name": card["model_name"],
-                  "eval_passed": card["eval_passed"], "published": r["published"], "pass_at_1": card["pass_at_1"] or 0.0,
+                  "eval_passed": card["eval_passed"], "published": r["published"],
+                  "pass_at_1": card["pass_at_1"] or 0.0,
                   "system_prompt_mode": card["system_prompt_mode"], "corpus_version": card["corpus_version"]},
         check_results=[dg.AssetCheckResult(
             check_name=ROUNDTRIP, passed=bool(v and v["passed"]),

@@ -35,8 +35,8 @@ def resources() -> dg.Definitions:
     return dg.Definitions(
         resources={
             "vox_state": VoxStateResource(
-                state_dir=dg.EnvVar("VOX_STATE_DIR").get_value(""),
-                recipe=dg.EnvVar("VOX_RECIPE").get_value(DEFAULT_RECIPE),
+                state_dir=dg.EnvVar("VOX_STATE_DIR").get_value("") or "",
+                recipe=dg.EnvVar("VOX_RECIPE").get_value(DEFAULT_RECIPE) or DEFAULT_RECIPE,
             )
         }
     )

@@ -76,5 +76,5 @@ def qlora_adapter(context: dg.AssetExecutionContext, vox_state: VoxStateResource
 def training_defs() -> dg.Definitions:
     """The training assets and the MLflow resource (``MLFLOW_TRACKING_URI`` overrides the local
     store). A module with a ``@dg.definitions`` function contributes only what it returns."""
-    mlflow = MlflowResource(tracking_uri=dg.EnvVar("MLFLOW_TRACKING_URI").get_value(""))
+    mlflow = MlflowResource(tracking_uri=dg.EnvVar("MLFLOW_TRACKING_URI").get_value("") or "")
     return dg.Definitions(assets=[base_model, qlora_adapter], resources={"mlflow": mlflow})

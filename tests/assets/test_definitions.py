@@ -31,7 +31,7 @@ CHECK_KEYS = [
 def _defs() -> dg.Definitions:
     from assets.definitions import defs
 
-    return defs() if callable(defs) else defs
+    return defs()
 
 
 def test_asset_keys_snapshot() -> None:

@@ -34,7 +34,8 @@ FAKE_DATA: dict[str, dict[str, Any]] = {
                                 "failure_codes": [], "seconds": 0.0},
                     "tasks": 1, "system_prompt_mode": "none", "threshold": 0.1, "leaked_tasks": [], "plot_path": None,
                     "passed": True, "reason": "ok"},
-    "exported_model": {"path": "e", "published": False, "verify": {"passed": True, "detail": "ok", "max_logit_diff": 0.0},
+    "exported_model": {"path": "e", "published": False,
+                       "verify": {"passed": True, "detail": "ok", "max_logit_diff": 0.0},
                        "card": {"model_name": "m", "eval_passed": True, "pass_at_1": 0.2, "system_prompt_mode": "none",
                                 "corpus_version": "v"}},
 }
@@ -75,7 +76,7 @@ def test_the_resource_state_dir_receives_everything(tmp_path: Path, monkeypatch:
     assert seen["mlflow"] == root.resolve() / "mlflow" / "mlflow.db"
     assert (root / "artifacts" / "corpus" / "train.parquet").is_file()
     assert not env_dir.exists() or not any(env_dir.rglob("*"))
-    corpus_version = result.asset_materializations_for_node("corpus")[0].tags["dagster/data_version"]
+    corpus_version = (result.asset_materializations_for_node("corpus")[0].tags or {})["dagster/data_version"]
     assert corpus_version == stages.read_result("corpus", root).version
 
 
@@ -93,7 +94,7 @@ def test_dagster_and_the_stage_cli_report_the_same_corpus_version(tmp_path: Path
                             resources={"vox_state": VoxStateResource(state_dir=str(dagster_root), recipe=str(recipe))})
     monkeypatch.setenv("VOX_STATE_DIR", str(cli_root))
     assert stages.main(["--recipe", str(recipe), "system_prompt", "generated_pairs", "gated_pairs", "corpus"]) == 0
-    data_version = result.asset_materializations_for_node("corpus")[0].tags["dagster/data_version"]
+    data_version = (result.asset_materializations_for_node("corpus")[0].tags or {})["dagster/data_version"]
     cli = load_corpus(cli_root / "artifacts" / "corpus")
     assert data_version == cli.version == load_corpus(dagster_root / "artifacts" / "corpus").version
     assert os.path.samefile(paths.artifacts_dir("corpus"), cli_root / "artifacts" / "corpus")

@@ -24,7 +24,8 @@ def test_definitions_load_with_training_assets(defs: dg.Definitions) -> None:
     assert {k.to_user_string() for k in job.asset_layer.asset_graph.get_all_asset_keys()} >= TRAINING_KEYS
     assert defs.resolve_schedule_def("weekly_retrain").cron_schedule == "0 3 * * 1"
     assert defs.resolve_sensor_def("inputs_changed").job_name == "vox_main_job"
-    checks = {(c.asset_key.to_user_string(), c.name): c for a in defs.assets for c in getattr(a, "check_specs", [])}
+    checks = {(c.asset_key.to_user_string(), c.name): c for a in defs.assets or ()
+              for c in getattr(a, "check_specs", [])}
     assert checks[("eval_report", "adapter_beats_base_and_threshold")].blocking
     assert checks[("exported_model", "reload_matches_adapter")].blocking
 
@@ -33,7 +34,9 @@ def _tick(cursor: str | None) -> dg.SensorResult | dg.SkipReason:
     from assets.defs.orchestration import inputs_changed
 
     with dg.instance_for_test() as instance:
-        return inputs_changed(dg.build_sensor_context(instance=instance, cursor=cursor))
+        result = inputs_changed(dg.build_sensor_context(instance=instance, cursor=cursor))
+    assert isinstance(result, (dg.SensorResult, dg.SkipReason))
+    return result
 
 
 def test_sensor_requests_a_run_when_watched_inputs_change(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -50,7 +53,8 @@ def test_sensor_requests_a_run_when_watched_inputs_change(tmp_path: Path, monkey
     prompt.parent.mkdir(parents=True)
     prompt.write_text("You write Vox.")
     changed = _tick(first.cursor)
-    assert isinstance(changed, dg.SensorResult) and len(changed.run_requests) == 1
+    assert isinstance(changed, dg.SensorResult) and changed.run_requests is not None
+    assert len(changed.run_requests) == 1
     assert changed.cursor != first.cursor and changed.run_requests[0].run_key == changed.cursor
 
 
@@ -99,5 +103,5 @@ def test_micro_run_gate_blocks_then_allows_export(tmp_path: Path, monkeypatch: p
 
     from pipeline.tracking import default_tracking_uri
 
-    run = MlflowClient(default_tracking_uri()).get_run(meta["mlflow_run_id"].value)
+    run = MlflowClient(default_tracking_uri()).get_run(str(meta["mlflow_run_id"].value))
     assert run.info.status == "FINISHED" and "loss" in run.data.metrics

@@ -9,8 +9,8 @@ import pytest
 from pipeline.corpus import CorpusConfig, build, corpus_config, gate, generate
 from pipeline.corpus_check import verify_corpus
 from pipeline.corpus_files import CORPUS_COLUMNS, SCHEMA_VERSION, schema_version, write_parquet
-from pipeline.errors import DataError, RecipeError
 from pipeline.corpus_io import load_corpus
+from pipeline.errors import DataError, RecipeError
 from pipeline.generators.themes import THEME_BY_KEY, vocabulary
 from pipeline.mix import MixConfig, leaked_names, mix, near_duplicates
 
@@ -73,7 +73,7 @@ def test_corpus_build_is_clean_deterministic_and_loadable(tmp_path: Path) -> Non
     assert set(data.heldout.column("split").to_pylist()) == {"heldout"}
     assert data.version == m1["version"] == m1["content_hash"][:16]  # one corpus version
     # every row derived from one program is on the same side
-    sides = {}
+    sides: dict[str, str] = {}
     for split, table in (("train", data.train), ("heldout", data.heldout)):
         for iid in table.column("instance_id").to_pylist():
             assert sides.setdefault(iid, split) == split
@@ -127,7 +127,7 @@ def test_interrupted_write_keeps_the_old_file(tmp_path: Path, monkeypatch: pytes
     write_parquet([], target, "pairs")
     before = target.read_bytes()
 
-    def crash(table, where, **kw):  # type: ignore[no-untyped-def]
+    def crash(table: object, where: str, **kw: object) -> None:
         Path(where).write_bytes(b"PAR1 half")
         raise KeyboardInterrupt
 
