@@ -238,7 +238,8 @@ def read_result(stage: str, root: str | os.PathLike[str] | None = None) -> Stage
 
 
 def run_stage(name: str, recipe: str | None = None, root: str | os.PathLike[str] | None = None, *,
-              overrides: Mapping[str, Any] | None = None, **extras: Any) -> StageResult:
+              overrides: Mapping[str, Any] | None = None, out_dir: Path | None = None,
+              **extras: Any) -> StageResult:
     """Run one stage under the state dir ``root``: config from ``recipe`` (< ``overrides``), inputs
     from the upstream results, output in ``<root>/artifacts/<name>/`` plus its ``result.json``.
 
@@ -247,6 +248,7 @@ def run_stage(name: str, recipe: str | None = None, root: str | os.PathLike[str]
         recipe: recipe name or YAML path (``None``: ``$VOX_RECIPE`` or ``cpu-tiny``).
         root: the state directory (``None``: :func:`pipeline.paths.state_dir`'s resolution).
         overrides: values over the recipe section (CLI flags).
+        out_dir: write here instead of ``<root>/artifacts/<name>/`` (e.g. ``python -m pipeline.train --out``).
         extras: ``recipe``-independent objects a stage accepts (``tracker``, ``callbacks``, ``checker``).
 
     Raises:
@@ -261,7 +263,8 @@ def run_stage(name: str, recipe: str | None = None, root: str | os.PathLike[str]
     with paths.use_state_dir(root) as state:
         config = stage.config(recipe, overrides or {})
         inputs = {up: read_result(up, state) for up in stage.inputs}
-        out = paths.artifacts_dir(name, state)
+        out = out_dir or paths.artifacts_dir(name, state)
+        out.mkdir(parents=True, exist_ok=True)
         if stage.locked:
             from pipeline.run_lock import run_lock
 
