@@ -41,3 +41,14 @@ def test_requested_names_never_occur_in_generated_programs() -> None:
     names = {i.name for t in USER for i in extract_request(t.prompt).items}
     assert not names & idents
     assert not {n.lower() for n in names} & words
+
+
+def test_reference_answers_pass_their_hidden_checks_and_a_wrong_one_fails() -> None:
+    from pipeline.eval_checks import exec_verdict, load_checks
+
+    checks = load_checks()
+    assert {t.id for t in USER} <= set(checks)
+    failing = [t.id for t in USER if not exec_verdict(SOLUTIONS[t.id], t.id).passed]
+    assert failing == []
+    wrong = "fn late_orders(days: List[int], limit: int) to int {\n  ret len(days)\n}"
+    assert not exec_verdict(wrong, "us-01").passed
