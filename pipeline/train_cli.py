@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.errors import DataError, PipelineError, RecipeError
-from pipeline.train import TrainConfig, make_sft_data, train
+from pipeline.train import TrainConfig
 
 
 @dataclass(frozen=True)
@@ -90,17 +90,13 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(message)s")
 
     def body() -> None:
-        from pipeline import corpus_io, paths
+        from pipeline.stages import run_stage
 
         args, cfg = parse(argv)
-        if not cfg.base_model:
-            cfg = TrainConfig(**{**asdict(cfg), "base_model": str(paths.artifacts_dir("base_model") / "model")})
-        corpus = corpus_io.load_corpus()
-        meta = Path(cfg.base_model) / "bootstrap.json"
-        base_fp = json.loads(meta.read_text())["fingerprint"] if meta.is_file() else cfg.base_model
-        data = make_sft_data(corpus.train_rows(), corpus.heldout_rows(), cfg, corpus.version, base_fp)
-        out = Path(args.out) if args.out else paths.artifacts_dir("qlora_adapter")
-        result = train(cfg, data, out, recipe_name=str(args.config or ""))
-        print(json.dumps({k: v for k, v in asdict(result).items() if k not in ("losses", "eval_losses")}, indent=1))
+        # the one training path (also the asset's and `python -m pipeline.stages`'): same inputs,
+        # run key, lock and result.json; flags are overrides over the recipe's train: section
+        result = run_stage("qlora_adapter", args.config, overrides=asdict(cfg),
+                           out_dir=Path(args.out) if args.out else None)
+        print(json.dumps({k: v for k, v in result.data.items() if k not in ("losses", "eval_losses")}, indent=1))
 
     return run_cli(body)
