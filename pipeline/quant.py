@@ -24,16 +24,15 @@ def pick_device(preference: str = "auto") -> str:
     Raises:
         RecipeError: unknown preference, or an explicit device that is not available.
     """
-    import torch
+    from pipeline.decoding import DecodingError
+    from pipeline.decoding import pick_device as _pick
 
     if preference not in DEVICES:
         raise RecipeError(f"device must be one of {', '.join(DEVICES)}, got {preference!r}")
-    has = {"cuda": torch.cuda.is_available(), "mps": torch.backends.mps.is_available(), "cpu": True}
-    if preference == "auto":
-        return next(d for d in ("cuda", "mps", "cpu") if has[d])
-    if not has[preference]:
-        raise RecipeError(f"device {preference!r} requested but not available on this machine")
-    return preference
+    try:
+        return _pick(preference)  # the one device rule, shared with serving
+    except DecodingError as exc:
+        raise RecipeError(f"device {preference!r} requested but not available on this machine") from exc
 
 
 def cpu_has_fast_bf16() -> bool:

@@ -2,9 +2,11 @@
 
 ``Engine.load(path)`` validates the directory (:mod:`serving.model_dir`), picks a device, loads
 weights and tokenizer (merging a PEFT adapter if given), and checks that the library cache agrees
-with full-sequence forward (falling back to the latter if not). ``stream()`` / ``complete()`` apply
-the chat template, decode (:mod:`serving.generation`), stop at any EOS id or stop string, and
-hold one lock per model so concurrent callers are served one after another, never interleaved.
+with full-sequence forward (falling back to the latter if not). ``stream()`` / ``complete()``
+present the messages (:func:`pipeline.chat_format.present`, the one presenter), encode contents as
+plain text, decode through the one decoder (:mod:`pipeline.decoding`), stop at any EOS id (the
+union of every declared one) or stop string, and hold one lock per model so concurrent callers are
+served one after another, never interleaved.
 """
 
 from __future__ import annotations
@@ -17,8 +19,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pipeline.chat_format import present
+from pipeline.decoding import (
+    FULL_FORWARD_MODEL_TYPES,
+    DecodingError,
+    SamplingParams,
+    cache_is_consistent,
+    encode_chat,
+    eos_ids,
+    generate_ids,
+    pick_device,
+)
 from serving.errors import ModelLoadError, RequestError, ServingError
-from serving.generation import FULL_FORWARD_MODEL_TYPES, SamplingParams, cache_is_consistent, generate_ids
 from serving.model_dir import ModelDirInfo, inspect_model_dir
 
 log = logging.getLogger(__name__)
@@ -60,30 +72,6 @@ class Completion:
     seconds: float
 
 
-def pick_device(preferred: str | None = None) -> str:
-    """Choose ``"cuda"``, ``"mps"`` or ``"cpu"``: ``preferred`` if available, else the best present.
-
-    Raises:
-        ServingError: ``preferred`` names a device this machine does not have.
-    """
-    import torch
-
-    mps = getattr(torch.backends, "mps", None)
-    available = {
-        "cuda": torch.cuda.is_available(),
-        "mps": bool(mps is not None and mps.is_available()),
-        "cpu": True,
-    }
-    if preferred:
-        kind = preferred.split(":", 1)[0]
-        if kind not in available:
-            raise ServingError(f"unknown device {preferred!r} (expected cuda, mps or cpu)")
-        if not available[kind]:
-            raise ServingError(f"device {preferred!r} is not available on this machine")
-        return preferred
-    return next(name for name in ("cuda", "mps", "cpu") if available[name])
-
-
 def _default_dtype(device: str) -> Any:
     import torch
 
@@ -109,7 +97,9 @@ def _message_text(content: Any, index: int) -> str:
                 )
             parts.append(part["text"])
         return "".join(parts)
-    raise RequestError(f"messages[{index}].content must be a string or a list of text parts", param=f"messages[{index}]")
+    raise RequestError(
+        f"messages[{index}].content must be a string or a list of text parts", param=f"messages[{index}]"
+    )
 
 
 class Engine:
@@ -127,9 +117,8 @@ class Engine:
         self.info = info
         self.device = device
         self.use_cache = use_cache
-        self.eos_ids = frozenset(info.eos_token_ids) or frozenset(
-            [tokenizer.eos_token_id] if tokenizer.eos_token_id is not None else []
-        )
+        # The union of generation_config.json, config.json and the tokenizer (issue 14 item 12).
+        self.eos_ids = frozenset(eos_ids(model, tokenizer, info.eos_token_ids))
         self._lock = threading.Lock()
 
     @property
@@ -177,7 +166,10 @@ class Engine:
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
-        device = pick_device(device)
+        try:
+            device = pick_device(device)
+        except DecodingError as exc:
+            raise ServingError(str(exc)) from exc
         dtype = dtype or _default_dtype(device)
         tokenizer_dir = info.path
         if info.adapter_path is not None and (info.adapter_path / "tokenizer_config.json").is_file():
@@ -212,10 +204,11 @@ class Engine:
     # -- requests ---------------------------------------------------------------------------
 
     def chat_messages(self, messages: Sequence[dict[str, Any]]) -> list[dict[str, str]]:
-        """Validate OpenAI-style messages and apply the model's system prompt mode.
+        """Validate OpenAI-style messages and present them as in training.
 
-        With ``system_prompt_mode == "none"`` system messages are dropped (training showed no
-        system prompt); with ``"ssot"`` they are kept as given.
+        :func:`pipeline.chat_format.present` under the model's ``system_prompt_mode``: ``"none"``
+        drops system messages (training showed none); ``"ssot"`` replaces them by the SSOT system
+        prompt the model was trained with.
 
         Raises:
             RequestError: empty list, unknown role, or non-text content.
@@ -230,18 +223,16 @@ class Engine:
                 raise RequestError(
                     f"messages[{i}].role must be one of {', '.join(_ROLES)}, got {role!r}", param=f"messages[{i}].role"
                 )
-            if role == "system" and self.info.system_prompt_mode == "none":
-                continue
             out.append({"role": str(role), "content": _message_text(message.get("content"), i)})
-        return out
+        return present(out, self.info.system_prompt_mode)
 
     def render(self, messages: Sequence[dict[str, Any]]) -> list[int]:
-        """Token ids of the chat-templated prompt (with the assistant generation prompt)."""
-        text = self.tokenizer.apply_chat_template(
-            self.chat_messages(messages), tokenize=False, add_generation_prompt=True
-        )
-        ids: list[int] = self.tokenizer.encode(text, add_special_tokens=False)
-        return ids
+        """Token ids of the chat-templated prompt (with the assistant generation prompt).
+
+        Message contents are encoded as text: a special-token string typed by a user (e.g.
+        ``<|im_end|>``) never becomes a special id (issue 14 item 7).
+        """
+        return encode_chat(self.tokenizer, self.chat_messages(messages))
 
     def prepare(
         self,
@@ -300,10 +291,14 @@ class Engine:
 
         Waits for the model lock first (requests are served one at a time). Text is held back
         while it could still be the start of a stop string or ends in a partial UTF-8 character.
-        Setting ``cancel`` (or closing the iterator) stops generation after the current token.
+        Setting ``cancel`` (or closing the iterator) stops generation after the current token; a
+        request cancelled while it waited for the lock generates nothing.
         """
         params = prepared.params
         with self._lock:
+            if cancel is not None and cancel.is_set():
+                yield StreamEvent("", "cancelled", len(prepared.prompt_ids), 0)
+                return
             ids: list[int] = []
             generated = 0  # tokens sampled, EOS included (what usage reports)
             emitted = 0  # characters of ``text`` already yielded
@@ -312,7 +307,7 @@ class Engine:
             # after the last newline are re-decoded each step (as transformers' TextStreamer).
             settled, window, text = "", 0, ""
             tokens = generate_ids(
-                self.model, prepared.prompt_ids, params, tuple(self.eos_ids), use_cache=self.use_cache
+                self.model, prepared.prompt_ids, params, tuple(self.eos_ids), use_cache=self.use_cache, cancel=cancel
             )
             try:
                 for token in tokens:
@@ -338,14 +333,16 @@ class Engine:
                         break
             finally:
                 tokens.close()
+            if finish == "length" and generated < params.max_new_tokens and cancel is not None and cancel.is_set():
+                finish = "cancelled"  # the decoder saw the event before the loop did
             yield StreamEvent(text[emitted:], finish, len(prepared.prompt_ids), generated)
 
-    def complete(self, prepared: Prepared) -> Completion:
-        """Generate the whole completion for a prepared request (blocking)."""
+    def complete(self, prepared: Prepared, cancel: threading.Event | None = None) -> Completion:
+        """Generate the whole completion for a prepared request (blocking; ``cancel`` as in :meth:`stream`)."""
         start = time.perf_counter()
         parts: list[str] = []
         last = StreamEvent("")
-        for event in self.stream(prepared):
+        for event in self.stream(prepared, cancel):
             parts.append(event.text)
             last = event
         return Completion(

@@ -22,8 +22,9 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response, StreamingResponse
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from serving.engine import Engine, Prepared, StreamEvent
@@ -35,7 +36,11 @@ _END = object()  # marks the end of a streamed generation on the event queue
 
 
 class ChatRequest(BaseModel):
-    """The subset of OpenAI's chat-completions request that we honour (other fields ignored)."""
+    """The subset of OpenAI's chat-completions request that we honour (other fields ignored).
+
+    FastAPI validates the body against this model; :func:`validation_error_response` turns a
+    failure into the OpenAI-style 400 body naming the field (``param``).
+    """
 
     model_config = ConfigDict(extra="allow")
 
@@ -70,17 +75,41 @@ _FIELD_RULES = {
 }
 
 
-def _validation_message(exc: ValidationError) -> tuple[str, str | None]:
-    """``(message, param)`` for the first validation error; ``param`` is the request field."""
-    first = exc.errors()[0]
-    parts = first.get("loc", ())
+#: pydantic error types meaning "the body is not a JSON object" (e.g. ``[1, 2]`` or a bare string)
+_NOT_AN_OBJECT = frozenset({"model_attributes_type", "model_type", "dict_type"})
+
+
+def validation_error_response(exc: RequestValidationError) -> JSONResponse:
+    """The OpenAI-style 400 for a body FastAPI could not parse or validate against :class:`ChatRequest`.
+
+    The message names the first bad field (``param``), "(and N more)" when there are others;
+    malformed JSON and a body that is not an object get their own plain-words messages.
+    """
+    errors = list(exc.errors())
+    first = errors[0] if errors else {}
+    parts = tuple(first.get("loc", ()))
+    if parts[:1] == ("body",):
+        parts = parts[1:]
+    kind = first.get("type")
+    if kind == "json_invalid":
+        doc = exc.body if isinstance(exc.body, str) else ""
+        pos = parts[0] if parts and isinstance(parts[0], int) else 0
+        reason = str(json.JSONDecodeError(str(first.get("ctx", {}).get("error", "invalid JSON")), doc, pos))
+        return error_response(400, f"could not parse the JSON body of your request: {reason}")
+    if not parts and kind in _NOT_AN_OBJECT:
+        if isinstance(first.get("input"), bytes | bytearray):  # a Content-Type other than JSON
+            return error_response(400, "the request body must be JSON (Content-Type: application/json)")
+        return error_response(400, "the request body must be a JSON object")
+    if not parts and kind == "missing":
+        return error_response(400, "the request has no body; send a JSON object")
     field = str(parts[0]) if parts else None
-    more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
     if field in _FIELD_RULES:
         got = json.dumps(first.get("input"), default=str)[:60]
-        return f"{field}: {_FIELD_RULES[field]}, got {got}", field
+        return error_response(400, f"{field}: {_FIELD_RULES[field]}, got {got}", param=field)
     loc = ".".join(str(part) for part in parts)
-    return (f"{loc}: {first.get('msg', 'invalid value')}{more}" if loc else str(first.get("msg"))), loc or None
+    message = f"{loc}: {first.get('msg', 'invalid value')}{more}" if loc else str(first.get("msg"))
+    return error_response(400, message, param=loc or None)
 
 
 class _Service:
@@ -106,19 +135,8 @@ class _Service:
             "system_prompt_mode": self.engine.info.system_prompt_mode,
         }
 
-    def parse(self, raw: bytes) -> ChatRequest | JSONResponse:
-        """Parse and validate a request body, or return the 4xx response explaining why not."""
-        try:
-            data = json.loads(raw)
-        except (ValueError, UnicodeDecodeError) as exc:
-            return error_response(400, f"could not parse the JSON body of your request: {exc}")
-        if not isinstance(data, dict):
-            return error_response(400, "the request body must be a JSON object")
-        try:
-            req = ChatRequest.model_validate(data)
-        except ValidationError as exc:
-            message, param = _validation_message(exc)
-            return error_response(400, message, param=param)
+    def refuse(self, req: ChatRequest) -> JSONResponse | None:
+        """The 4xx response for a well-formed request this server cannot honour, else ``None``."""
         if req.model != self.engine.model_id:
             return error_response(
                 404,
@@ -128,7 +146,7 @@ class _Service:
             )
         if (req.n or 1) != 1:
             return error_response(400, "only n=1 is supported", param="n")
-        return req
+        return None
 
     def prepare(self, req: ChatRequest) -> Prepared:
         stop = [req.stop] if isinstance(req.stop, str) else list(req.stop or [])
@@ -169,12 +187,17 @@ def create_app(engine: Engine, *, default_max_tokens: int = 512, max_queue: int 
         max_queue: requests waiting or running beyond this get 429 (server busy).
     """
     service = _Service(engine, default_max_tokens, max_queue)
-    app = FastAPI(title="vox-mens local model server", docs_url=None, redoc_url=None)
+    # strict_content_type=False: a body sent without a Content-Type header is still read as JSON
+    app = FastAPI(title="vox-mens local model server", docs_url=None, redoc_url=None, strict_content_type=False)
     app.state.service = service
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         return error_response(exc.status_code, f"{request.method} {request.url.path}: {exc.detail}")
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:
+        return validation_error_response(exc)
 
     @app.get("/health")
     async def health() -> dict[str, Any]:
@@ -198,10 +221,10 @@ def create_app(engine: Engine, *, default_max_tokens: int = 512, max_queue: int 
         return service.model_card()
 
     @app.post("/v1/chat/completions", response_model=None)
-    async def chat_completions(request: Request) -> Response:
-        parsed = service.parse(await request.body())
-        if isinstance(parsed, JSONResponse):
-            return parsed
+    async def chat_completions(parsed: ChatRequest, request: Request) -> Response:
+        refused = service.refuse(parsed)
+        if refused is not None:
+            return refused
         try:
             # Off the event loop: tokenizing a multi-MB prompt takes seconds and would stall /health.
             prepared = await asyncio.to_thread(service.prepare, parsed)
@@ -215,7 +238,7 @@ def create_app(engine: Engine, *, default_max_tokens: int = 512, max_queue: int 
             events = _stream(service, prepared, completion_id, include_usage)
             return StreamingResponse(events, media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
         try:
-            result = await service.submit(engine.complete, prepared)
+            result = await _complete_unless_disconnected(service, request, prepared)
         except ServingError as exc:
             return error_response(500, f"generation failed: {exc}")
         except Exception as exc:  # noqa: BLE001 - one request's failure must not take the server down
@@ -245,6 +268,32 @@ def create_app(engine: Engine, *, default_max_tokens: int = 512, max_queue: int 
         )
 
     return app
+
+
+#: seconds between checks for a vanished client while a non-streamed request waits or runs
+DISCONNECT_POLL_S = 0.1
+
+
+async def _complete_unless_disconnected(service: _Service, request: Request, prepared: Prepared) -> Any:
+    """Run ``engine.complete`` on the worker; if the client hangs up meanwhile, cancel it.
+
+    A JSON (non-SSE) client that gives up used to keep the model busy to ``max_tokens`` while the
+    next request waited (issue 14 item 13). The cancelled completion's result is still returned
+    (nobody reads it); a queued request cancelled before it started generates nothing.
+    """
+    cancel = threading.Event()
+    future = service.submit(service.engine.complete, prepared, cancel)
+    try:
+        while True:
+            done, _ = await asyncio.wait({future}, timeout=DISCONNECT_POLL_S)
+            if done:
+                return future.result()
+            if await request.is_disconnected():
+                cancel.set()
+                log.info("client disconnected: cancelling its completion")
+                return await future
+    finally:
+        cancel.set()
 
 
 async def _stream(service: _Service, prepared: Prepared, completion_id: str, include_usage: bool) -> AsyncIterator[str]:

@@ -83,7 +83,7 @@ def build_tiny_export(
     out_dir: Path,
     *,
     model_name: str = TINY_MODEL_NAME,
-    system_prompt_mode: str = "ssot",
+    system_prompt_mode: str = "none",  # a 512-token model cannot hold the SSOT prompt (as cpu-tiny)
     eval_passed: bool = True,
     config_overrides: dict[str, Any] | None = None,
     model_type: str = "qwen3",
@@ -201,7 +201,7 @@ def tiny_export_factory(tmp_path_factory: pytest.TempPathFactory) -> Callable[..
 
 @pytest.fixture(scope="session")
 def tiny_export_dir(tiny_export_factory: Callable[..., Path]) -> Path:
-    """A tiny exported model dir (Qwen3, EOS ids ``[<|im_end|>, <|endoftext|>]``, mode ``ssot``).
+    """A tiny exported model dir (Qwen3, EOS ids ``[<|im_end|>, <|endoftext|>]``, mode ``none``).
 
     Served model id: ``"vox-mens-tiny"`` (see ``TINY_MODEL_NAME``). Treat it as read-only.
     """

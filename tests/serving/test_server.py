@@ -36,7 +36,7 @@ def test_health_and_models(local_server: str, client: Any, tiny_model_name: str)
     assert [m.id for m in client.models.list().data] == [tiny_model_name]
     card = client.models.retrieve(tiny_model_name)
     assert card.id == tiny_model_name and card.model_extra["max_model_len"] == 512
-    assert card.model_extra["system_prompt_mode"] == "ssot"
+    assert card.model_extra["system_prompt_mode"] == "none"
 
 
 def test_openai_client_non_streaming(client: Any, tiny_model_name: str) -> None:
@@ -127,13 +127,8 @@ def test_unknown_route_is_an_openai_404(local_server: str) -> None:
     assert response.status_code == 404 and "error" in response.json()
 
 
-@pytest.fixture
-def recording_server(tiny_export_dir: Path) -> Iterator[tuple[str, list[tuple[Any, float, float]]]]:
-    """A server whose engine records (last event, start, end) of every generation."""
-    from serving.engine import Engine
-    from serving.server import ServerThread
-
-    engine = Engine.load(tiny_export_dir, device="cpu")
+def _recording(engine: Any) -> list[tuple[Any, float, float]]:
+    """Make ``engine`` record (last event, start, end) of every generation; return the record."""
     spans: list[tuple[Any, float, float]] = []
     original = engine.stream
 
@@ -143,7 +138,33 @@ def recording_server(tiny_export_dir: Path) -> Iterator[tuple[str, list[tuple[An
             yield event
         spans.append((event, start, time.perf_counter()))
 
-    engine.stream = stream  # type: ignore[method-assign]
+    engine.stream = stream
+    return spans
+
+
+@pytest.fixture
+def recording_server(tiny_export_dir: Path) -> Iterator[tuple[str, list[tuple[Any, float, float]]]]:
+    """A server whose engine records (last event, start, end) of every generation."""
+    from serving.engine import Engine
+    from serving.server import ServerThread
+
+    engine = Engine.load(tiny_export_dir, device="cpu")
+    spans = _recording(engine)
+    server = ServerThread(engine)
+    server.start()
+    yield server.base_url, spans
+    server.stop()
+
+
+@pytest.fixture
+def endless_server(tiny_export_dir: Path) -> Iterator[tuple[str, list[tuple[Any, float, float]]]]:
+    """As ``recording_server``, but the engine has no EOS id: every answer runs to its token limit."""
+    from serving.engine import Engine
+    from serving.server import ServerThread
+
+    engine = Engine.load(tiny_export_dir, device="cpu")
+    engine.eos_ids = frozenset()
+    spans = _recording(engine)
     server = ServerThread(engine)
     server.start()
     yield server.base_url, spans
@@ -196,6 +217,30 @@ def test_client_disconnect_mid_stream_cancels_generation(
     if last.finish_reason == "cancelled":
         assert last.completion_tokens < 480
     assert not _health(base_url)["busy"]
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_client_giving_up_cancels_generation_in_both_modes(
+    endless_server: tuple[str, list[tuple[Any, float, float]]], tiny_model_name: str, stream: bool
+) -> None:
+    # A non-streamed request whose client times out used to run to max_tokens while the next
+    # request waited (issue 14 item 13); streamed ones were already cancelled.
+    base_url, spans = endless_server
+    payload = {"model": tiny_model_name, "messages": MESSAGES, "max_tokens": 480, "temperature": 0, "stream": stream}
+    if stream:
+        with httpx.stream("POST", f"{base_url}/chat/completions", json=payload) as r:
+            next(r.iter_lines())  # read one event, then hang up
+    else:
+        with pytest.raises(httpx.TimeoutException):  # the client gives up waiting for the JSON body
+            httpx.post(f"{base_url}/chat/completions", json=payload, timeout=0.3)
+    deadline = time.monotonic() + 20
+    while not spans and time.monotonic() < deadline:
+        time.sleep(0.02)
+    last = spans[0][0]
+    assert last.finish_reason == "cancelled" and last.completion_tokens < 480, last
+    assert not _health(base_url)["busy"]
+    ok = httpx.post(f"{base_url}/chat/completions", json={**payload, "stream": False, "max_tokens": 4}, timeout=30)
+    assert ok.status_code == 200 and ok.json()["usage"]["completion_tokens"] == 4
 
 
 # -- `vox serve` -------------------------------------------------------------------------------

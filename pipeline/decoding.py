@@ -1,0 +1,368 @@
+"""The one decoder: every completion, in evaluation and in ``vox serve``, comes from here.
+
+Generation is the library's ``model.generate``; what we add plugs into it: ``LogitsProcessor``
+objects for constraints (:mod:`pipeline.decoding_constraint`), ``StoppingCriteria`` for
+cancellation and first-block-closed (:mod:`pipeline.decoding_criteria`), and a streamer that hands
+token ids to the caller as they are sampled (:func:`generate_ids`, used by the server). Prompts
+are encoded with contents as plain text (:func:`encode_chat`). The stop set is the union of
+every EOS id the model declares (:func:`eos_ids`). The load-time cache self-check lives in
+:mod:`pipeline.decoding_cache`. torch/transformers are imported inside functions where possible.
+"""
+
+from __future__ import annotations
+
+import functools
+import queue
+import threading
+from collections.abc import Callable, Generator, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from pipeline.decoding_cache import FULL_FORWARD_MODEL_TYPES, cache_is_consistent
+from pipeline.decoding_criteria import EventStop, FirstBlockClosed, RecordLogits, first_block_closed
+from pipeline.decoding_prompt import encode_chat, encode_text
+from pipeline.errors import PipelineError
+
+#: temperatures below this decode greedily (logits / 1e-40 overflow float32 to inf -> NaN probs)
+MIN_SAMPLING_TEMPERATURE: Final = 1e-4
+
+__all__ = [
+    "FULL_FORWARD_MODEL_TYPES", "DecodingError", "FirstBlockClosed", "HFGenerator", "SamplingParams",
+    "cache_is_consistent", "encode_chat", "encode_text", "eos_ids", "first_block_closed", "generate_ids",
+    "generate_texts", "load_model", "pick_device",
+]
+
+
+class DecodingError(PipelineError):
+    """A device or decoding setting this machine or model cannot honour."""
+
+
+@dataclass(frozen=True, slots=True)
+class SamplingParams:
+    """How to pick tokens.
+
+    Attributes:
+        max_new_tokens: hard cap on generated tokens (≥ 1), EOS included.
+        temperature: 0 means greedy (argmax); > 0 divides the logits before sampling.
+        top_p: nucleus sampling mass in (0, 1]; 1 disables it. Ignored when greedy.
+        stop: strings that end generation; the text is cut before the first one found.
+        seed: seed for the sampler's RNG (``None``: nondeterministic).
+    """
+
+    max_new_tokens: int = 256
+    temperature: float = 0.0
+    top_p: float = 1.0
+    stop: tuple[str, ...] = ()
+    seed: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.max_new_tokens < 1:
+            raise ValueError(f"max_new_tokens must be >= 1, got {self.max_new_tokens}")
+        if not 0.0 <= self.temperature <= 2.0:
+            raise ValueError(f"temperature must be in [0, 2], got {self.temperature}")
+        if not 0.0 < self.top_p <= 1.0:
+            raise ValueError(f"top_p must be in (0, 1], got {self.top_p}")
+        stops: tuple[object, ...] = self.stop  # callers may pass anything at run time
+        if not all(isinstance(s, str) and s for s in stops):
+            raise ValueError(f"stop strings must be non-empty strings, got {self.stop!r}")
+        if self.seed is not None and not -(2**63) <= self.seed < 2**64:  # torch.Generator's range
+            raise ValueError(f"seed must be a 64-bit integer, got {self.seed}")
+
+    @property
+    def greedy(self) -> bool:
+        """True when tokens are picked by argmax (temperature 0, or so close to 0 that dividing
+        float32 logits by it would overflow: sampling would be argmax anyway)."""
+        return self.temperature < MIN_SAMPLING_TEMPERATURE
+
+
+def pick_device(preferred: str | None = None) -> str:
+    """Choose ``"cuda"``, ``"mps"`` or ``"cpu"``: ``preferred`` if available, else the best present.
+
+    Args:
+        preferred: ``None`` or ``"auto"`` (best present), or a device such as ``"cuda:1"``.
+
+    Raises:
+        DecodingError: ``preferred`` is unknown or names a device this machine does not have.
+    """
+    import torch
+
+    mps = getattr(torch.backends, "mps", None)
+    available = {"cuda": torch.cuda.is_available(), "mps": bool(mps is not None and mps.is_available()), "cpu": True}
+    if preferred and preferred != "auto":
+        kind = preferred.split(":", 1)[0]
+        if kind not in available:
+            raise DecodingError(f"unknown device {preferred!r} (expected auto, cuda, mps or cpu)")
+        if not available[kind]:
+            raise DecodingError(f"device {preferred!r} is not available on this machine")
+        return preferred
+    return next(name for name in ("cuda", "mps", "cpu") if available[name])
+
+
+def _ids(value: Any) -> list[int]:
+    if value is None:
+        return []
+    if isinstance(value, int) and not isinstance(value, bool):
+        return [value]
+    return [int(v) for v in value]
+
+
+def eos_ids(model: Any, tokenizer: Any, extra: Iterable[int] = ()) -> tuple[int, ...]:
+    """Every id that ends a completion: the union of the generation config's, the model config's
+    (and its text config's), the tokenizer's EOS and ``extra`` (e.g. ids read from the model
+    directory's JSON files), sorted. Stopping on one of them only was issue 14 item 12."""
+    ids = set(_ids(getattr(getattr(model, "generation_config", None), "eos_token_id", None)))
+    config = getattr(model, "config", None)
+    ids.update(_ids(getattr(config, "eos_token_id", None)))
+    text_config = config.get_text_config() if config is not None and hasattr(config, "get_text_config") else None
+    ids.update(_ids(getattr(text_config, "eos_token_id", None)))
+    ids.update(_ids(getattr(tokenizer, "eos_token_id", None)))
+    ids.update(int(i) for i in extra)
+    return tuple(sorted(ids))
+
+
+def _device(model: Any) -> Any:
+    return next(model.parameters()).device
+
+
+def _generation_config(params: SamplingParams, eos: Sequence[int], pad: int, use_cache: bool, n: int) -> Any:
+    """A fully specified ``GenerationConfig`` (the model's own sampling defaults never leak in:
+    ``top_k`` would default to 50, a checkpoint's repetition penalty would apply silently)."""
+    from transformers import GenerationConfig
+
+    sample = not params.greedy
+    return GenerationConfig(
+        max_new_tokens=params.max_new_tokens, do_sample=sample, num_beams=1, num_return_sequences=n,
+        temperature=params.temperature if sample else 1.0, top_p=params.top_p if sample else 1.0,
+        top_k=0 if sample else None,  # greedy: unused (setting it only draws a warning)
+        min_p=None, typical_p=1.0, repetition_penalty=1.0, no_repeat_ngram_size=0,
+        eos_token_id=list(eos), pad_token_id=pad, use_cache=use_cache,  # [] (not None): no EOS at all
+    )
+
+
+def _seed(params: SamplingParams) -> None:
+    import torch
+
+    if params.greedy:
+        return
+    if params.seed is None:
+        torch.seed()
+    else:
+        torch.manual_seed(params.seed % 2**64)
+
+
+class _IdStreamer:
+    """A ``generate`` streamer that queues each step's token id (the first ``put`` is the prompt)."""
+
+    def __init__(self, sink: queue.Queue[Any]) -> None:
+        self.sink, self._prompt_seen = sink, False
+
+    def put(self, value: Any) -> None:
+        if not self._prompt_seen:
+            self._prompt_seen = True
+            return
+        self.sink.put(int(value.reshape(-1)[0]))
+
+    def end(self) -> None:
+        pass
+
+
+_DONE: Final = object()
+
+
+def generate_ids(
+    model: Any,
+    prompt_ids: list[int],
+    params: SamplingParams,
+    eos_ids: Iterable[int] = (),
+    *,
+    use_cache: bool = True,
+    on_logits: Callable[[Any], None] | None = None,
+    processors: Sequence[Any] = (),
+    cancel: threading.Event | None = None,
+    pad_id: int | None = None,
+) -> Generator[int, None, None]:
+    """Generate token ids after ``prompt_ids`` with ``model.generate``, yielding each as sampled.
+
+    ``generate`` runs on a worker thread and streams ids through a queue; closing this generator
+    (or setting ``cancel``) stops it after the current step and waits for the thread.
+
+    Args:
+        model: causal LM in eval mode on its device.
+        prompt_ids: the encoded prompt (non-empty).
+        params: sampling parameters (``max_new_tokens`` caps the yielded ids; ``stop`` is the
+            caller's to apply on text).
+        eos_ids: any of these ends generation; the EOS id itself is yielded last.
+        use_cache: library cache (fast) or full-sequence forward every step (see
+            :func:`cache_is_consistent`).
+        on_logits: called with each step's raw logits (``[vocab]``, float32).
+        processors: extra ``LogitsProcessor`` objects (constraints), applied after ``on_logits``.
+        cancel: stop when set (checked after every token).
+        pad_id: padding id for ``generate`` (default: the first EOS id, else 0).
+
+    Yields:
+        Token ids.
+
+    Raises:
+        ValueError: empty prompt. Errors inside ``generate`` are re-raised here.
+    """
+    import torch
+    from transformers import LogitsProcessorList, StoppingCriteriaList
+
+    if not prompt_ids:
+        raise ValueError("prompt_ids must not be empty")
+    stops = sorted(set(eos_ids))
+    stop_event = threading.Event()
+    criteria = StoppingCriteriaList([EventStop(stop_event)] + ([EventStop(cancel)] if cancel is not None else []))
+    procs = LogitsProcessorList(([RecordLogits(on_logits)] if on_logits is not None else []) + list(processors))
+    pad = pad_id if pad_id is not None else (stops[0] if stops else 0)
+    config = _generation_config(params, stops, pad, use_cache, 1)
+    ids = torch.tensor([prompt_ids], dtype=torch.long, device=_device(model))
+    sink: queue.Queue[Any] = queue.Queue()
+
+    def work() -> None:
+        try:
+            _seed(params)
+            with torch.inference_mode():
+                model.generate(input_ids=ids, attention_mask=torch.ones_like(ids), generation_config=config,
+                               logits_processor=procs, stopping_criteria=criteria, streamer=_IdStreamer(sink))
+        except BaseException as exc:  # noqa: BLE001 - handed to the consumer and re-raised there
+            sink.put(exc)
+        finally:
+            sink.put(_DONE)
+
+    thread = threading.Thread(target=work, name="vox-decode", daemon=True)
+    thread.start()
+    try:
+        count = 0
+        while (item := sink.get()) is not _DONE:
+            if isinstance(item, BaseException):
+                raise item
+            count += 1
+            yield item
+            if item in stops or count >= params.max_new_tokens:
+                break
+    finally:
+        stop_event.set()
+        thread.join()
+
+
+def _left_pad(rows: list[list[int]], pad: int, device: Any) -> tuple[Any, Any]:
+    import torch
+
+    width = max(len(r) for r in rows)
+    ids = torch.full((len(rows), width), pad, dtype=torch.long)
+    mask = torch.zeros((len(rows), width), dtype=torch.long)
+    for i, r in enumerate(rows):
+        ids[i, width - len(r):] = torch.tensor(r, dtype=torch.long)
+        mask[i, width - len(r):] = 1
+    return ids.to(device), mask.to(device)
+
+
+def generate_texts(
+    model: Any,
+    tokenizer: Any,
+    prompts: Sequence[list[int]],
+    n: int,
+    params: SamplingParams,
+    *,
+    stop_after_block: bool = True,
+    processors: Callable[[int], Sequence[Any]] | None = None,
+    use_cache: bool = True,
+) -> list[list[str]]:
+    """Generate ``n`` completions for each encoded prompt in one batched ``generate`` call.
+
+    Args:
+        model, tokenizer: a loaded causal LM and its tokenizer.
+        prompts: encoded prompts (left-padded together here).
+        n: completions per prompt (``num_return_sequences``).
+        params: sampling parameters; the RNG is seeded from ``params.seed`` when given.
+        stop_after_block: end each sequence once its first ```vox block closes.
+        processors: ``f(prompt_len) -> [LogitsProcessor, ...]`` built per call (constraints).
+        use_cache: library cache or full-sequence forward.
+
+    Returns:
+        ``len(prompts)`` lists of ``n`` decoded texts (special tokens skipped).
+    """
+    import torch
+    from transformers import LogitsProcessorList, StoppingCriteriaList
+
+    stops = eos_ids(model, tokenizer)
+    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else (stops[0] if stops else 0)
+    ids, mask = _left_pad(list(prompts), pad, _device(model))
+    prompt_len = ids.shape[1]
+    criteria = StoppingCriteriaList([FirstBlockClosed(tokenizer, prompt_len)] if stop_after_block else [])
+    procs = LogitsProcessorList(list(processors(prompt_len)) if processors is not None else [])
+    _seed(params)
+    with torch.inference_mode():
+        out = model.generate(input_ids=ids, attention_mask=mask, stopping_criteria=criteria, logits_processor=procs,
+                             generation_config=_generation_config(params, stops, pad, use_cache, n))
+    texts = tokenizer.batch_decode(out[:, prompt_len:], skip_special_tokens=True)
+    return [texts[j * n:(j + 1) * n] for j in range(len(prompts))]
+
+
+class HFGenerator:
+    """A :data:`pipeline.evaluate.Generator` over a loaded model: conversations in, ``n`` texts each out.
+
+    Args:
+        model, tokenizer: from :func:`load_model`.
+        max_new_tokens: cap per completion.
+        temperature: 0 = greedy; else sampling with ``top_p``.
+        top_p: nucleus mass.
+        batch_size: sequences per ``generate`` call (prompts x n).
+        seed: seeds ``torch`` before the first call, so runs repeat.
+        stop_after_block: end each completion when its first ```vox block closes.
+        constraint: a ``f(prompt_len, conversations) -> [LogitsProcessor]`` factory (see
+            :mod:`pipeline.decoding_constraint`), or ``None`` for unconstrained decoding.
+    """
+
+    def __init__(self, model: Any, tokenizer: Any, max_new_tokens: int = 160, temperature: float = 0.2,
+                 top_p: float = 0.95, batch_size: int = 64, seed: int = 0, stop_after_block: bool = True,
+                 constraint: Callable[[int, Sequence[list[dict[str, str]]], int], Sequence[Any]] | None = None) -> None:
+        self.model, self.tokenizer, self.stop_after_block = model, tokenizer, stop_after_block
+        self.max_new_tokens, self.temperature, self.top_p = max_new_tokens, temperature, top_p
+        self.batch_size, self.seed, self.constraint = batch_size, seed, constraint
+
+    def __call__(self, conversations: Sequence[list[dict[str, str]]], n: int) -> list[list[str]]:
+        import torch
+
+        prompts = [encode_chat(self.tokenizer, c) for c in conversations]
+        per_call = max(1, self.batch_size // max(n, 1))
+        params = SamplingParams(max_new_tokens=self.max_new_tokens, temperature=self.temperature, top_p=self.top_p)
+        torch.manual_seed(self.seed)
+        out: list[list[str]] = []
+        for i in range(0, len(prompts), per_call):
+            factory = None
+            if self.constraint is not None:
+                factory = functools.partial(_bind_constraint, self.constraint, conversations[i:i + per_call], n)
+            out.extend(generate_texts(self.model, self.tokenizer, prompts[i:i + per_call], n, params,
+                                      stop_after_block=self.stop_after_block, processors=factory))
+        return out
+
+
+def _bind_constraint(constraint: Callable[[int, Sequence[list[dict[str, str]]], int], Sequence[Any]],
+                     conversations: Sequence[list[dict[str, str]]], n: int, prompt_len: int) -> Sequence[Any]:
+    return constraint(prompt_len, conversations, n)
+
+
+def load_model(base: str, adapter_dir: str | None = None, device: str = "cpu", merge: bool = True) -> tuple[Any, Any]:
+    """Load ``(model, tokenizer)`` for evaluation: the 16-bit ``base`` plus ``adapter_dir`` if given.
+
+    Args:
+        base: HF id or directory of the base model.
+        adapter_dir: a saved peft adapter (its tokenizer is used when present).
+        device: resolved device (see :func:`pick_device`).
+        merge: merge the adapter into the weights (faster generation); else keep a PeftModel.
+    """
+    from transformers import AutoTokenizer
+
+    from pipeline.quant import load_16bit
+
+    model = load_16bit(base, device)
+    tokenizer = AutoTokenizer.from_pretrained(adapter_dir or base)
+    if adapter_dir:
+        from peft import PeftModel
+
+        model = PeftModel.from_pretrained(model, adapter_dir)
+        if merge:
+            model = model.merge_and_unload()
+    return model.eval(), tokenizer

@@ -1,0 +1,76 @@
+"""Stopping criteria and logits processors that plug into ``model.generate``.
+
+:class:`EventStop` ends generation when a :class:`threading.Event` is set (client disconnect,
+a stop string found by the consumer, a closed iterator). :class:`FirstBlockClosed` ends a sequence
+once its first ```vox block has closed (evaluation scores code, so prose after it is not
+generated). :class:`RecordLogits` hands each step's raw logits to a callback (cache parity tests).
+All are ``transformers`` classes, so they compose with the library's own criteria.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from transformers import LogitsProcessor, StoppingCriteria
+
+#: the text that opens a Vox block, and the one that closes it (at the start of a line)
+FENCE_OPEN = "```vox"
+FENCE_CLOSE = "\n```"
+
+
+def first_block_closed(text: str) -> bool:
+    """True when ``text`` holds a ```vox block followed by a closing fence line."""
+    start = text.find(FENCE_OPEN)
+    return start >= 0 and text.find(FENCE_CLOSE, start + len(FENCE_OPEN)) >= 0
+
+
+class EventStop(StoppingCriteria):
+    """Stop every sequence once ``event`` is set (checked after each generated token)."""
+
+    def __init__(self, event: threading.Event) -> None:
+        self.event = event
+
+    def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
+        import torch
+
+        return torch.full((input_ids.shape[0],), self.event.is_set(), dtype=torch.bool, device=input_ids.device)
+
+
+class FirstBlockClosed(StoppingCriteria):
+    """Stop a sequence once its first ```vox block has closed.
+
+    Decodes only the text generated after ``prompt_len`` (the padded prompt length of the batch);
+    a sequence found done stays done, so each step decodes only the rows still running.
+    """
+
+    def __init__(self, tokenizer: Any, prompt_len: int) -> None:
+        self.tokenizer, self.prompt_len = tokenizer, prompt_len
+        self._done: set[int] = set()
+
+    def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
+        import torch
+
+        done = []
+        for row in range(input_ids.shape[0]):
+            if row not in self._done:
+                text = self.tokenizer.decode(input_ids[row, self.prompt_len:], skip_special_tokens=True)
+                if first_block_closed(text):
+                    self._done.add(row)
+            done.append(row in self._done)
+        return torch.tensor(done, dtype=torch.bool, device=input_ids.device)
+
+
+class RecordLogits(LogitsProcessor):
+    """Pass each step's logits (row 0, float32 ``[vocab]``) to ``callback``; scores unchanged.
+
+    Put it first in the processor list to see the model's raw logits.
+    """
+
+    def __init__(self, callback: Callable[[Any], None]) -> None:
+        self.callback = callback
+
+    def __call__(self, input_ids: Any, scores: Any) -> Any:
+        self.callback(scores[0].detach().clone())
+        return scores
