@@ -410,7 +410,7 @@ def _member_call(c: Compiler, m: hir.Member, e: hir.Call) -> Ev:
     return _guard(dynamic, span)
 
 
-def _handler_decl(c: "Compiler", obj: hir.Expr, name: str) -> hir.Handler | None:
+def _handler_decl(c: Compiler, obj: hir.Expr, name: str) -> hir.Handler | None:
     """The handler ``name`` of the actor type of ``obj`` (from the checker's types)."""
     from vox_lang.types import TActor
 

@@ -478,7 +478,10 @@ class Compiler:
             return lambda f: a(f) or b(f)
         left, right = self.operand(e.left), self.operand(e.right)
         if op in ("<", "<=", ">", ">=", "==", "!="):
-            return ops.compare(op, left, right)
+            cmp = ops.compare(op, left, right)
+            if self.types.head(e.left) in ("int", "float", "str", "bool"):
+                return cmp
+            return ops.deep(cmp, e.span, self.rt.cfg.max_depth)
         head = self.types.head(e)
         if head == "int":
             return ops.int_arith(op, left, right, e.span)

@@ -91,7 +91,8 @@ class RuntimeFault:
 
     def stack_lines(self) -> list[str]:
         """``  in fn ratio (Line 3, Col 10)`` lines."""
-        lines = [f"  in {_frame_label(f.name)} (Line {f.line}, Col {f.col})" for f in self.stack]
+        lines = [f"  in {_frame_label(f.name)}" + (f" (Line {f.line}, Col {f.col})" if f.line else "")
+                 for f in self.stack]
         if self.hidden_frames:
             lines.insert(MAX_STACK_SHOWN // 2, f"  … {self.hidden_frames} more call(s)")
         return lines

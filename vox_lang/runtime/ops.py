@@ -102,6 +102,17 @@ def compare(op: str, left: Operand, right: Operand) -> Ev:
     return lambda f: fn(a(f), b(f))
 
 
+def deep(ev: Ev, span: Span, max_depth: int) -> Ev:
+    """``ev`` on values that may nest deeper than Python recursion (``==`` on a long linked
+    list): a recursion overflow there is R0007 at this operator, not an internal error."""
+    def guarded(f: list[Any]) -> Any:
+        try:
+            return ev(f)
+        except RecursionError:
+            raise VoxFault("R0007", span, n=max_depth) from None
+    return guarded
+
+
 def int_arith(op: str, left: Operand, right: Operand, span: Span) -> Ev:
     """``+ - *`` on ints with the 64-bit check; ``/ %`` with truncation and R0003."""
     a, b = left.ev, right.ev

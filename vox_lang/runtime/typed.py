@@ -97,5 +97,5 @@ class TypeInfo:
         """True when values of ``e``'s type may be mutable containers (copy them when stored)."""
         t = self.type_of(e)
         if isinstance(t, TCon):
-            return t.name in ("List", "Map", "Set", "Option", "Result")
-        return not (t is not None and type(t).__name__ in ("TFn", "TActor"))
+            return t.name in ("List", "Map", "Set")
+        return not (t is not None and type(t).__name__ in ("TFn", "TActor", "TSum"))

@@ -174,8 +174,8 @@ _CONTAINERS: Final = (list, dict, VSet, Record)
 
 
 def vcopy(v: Any) -> Any:
-    """An independent copy of ``v``: lists, maps, sets and records are copied all the way down
-    (options, variants and the rest are immutable, but may hold containers)."""
+    """An independent copy of ``v``: lists, maps, sets and records are copied all the way down;
+    immutable values (options, results, variants, scalars) are shared."""
     t = type(v)
     if t is list:
         if not v or type(v[0]) in (int, str, float, bool):
@@ -187,14 +187,8 @@ def vcopy(v: Any) -> Any:
         return VSet(v)
     if t is Record:
         return Record({k: vcopy(x) for k, x in v.fields.items()})
-    if t is Some:
-        return Some(vcopy(v.value))
-    if t is Ok:
-        return Ok(vcopy(v.value))
-    if t is Err:
-        return Err(vcopy(v.value))
-    if t is Variant and v.values:
-        return Variant(v.tag, v.name, tuple(vcopy(x) for x in v.values))
+    # options, results and variants are immutable (no place reaches inside them), and their
+    # contents were copied when they were built from a mutable binding: share them
     return v
 
 
