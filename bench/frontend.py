@@ -151,7 +151,8 @@ def heavy_imports() -> list[str]:
     code = (
         "import sys\nsys.argv=['vox','check',sys.argv[1]]\nfrom serving.cli import main\n"
         "try: main()\nexcept SystemExit: pass\n"
-        "print('HEAVY:' + ','.join(m for m in ('torch','transformers','dagster','litellm','mlflow') if m in sys.modules))"
+        "heavy = ('torch', 'transformers', 'dagster', 'litellm', 'mlflow')\n"
+        "print('HEAVY:' + ','.join(m for m in heavy if m in sys.modules))"
     )
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "small.vox"

@@ -101,7 +101,8 @@ def bench_startup() -> None:
         t0 = time.perf_counter()
         subprocess.run([str(vox), "chat", "--dry-run", "-m", "auto", "hello"], env=env, capture_output=True, check=True)
         runs.append(time.perf_counter() - t0)
-    code = "import time; t=time.perf_counter(); import serving.router; serving.router.import_litellm(); print(time.perf_counter()-t)"
+    code = ("import time; t=time.perf_counter(); from serving.llm import import_litellm; import_litellm(); "
+            "print(time.perf_counter()-t)")
     lit = float(subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True).stdout)
     print(f"`vox chat --dry-run` (CLI start, catalog load, local probe, decide; no LiteLLM): "
           f"best {min(runs):.2f} s, median {statistics.median(runs):.2f} s")

@@ -53,7 +53,8 @@ def verify_corpus(root: Path) -> list[str]:
             del rows[split]
             continue
         if manifest.get("rows", {}).get(split) != len(rows[split]):
-            problems.append(f"{path.name}: {len(rows[split])} rows, manifest says {manifest.get('rows', {}).get(split)}")
+            said = manifest.get("rows", {}).get(split)
+            problems.append(f"{path.name}: {len(rows[split])} rows, manifest says {said}")
         want = manifest.get("files", {}).get(path.name, {}).get("sha256")
         if want != hashlib.sha256(path.read_bytes()).hexdigest():
             problems.append(f"{path.name}: sha256 differs from the manifest")

@@ -2,7 +2,8 @@
 
 A prior is matched to a model id by family pattern: ids and patterns are lower-cased with ``_``
 read as ``-``; a pattern matches when it occurs between word boundaries (start, end, ``-``,
-``/``, ``:``, ``@``; not ``.``, so ``gpt-5`` does not claim ``gpt-5.6``); the longest matching pattern wins, so ``gpt-5-mini`` beats ``gpt-5``.
+``/``, ``:``, ``@``; not ``.``, so ``gpt-5`` does not claim ``gpt-5.6``); the longest matching
+pattern wins, so ``gpt-5-mini`` beats ``gpt-5``.
 Models matching no family get a prior estimated from their price (see :func:`price_prior`).
 """
 

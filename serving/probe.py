@@ -70,9 +70,8 @@ def local_endpoints() -> list[str]:
 def _card(item: dict[str, object]) -> ServedModel:
     """A :class:`ServedModel` from one ``/models`` item (odd field values are ignored)."""
     ctx, mode = item.get("max_model_len"), item.get("system_prompt_mode")
-    ok_ctx = isinstance(ctx, int) and not isinstance(ctx, bool) and ctx > 0
-    return ServedModel(str(item["id"]), ctx if ok_ctx else None,  # type: ignore[arg-type]
-                       mode if mode in ("ssot", "none") else None)  # type: ignore[arg-type]
+    window = ctx if isinstance(ctx, int) and not isinstance(ctx, bool) and ctx > 0 else None
+    return ServedModel(str(item["id"]), window, mode if isinstance(mode, str) and mode in ("ssot", "none") else None)
 
 
 def _fetch(base_url: str, timeout: float) -> tuple[tuple[ServedModel, ...], str | None]:

@@ -22,9 +22,11 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, TypeVar
 
-from serving.catalog import CatalogEntry
+from serving.catalog_entry import CatalogEntry
+
+_T = TypeVar("_T")
 
 CATEGORIES: Final = ("codegen", "chat", "reasoning")
 UNKNOWN_PRICE_USD_PER_MTOK: Final = 20.0  # pessimistic stand-in: unknown price ranks as dear
@@ -59,18 +61,18 @@ class Profile:
     router_fallback: str | None = None
 
 
-def _same(value: object) -> dict[str, object]:
+def _same(value: _T) -> dict[str, _T]:
     return {c: value for c in CATEGORIES}
 
 
 MODES: Final[dict[str, Profile]] = {
-    "free": Profile("free", _same("efficiency"), _same(5), free_only=True,  # type: ignore[arg-type]
+    "free": Profile("free", _same("efficiency"), _same(5), free_only=True,
                     router_fallback="openrouter/openrouter/free"),
     "auto": Profile("auto", {"codegen": "performance", "chat": "balanced", "reasoning": "balanced"},
                     {"codegen": 7, "chat": 5, "reasoning": 6}, router_fallback="openrouter/openrouter/auto"),
-    "efficient": Profile("efficient", _same("efficiency"), _same(3)),  # type: ignore[arg-type]
-    "balanced": Profile("balanced", _same("balanced"), _same(6)),  # type: ignore[arg-type]
-    "genius": Profile("genius", _same("performance"), _same(9), analysis_category="reasoning"),  # type: ignore[arg-type]
+    "efficient": Profile("efficient", _same("efficiency"), _same(3)),
+    "balanced": Profile("balanced", _same("balanced"), _same(6)),
+    "genius": Profile("genius", _same("performance"), _same(9), analysis_category="reasoning"),
 }
 
 ALIASES: Final[dict[str, str]] = {
@@ -115,7 +117,8 @@ def quality(entry: CatalogEntry, category: str, vox: bool) -> tuple[float, str]:
         return entry.coding_prior / 100, f"coding prior {entry.coding_prior:g} ({entry.prior_source})"
     bonus = 0.05 if category == "reasoning" and "reasoning" in entry.capabilities else 0.0
     note = " +0.05 reasoning" if bonus else ""
-    return entry.intelligence_prior / 100 + bonus, f"intelligence prior {entry.intelligence_prior:g}{note} ({entry.prior_source})"
+    why = f"intelligence prior {entry.intelligence_prior:g}{note} ({entry.prior_source})"
+    return entry.intelligence_prior / 100 + bonus, why
 
 
 def cost_term(entry: CatalogEntry) -> tuple[float, str]:

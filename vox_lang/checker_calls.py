@@ -96,9 +96,9 @@ class CallChecker(CheckerPart):
         if extra or given < required or (missing and not named_error):
             n = str(required) if required == len(params) else f"{required} to {len(params)}"
             self.env.sink.report(codes.E0503, e.span, f=fname, n=n, m=given)
-        for a, p in zip(bound, params):
-            if a is not None:
-                self.argument(a, p, fname)
+        for arg, p in zip(bound, params):
+            if arg is not None:
+                self.argument(arg, p, fname)
         return ret
 
     def argument(self, a: hir.Arg, p: ParamSig, fname: str) -> None:

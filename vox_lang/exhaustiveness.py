@@ -76,9 +76,9 @@ def is_useful(rows: list[Row], q: Row, types: Sequence[object], ctors_of: CtorsO
     if head.kind == "lit":
         return is_useful(_specialize(rows, head.key, 0), rest, types[1:], ctors_of)
     heads = [r[0] for r in rows]
-    ctors = ctors_of(types[0], heads)
+    complete = ctors_of(types[0], heads)  # None: the type has no finite constructor set
     used = {h.key for h in heads if h.kind != "wild"}
-    if ctors is not None and ctors and all(c.key in used for c in ctors):
+    if complete and all(c.key in used for c in complete):
         return any(
             is_useful(
                 _specialize(rows, c.key, len(c.arg_types)),
@@ -86,7 +86,7 @@ def is_useful(rows: list[Row], q: Row, types: Sequence[object], ctors_of: CtorsO
                 list(c.arg_types) + list(types[1:]),
                 ctors_of,
             )
-            for c in ctors
+            for c in complete
         )
     return is_useful(_default(rows), rest, types[1:], ctors_of)
 

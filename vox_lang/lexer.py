@@ -160,7 +160,7 @@ class _Scanner:
         self.tokens: list[Token] = []
         self.poison: list[int] = []
 
-    def error(self, code: ErrorCode, start: int, end: int, *, poison: bool = True, **fields: object) -> None:
+    def error(self, code: ErrorCode, start: int, end: int, *, poison: bool = True, **fields: str) -> None:
         self.sink.report(code, Span(start, end), **fields)
         if poison:
             self.poison.append(start)

@@ -7,7 +7,8 @@ get the precedence of spec §2 here.
 
 from __future__ import annotations
 
-from typing import Any, Final
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Final
 
 from parsimonious.expressions import Literal, Regex
 from parsimonious.nodes import Node, NodeVisitor
@@ -17,6 +18,11 @@ from vox_lang import syntax as s
 from vox_lang.diagnostics import DiagnosticSink
 from vox_lang.lexer import Token, TokenKind, decode_string
 from vox_lang.source import Span
+
+if TYPE_CHECKING:  # the stubs make NodeVisitor generic; the runtime class is not subscriptable
+    _Visitor = NodeVisitor[Any]
+else:
+    _Visitor = NodeVisitor
 
 #: binary operator precedence (spec §2, loosest first); all associate left
 PRECEDENCE: Final[dict[str, int]] = {
@@ -37,7 +43,7 @@ def opt(children: list[Any], default: Any = None) -> Any:
     return children[0] if children else default
 
 
-class ExprBuilder(NodeVisitor):
+class ExprBuilder(_Visitor):
     """Visits one item's parse tree. ``tokens`` are the item's tokens; ``index`` maps a
     position in the joined text to a token index."""
 
@@ -82,7 +88,7 @@ class ExprBuilder(NodeVisitor):
             name[len("visit_") :]: getattr(cls, name) for name in dir(cls) if name.startswith("visit_")
         }
 
-    def generic_visit(self, node: Node, children: list[Any]) -> Any:
+    def generic_visit(self, node: Node, children: Sequence[Any]) -> Any:
         """Terminals visit to their token; anonymous groups to their children's values."""
         if isinstance(node.expr, _TERMINALS):
             return self.tokens[self.index[node.start]]
@@ -103,7 +109,7 @@ class ExprBuilder(NodeVisitor):
     def visit_expr(self, node: Node, children: list[Any]) -> s.Expr:
         first, rest = children
         if not rest:
-            return first  # type: ignore[no-any-return]
+            return first
         operands = [first]
         ops: list[Token] = []
 
@@ -121,7 +127,7 @@ class ExprBuilder(NodeVisitor):
             operands.append(operand)
         while ops:
             reduce()
-        return operands[0]  # type: ignore[no-any-return]
+        return operands[0]
 
     visit_expr_nb = visit_expr
 
@@ -144,7 +150,7 @@ class ExprBuilder(NodeVisitor):
                 acc = s.Index(acc, a, span)
             else:
                 acc = s.Try(acc, span, end)
-        return acc  # type: ignore[no-any-return]
+        return acc
 
     visit_postfix_nb = visit_postfix
 
@@ -170,7 +176,7 @@ class ExprBuilder(NodeVisitor):
         _, (x,) = children
         if isinstance(x, Token):  # `?`
             return "try", None, None, x.span
-        return x  # type: ignore[no-any-return]
+        return x
 
     visit_suffix_nb = visit_suffix
 
@@ -207,7 +213,7 @@ class ExprBuilder(NodeVisitor):
     def visit_primary(self, node: Node, children: list[Any]) -> s.Expr:
         (x,) = children
         if not isinstance(x, Token):
-            return x  # type: ignore[no-any-return]
+            return x
         kind = x.kind
         if kind is TokenKind.NAME:
             return s.Name(x.text, x.span)
@@ -243,7 +249,7 @@ class ExprBuilder(NodeVisitor):
         return s.RecordLit((), self.span(node))
 
     def visit_paren(self, node: Node, children: list[Any]) -> s.Expr:
-        return children[1]  # type: ignore[no-any-return]
+        return children[1]
 
     def visit_unit(self, node: Node, children: list[Any]) -> s.UnitLit:
         return s.UnitLit(self.span(node))
@@ -253,7 +259,7 @@ class ExprBuilder(NodeVisitor):
         return s.If(cond, then, opt(else_), self.span(node))
 
     def visit_else_clause(self, node: Node, children: list[Any]) -> s.Block | s.If:
-        return children[1][0]  # type: ignore[no-any-return]
+        return children[1][0]
 
     def visit_match(self, node: Node, children: list[Any]) -> s.Match:
         kw, scrutinee, _, _, arms, _, _ = children
@@ -289,7 +295,7 @@ class ExprBuilder(NodeVisitor):
         return s.Block((stmt,), span)
 
     def visit_arm_block(self, node: Node, children: list[Any]) -> s.Block:
-        return children[1]  # type: ignore[no-any-return]
+        return children[1]
 
     def visit_lambda(self, node: Node, children: list[Any]) -> s.Lambda:
         _, _, params, _, ret, body = children
@@ -304,7 +310,7 @@ class ExprBuilder(NodeVisitor):
     def visit_pattern(self, node: Node, children: list[Any]) -> s.Pattern:
         (x,) = children
         if not isinstance(x, Token):
-            return x  # type: ignore[no-any-return]
+            return x
         if x.code == "_":
             return s.WildcardPat(x.span)
         if x.kind is TokenKind.STRING:

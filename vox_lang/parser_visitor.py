@@ -252,7 +252,7 @@ class AstBuilder(ExprBuilder):
         return s.ComponentDecl(name.text, tuple(opt(params, ())), tuple(stmts), expr, (), span, name.span)
 
     def visit_comp_stmt(self, node: Node, children: list[Any]) -> s.Stmt:
-        return children[0]  # type: ignore[no-any-return]
+        return children[0]
 
     def visit_import_tail(self, node: Node, children: list[Any]) -> Token:
         return children[1]

@@ -15,7 +15,7 @@ import random
 from collections.abc import Mapping
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 from pipeline.errors import RecipeError
 from pipeline.generators.adherence import adherence
@@ -121,7 +121,8 @@ def _rows_for(family: str, plan_: GenPlan, index: int) -> list[Pair]:
     rng = random.Random(pseed ^ 0x5EED)
     iid = short_id(family, pseed)
     resp = response(prog.code, prog.note)
-    common = dict(instance_id=iid, construct=prog.construct, difficulty=prog.difficulty, seed=pseed, theme=theme)
+    common: dict[str, Any] = dict(instance_id=iid, construct=prog.construct, difficulty=prog.difficulty,
+                                  seed=pseed, theme=theme)
     rows = [Pair(id=f"{iid}-p0", source=fam.source, family=family, prompt=prog.prompts[0], response=resp, **common)]
     if len(prog.prompts) > 1 and rng.random() < plan_.paraphrase_rate:
         rows.append(Pair(id=f"{iid}-p1", source=fam.source, family=family, prompt=prog.prompts[1],

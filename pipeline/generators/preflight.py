@@ -117,11 +117,11 @@ def _return_mismatch(code: str, rng: random.Random) -> str | None:
             fn_ty = None
         if fn_ty in ("int", "float") and re.match(r"^\s+ret [^{}]+$", ln) and "ret str(" not in ln:
             cands.append(i)
-    i = _choose(rng, cands)
-    if i is None:
+    hit = _choose(rng, cands)
+    if hit is None:
         return None
-    head, expr = ls[i].split("ret ", 1)
-    ls[i] = f"{head}ret str({expr})"
+    head, expr = ls[hit].split("ret ", 1)
+    ls[hit] = f"{head}ret str({expr})"
     return "\n".join(ls)
 
 

@@ -89,7 +89,8 @@ class ReplayServer:
 
             def do_GET(self) -> None:
                 if self.path.rstrip("/").endswith("/models"):
-                    self._json(200, {"object": "list", "data": [{"id": server.model, "object": "model", **server.card}]})
+                    card = {"id": server.model, "object": "model", **server.card}
+                    self._json(200, {"object": "list", "data": [card]})
                 elif self.path.rstrip("/").endswith("/health"):
                     self._json(200, {"status": "ok"})
                 else:

@@ -25,7 +25,8 @@ ATOL = 1e-4  # float32 on CPU; observed differences are ~3e-7
 def _run(model: Any, prompt: list[int], use_cache: bool) -> tuple[list[int], list[Any]]:
     logits: list[Any] = []
     tokens = list(
-        generate_ids(model, prompt, SamplingParams(max_new_tokens=NEW_TOKENS), use_cache=use_cache, on_logits=logits.append)
+        generate_ids(model, prompt, SamplingParams(max_new_tokens=NEW_TOKENS), use_cache=use_cache,
+                     on_logits=logits.append)
     )
     return tokens, logits
 
@@ -65,7 +66,9 @@ def _forget_state_after_first_token(model: Any) -> None:
     model.forward = forward
 
 
-def test_broken_cache_falls_back_to_full_forward(tiny_export_factory: Callable[..., Path], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_broken_cache_falls_back_to_full_forward(
+    tiny_export_factory: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
     import transformers
 
     model_dir = tiny_export_factory(model_type="qwen3_next")

@@ -146,7 +146,8 @@ def test_check_imports_no_heavy_library(tmp_path: Path) -> None:
     code = (
         "import sys\nsys.argv = ['vox', 'check', sys.argv[1]]\nfrom serving.cli import main\n"
         "try:\n    main()\nexcept SystemExit as exc:\n    assert exc.code in (0, None), exc.code\n"
-        "heavy = [m for m in ('torch', 'transformers', 'dagster', 'litellm', 'mlflow', 'datasets') if m in sys.modules]\n"
+        "names = ('torch', 'transformers', 'dagster', 'litellm', 'mlflow', 'datasets')\n"
+        "heavy = [m for m in names if m in sys.modules]\n"
         "print('HEAVY', heavy)\n"
     )
     out = subprocess.run(

@@ -14,7 +14,8 @@ from serving.chat import ChatOptions, routed_sender, run_chat
 REQUEST = "Write a Vox script with a function add(a, b) and print add(1, 2)."
 BROKEN = ("Sure! Here is the script:\n\n```vox\nfn add(a: int, b: int) to int {\n  ret a + c\n}\n"
           "print(add(1, totl))\n```\nIt prints 3.")
-FIXED = "<think>c should be b</think>Fixed:\n```vox\nfn add(a: int, b: int) to int {\n  ret a + b\n}\nprint(add(1, 2))\n```"
+FIXED = ("<think>c should be b</think>Fixed:\n```vox\nfn add(a: int, b: int) to int {\n  ret a + b\n}\n"
+         "print(add(1, 2))\n```")
 BROKEN_PROGRAM = "```vox\nfn add(a: int, b: int) to int {\n  ret a + c\n}\nprint(add(1, totl))\n```"
 EXPECTED_FEEDBACK = ("Line 2, Col 11: error[E0401] undefined name `c`\n"
                      "Line 4, Col 14: error[E0401] undefined name `totl`")
