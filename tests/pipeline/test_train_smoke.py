@@ -190,11 +190,13 @@ def test_a_logged_step_without_supervised_tokens_fails_the_run(micro_base: str, 
 def test_lora_on_tied_embeddings_is_refused_before_step_0(micro_base: str, tmp_path: Path,
                                                           targets: tuple[str, ...]) -> None:
     from pipeline.errors import RecipeError
+    from pipeline.train_cli import run_cli
 
     cfg, data = _setup(micro_base, target_modules=targets)
     with pytest.raises(RecipeError, match=r"embeddings are tied .*remove them from train\.target_modules"):
         train(cfg, data, tmp_path)
     assert not list((tmp_path / "runs" / run_fingerprint(cfg, data)).glob("checkpoint-*"))
+    assert run_cli(lambda: train(cfg, data, tmp_path / "cli")) == 2  # `python -m pipeline.train` exits 2
 
 
 def test_failure_stores_its_error_text(micro_base: str, tmp_path: Path) -> None:
