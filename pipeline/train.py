@@ -1,12 +1,16 @@
 """QLoRA supervised fine-tuning: trl ``SFTTrainer`` + peft LoRA on a 4-bit NF4 base.
 
-Loss on assistant tokens only (chat template ``{% generation %}`` markers), best-fit-decreasing
-packing (padding-free batches), eval loss on the held-out split, checkpoints every
-``save_steps`` with automatic resume. A run is keyed by a fingerprint of the train recipe, the
-base model and the corpus version: the same key resumes (or reuses a finished adapter), a
-changed key starts a new run and says so. Every run is logged to the local MLflow store.
+Rows are tokenized by :mod:`pipeline.train_data`: message contents as plain text (a typed
+``<|im_end|>`` is never the end-of-turn id), loss on assistant tokens only (``{% generation %}``
+markers), and rows that do not fit ``max_length`` whole are dropped and counted, never truncated
+(no row left: the run fails before step 0; a logged step without supervised tokens fails it too).
+Best-fit-decreasing packing (padding-free batches), eval loss on the held-out split, checkpoints
+every ``save_steps`` with automatic resume. A run is keyed by a fingerprint of the train recipe,
+the base model and the corpus version: the same key resumes (or reuses a finished adapter), a
+changed key starts a new run and says so. Every run is logged to the local MLflow store and ends
+FINISHED, FAILED (error text in tag ``error``) or KILLED (SIGTERM/SIGINT, tag ``interrupted``).
 
-Usage::
+Usage (:mod:`pipeline.train_cli`; defaults < recipe < flags)::
 
     python -m pipeline.train --config cpu-tiny                    # QLoRA (4-bit base + LoRA)
     python -m pipeline.train --config cuda-qlora --max-steps 500  # GPU recipe, flag override

@@ -69,6 +69,8 @@ def qlora_adapter(context: dg.AssetExecutionContext, vox_state: VoxStateResource
         "corpus_version": r["corpus"]["version"], "mlflow_run_id": r["mlflow_run_id"] or "",
         "resumed_from": r["resumed_from"] or "", "reused": r["reused"], "seconds": round(r["seconds"], 1),
         "loss_curve": dg.MetadataValue.md("| step | loss |\n|---|---|\n" + losses),
+        # rows left out because they do not fit train.max_length whole (pipeline.train_data.FitReport)
+        **{k: int(v) for k, v in (r.get("fit") or {}).items()},
     }, data_version=dg.DataVersion(r.version))
 
 
