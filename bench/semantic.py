@@ -34,7 +34,7 @@ def program(lines: int) -> str:
     pattern = re.compile(r"\b(" + "|".join(sorted(names, key=len, reverse=True)) + r")\b")
     unit_lines = base.count("\n") + 1
     copies = max(1, lines // unit_lines)
-    return "\n".join(pattern.sub(lambda m, i=i: f"{m.group(1)}_{i}", base) for i in range(copies))
+    return "\n".join(pattern.sub(rf"\g<1>_{i}", base) for i in range(copies))
 
 
 def measure(text: str) -> tuple[int, float, float, float, int]:

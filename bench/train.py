@@ -67,6 +67,7 @@ def bare_sft(cfg, data, out: Path) -> float:
     lora = LoraConfig(r=cfg.lora_r, lora_alpha=cfg.lora_alpha, lora_dropout=cfg.lora_dropout,
                       target_modules=list(cfg.target_modules), task_type="CAUSAL_LM")
     trainer = SFTTrainer(model=model, args=args, train_dataset=data.train, processing_class=tok, peft_config=lora)
+    assert trainer.model is not None
     for p in trainer.model.parameters():  # same adapter dtype as ours (fp32 on CPU)
         if p.requires_grad:
             p.data = p.data.float()
@@ -126,7 +127,7 @@ def main() -> int:
         cfg = replace(stage_config(TrainConfig, "train", args.recipe), base_model=base.model, max_steps=-1, epochs=1.0,
                       max_train_rows=0, save_steps=10_000, eval_steps=10_000)
         data = make_sft_data(train_rows, [], cfg, "bench", base.fingerprint)
-        print(f"bench/train.py: {len(train_rows)} rows from {source}; {base.params / 1e6:.1f}M-param bootstrap; "
+        print(f"bench/train.py: {len(train_rows)} rows from {source}; {(base.params or 0) / 1e6:.1f}M-param bootstrap; "
               f"QLoRA nf4 r={cfg.lora_r}; batch {cfg.batch_size} x {cfg.max_length} packed; torch threads "
               f"{torch.get_num_threads()}")
         bare_tps, our_tps, fractions = [], [], []
