@@ -109,6 +109,26 @@ def repair_message(diagnostics: str, n_errors: int, n_blocks: int) -> str:
             "Fix every error and reply with the complete corrected program in one ```vox block.")
 
 
+def test_repair_message(failures: str, n_failed: int, n_tests: int) -> str:
+    """The user message asking for a fix when the program compiles but its tests fail when run
+    (each failure: the runtime error line in repair format and the Vox call stack)."""
+    return (f"Your program compiles, but {n_failed} of its {n_tests} @test function(s) failed when run "
+            f"(no capabilities granted):\n{failures}\n"
+            "Fix the program (or a test that is wrong) and reply with the complete corrected program "
+            "in one ```vox block.")
+
+
+def program_tests(program: str | None) -> Any:
+    """Run the ``@test`` functions of a program that compiles, with no capabilities
+    (:func:`vox_lang.runtime.run_tests`); ``None`` when it declares none."""
+    if program is None or "@test" not in program:
+        return None
+    from vox_lang.runtime import run_tests
+
+    report = run_tests(program, path="answer.vox")
+    return report if report.compiled and report.outcomes else None
+
+
 def repair_messages(base: Sequence[Message], request: str, program: str | None, answer: str,
                     feedback: str) -> list[dict[str, str]]:
     """The compact history of a repair call: ``base`` (the conversation before this turn, system
@@ -220,19 +240,26 @@ def _turn(text: str, send: Send, write: Callable[[str], None], options: ChatOpti
         blocks = extract_vox_blocks(answer)
         program = join_program(blocks) if blocks else None
         result = check(program) if program is not None else None
-        if result is not None and not result.errors:
+        tests = program_tests(program) if result is not None and not result.errors else None
+        if result is not None and not result.errors and (tests is None or not tests.failed):
             if result.warnings:
                 write(f"[check] 0 errors, {len(result.warnings)} warning(s):\n{_render_repair(result.warnings)}\n")
-            write("vox-script-verify: PASS\n")
+            checked = f" ({tests.verify_note()})" if tests is not None else ""
+            write(f"vox-script-verify: PASS{checked}\n")
             s.verdicts.append("PASS")
             return
-        if result is None:
+        if tests is not None:  # compiles, but its @test functions fail when run
+            n_errors = tests.failed
+            feedback = test_repair_message(tests.render_repair(), n_errors, len(tests.outcomes))
+            summary = f"{tests.failed}/{len(tests.outcomes)} test(s) failed when run"
+        elif result is None:
             feedback, n_errors, summary = NO_BLOCK_MESSAGE, 1, "no ```vox block in the answer"
         else:
             diags = _render_repair(result.errors)
             feedback, n_errors = repair_message(diags, len(result.errors), len(blocks)), len(result.errors)
             summary = f"{n_errors} error(s) in {len(blocks)} ```vox block(s)"
-        remaining = (_render_repair(result.diagnostics) if result is not None else summary) + "\n"
+        remaining = (tests.render_repair() if tests is not None
+                     else _render_repair(result.diagnostics) if result is not None else summary) + "\n"
         if repair == options.max_repairs:
             write("vox-script-verify: FAIL\n" + remaining)
             s.verdicts.append("FAIL")

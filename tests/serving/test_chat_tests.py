@@ -1,0 +1,56 @@
+"""vox chat runs the @test functions of a program that compiles (no capabilities): failures go
+back to the model in the repair format with the Vox call stack, and the verify line says what
+was checked."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from serving.cascade import ChatEvent, Completed, TextDelta
+from serving.chat import ChatOptions, Turn, run_chat
+
+WRONG = ("```vox\nfn add(a: int, b: int) to int {\n  ret a - b\n}\n@test\nfn t_add() {\n  assert(add(2, 3) == 5)\n}\n"
+         "@test\nfn t_zero() {\n  assert(add(0, 0) == 0)\n}\n```")
+RIGHT = WRONG.replace("ret a - b", "ret a + b")
+
+
+class Model:
+    """Answers from a queue, recording the messages of each call."""
+
+    def __init__(self, *answers: str) -> None:
+        self.answers = list(answers)
+        self.calls: list[list[dict[str, str]]] = []
+
+    def __call__(self, messages: Sequence[Any], turn: Turn) -> Iterable[ChatEvent]:
+        self.calls.append([dict(m) for m in messages])
+        answer = self.answers.pop(0)
+        return [TextDelta(answer, "fake/m"), Completed("fake/m", answer, 10, 5, 0.0, False, ())]
+
+
+def chat(model: Model, **opts: Any) -> str:
+    out: list[str] = []
+    run_chat(model, lambda _p: None, out.append, prompt="write a vox function add with tests",
+             options=ChatOptions(vox=True, **opts))
+    return "".join(out)
+
+
+def test_passing_tests_are_stated_in_the_verify_line() -> None:
+    text = chat(Model(RIGHT))
+    assert "vox-script-verify: PASS (compiled; 2/2 tests passed)" in text
+
+
+def test_failing_tests_become_repair_feedback_with_the_stack() -> None:
+    model = Model(WRONG, RIGHT)
+    text = chat(model)
+    feedback = model.calls[1][-1]["content"]
+    assert "1 of its 2 @test function(s) failed" in feedback
+    assert "Line 6, Col 3: runtime error[R0002] assertion failed" in feedback
+    assert "in fn t_add (Line 6, Col 3)" in feedback
+    assert "vox-script-verify: PASS (compiled; 2/2 tests passed)" in text
+
+
+def test_tests_failing_after_the_last_repair_fail_the_turn() -> None:
+    text = chat(Model(WRONG, WRONG), max_repairs=1)
+    assert "vox-script-verify: FAIL" in text
+    assert text.split("vox-script-verify: FAIL", 1)[1].lstrip().startswith("test t_add failed:")
