@@ -35,7 +35,8 @@ def test_pipe_with_call_inserts_first_argument() -> None:
     call = script_expr(m)
     assert isinstance(call, hir.Call) and isinstance(call.callee, hir.Ref)
     assert call.callee.name == "f"
-    assert [a.value.value for a in call.args] == [1, 2]  # type: ignore[union-attr]
+    assert all(isinstance(a.value, hir.Lit) for a in call.args)
+    assert [a.value.value for a in call.args if isinstance(a.value, hir.Lit)] == [1, 2]
 
 
 def test_pipe_to_name_is_a_call() -> None:
@@ -50,7 +51,9 @@ def test_compound_assignment_expands() -> None:
     stmt = m.script[1]
     assert isinstance(stmt, hir.Assign) and isinstance(stmt.value, hir.Binary)
     assert stmt.value.op == "-" and stmt.value.left is stmt.target
-    assert isinstance(stmt.target, hir.Ref) and stmt.target.def_id == m.script[0].def_id  # type: ignore[union-attr]
+    first = m.script[0]
+    assert isinstance(first, hir.Let)
+    assert isinstance(stmt.target, hir.Ref) and stmt.target.def_id == first.def_id
 
 
 def test_missing_else_is_an_empty_block() -> None:
@@ -62,13 +65,17 @@ def test_missing_else_is_an_empty_block() -> None:
 def test_else_if_chain_is_kept() -> None:
     m, _ = lower("if true { print(1) } else if false { print(2) } else { print(3) }")
     e = script_expr(m)
-    assert isinstance(e, hir.If) and isinstance(e.else_, hir.If) and len(e.else_.else_.stmts) == 1  # type: ignore[union-attr]
+    assert isinstance(e, hir.If) and isinstance(e.else_, hir.If) and isinstance(e.else_.else_, hir.Block)
+    assert len(e.else_.else_.stmts) == 1
 
 
 def test_children_become_a_named_argument() -> None:
     m, diags = lower('fn V() to Element {\n  ret column(gap=1) {\n    text(value="a")\n    "b"\n  }\n}')
     assert not diags
-    ret = m.decls[0].body.stmts[0]  # type: ignore[union-attr]
+    fn = m.decls[0]
+    assert isinstance(fn, hir.FnDecl)
+    ret = fn.body.stmts[0]
+    assert isinstance(ret, hir.Ret) and isinstance(ret.value, hir.Call)
     call = ret.value
     assert [a.name for a in call.args] == ["gap", "children"]
     children = call.args[1].value
@@ -87,9 +94,10 @@ def test_uses_bind_to_definitions() -> None:
     assert isinstance(fn, hir.FnDecl)
     let, ret = fn.body.stmts
     assert isinstance(let, hir.Let) and isinstance(ret, hir.Ret)
-    assert let.value.def_id == fn.params[0].def_id  # type: ignore[union-attr]
-    assert ret.value.def_id == let.def_id  # type: ignore[union-attr]
-    assert m.defs[let.def_id].kind == "let" and m.defs[fn.params[0].def_id].kind == "param"  # type: ignore[index]
+    assert isinstance(let.value, hir.Ref) and isinstance(ret.value, hir.Ref) and let.def_id is not None
+    assert let.value.def_id == fn.params[0].def_id
+    assert ret.value.def_id == let.def_id
+    assert m.defs[let.def_id].kind == "let" and m.defs[fn.params[0].def_id].kind == "param"
 
 
 def test_values_and_types_are_separate_namespaces() -> None:
@@ -98,7 +106,8 @@ def test_values_and_types_are_separate_namespaces() -> None:
     let = m.script[0]
     assert isinstance(let, hir.Let) and isinstance(let.type, hir.NamedType)
     assert m.defs[let.type.def_id].kind == "prim"
-    assert m.defs[let.value.callee.def_id].kind == "builtin"  # type: ignore[union-attr]
+    assert isinstance(let.value, hir.Call) and isinstance(let.value.callee, hir.Ref)
+    assert m.defs[let.value.callee.def_id].kind == "builtin"
 
 
 def test_top_level_let_seen_by_functions_and_later_statements_only() -> None:
@@ -128,7 +137,9 @@ def test_import_std_segment_error_points_at_segment() -> None:
 def test_opaque_imports_bind_their_alias() -> None:
     m, diags = lower("import acme.tools as t\nprint(t.anything(1))")
     assert not diags
-    assert m.defs[m.decls[0].def_id].kind == "import"  # type: ignore[union-attr, index]
+    imp = m.decls[0]
+    assert isinstance(imp, hir.ImportDecl) and imp.def_id is not None
+    assert m.defs[imp.def_id].kind == "import"
 
 
 def test_duplicate_hint_gives_first_position() -> None:
@@ -148,7 +159,8 @@ def test_prelude_is_shadowable() -> None:
     m, diags = lower("fn print(x: int) { }\nprint(1)")
     assert not diags
     call = script_expr(m)
-    assert m.defs[call.callee.def_id].kind == "fn"  # type: ignore[union-attr]
+    assert isinstance(call, hir.Call) and isinstance(call.callee, hir.Ref)
+    assert m.defs[call.callee.def_id].kind == "fn"
 
 
 def test_type_used_as_value_is_e0410() -> None:
