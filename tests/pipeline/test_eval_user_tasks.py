@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from pipeline.eval_scoring import score_completion, vox_checker
-from pipeline.evaluate import USER_TASKS_PATH, load_tasks
+from pipeline.evaluate import USER_TASKS_PATH, Task, load_tasks
 from vox_lang.requests import extract_request
 
 SOLUTIONS = yaml.safe_load((Path(__file__).parent / "fixtures" / "eval_user_solutions.yaml").read_text())
@@ -24,7 +24,7 @@ def test_at_least_24_user_tasks_most_naming_what_they_want() -> None:
 
 
 @pytest.mark.parametrize("task", USER, ids=lambda t: t.id)
-def test_reference_answer_passes_the_headline_criterion(task) -> None:  # type: ignore[no-untyped-def]
+def test_reference_answer_passes_the_headline_criterion(task: Task) -> None:
     score = score_completion(f"Here you go:\n```vox\n{SOLUTIONS[task.id]}```\n", task.prompt, vox_checker())
     assert score.passed, score
 

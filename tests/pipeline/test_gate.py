@@ -3,7 +3,7 @@ pairs checked both ways, parallel results equal serial ones."""
 
 from __future__ import annotations
 
-from pipeline.gate import BROKEN_PASSES, NO_BLOCK, RESPONSE_FAILS, WRONG_CODE, gate_pair, gate_pairs
+from pipeline.gate import BROKEN_PASSES, NO_BLOCK, RESPONSE_FAILS, WRONG_CODE, Rejection, gate_pair, gate_pairs
 from pipeline.generators.base import Pair
 
 
@@ -16,13 +16,19 @@ def _pair(response: str, pid: str = "x", prompt: str = "q", expect: str | None =
 GOOD = "```vox\nfn inc(a: int) to int {\n  ret a + 1\n}\n```\nDone."
 
 
+def _rejected(pair: Pair) -> Rejection:
+    rej = gate_pair(pair)
+    assert rej is not None, f"{pair.id} passed the gate"
+    return rej
+
+
 def test_valid_response_passes() -> None:
     assert gate_pair(_pair(GOOD)) is None
 
 
 def test_no_block_and_failing_program_are_rejected() -> None:
-    assert gate_pair(_pair("just prose")).reason == NO_BLOCK
-    rej = gate_pair(_pair("```vox\nfn half(x: int) to int { x / 2 }\n```"))
+    assert _rejected(_pair("just prose")).reason == NO_BLOCK
+    rej = _rejected(_pair("```vox\nfn half(x: int) to int { x / 2 }\n```"))
     assert (rej.reason, rej.code, rej.line) == (RESPONSE_FAILS, "E0508", 1)
 
 
@@ -34,16 +40,16 @@ def test_strict_mode_rejects_warnings() -> None:
 def test_blocks_of_one_response_form_one_module() -> None:
     two = "```vox\nfn inc(a: int) to int { ret a + 1 }\n```\nthen\n```vox\nprint(inc(2))\n```"
     assert gate_pair(_pair(two)) is None
-    assert gate_pair(_pair("```vox\nprint(inc(2))\n```")).code == "E0401"
+    assert _rejected(_pair("```vox\nprint(inc(2))\n```")).code == "E0401"
 
 
 def test_repair_pairs_are_checked_both_ways() -> None:
     broken = "```vox\nfn one() -> int { ret 1 }\n```"
     fixed = "```vox\nfn one() to int { ret 1 }\n```"
     assert gate_pair(_pair(fixed, prompt=broken, expect="E0308")) is None
-    assert gate_pair(_pair(fixed, prompt=broken, expect="E0310")).reason == WRONG_CODE
-    assert gate_pair(_pair(fixed, prompt=fixed, expect="E0308")).reason == BROKEN_PASSES
-    assert gate_pair(_pair(broken, prompt=broken, expect="E0308")).reason == RESPONSE_FAILS
+    assert _rejected(_pair(fixed, prompt=broken, expect="E0310")).reason == WRONG_CODE
+    assert _rejected(_pair(fixed, prompt=fixed, expect="E0308")).reason == BROKEN_PASSES
+    assert _rejected(_pair(broken, prompt=broken, expect="E0308")).reason == RESPONSE_FAILS
 
 
 def test_parallel_gate_matches_serial() -> None:

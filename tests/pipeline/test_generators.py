@@ -10,7 +10,7 @@ import pytest
 from pipeline.errors import RecipeError
 from pipeline.gate import gate_pair
 from pipeline.generators import FAMILIES, REPAIR_FAMILY, generate_pairs, generate_program, plan
-from pipeline.generators.preflight import BREAKS, break_program
+from pipeline.generators.preflight import BREAKS, BreakKind, break_program
 from pipeline.generators.themes import THEMES, vocabulary, words
 from pipeline.prompt import vox_blocks
 
@@ -48,7 +48,7 @@ def test_most_programs_are_short() -> None:
 
 
 @pytest.mark.parametrize("kind", BREAKS, ids=lambda k: k.name)
-def test_break_kind_fails_with_its_code_and_fix_passes(kind) -> None:  # type: ignore[no-untyped-def]
+def test_break_kind_fails_with_its_code_and_fix_passes(kind: BreakKind) -> None:
     from vox_lang import check
 
     for family in [f.name for f in FAMILIES]:

@@ -30,7 +30,7 @@ _ONE = re.compile(r"([EW]\d{4})(?:\s*@(\d+))?")
 
 def expectations(text: str) -> list[tuple[int, str, int | None]]:
     """``(line, code, col or None)`` for each ``// CODE [@col]`` comment."""
-    out = []
+    out: list[tuple[int, str, int | None]] = []
     for line_no, line in enumerate(text.splitlines(), 1):
         m = _EXPECT.search(line)
         if m:

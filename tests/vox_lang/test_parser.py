@@ -129,7 +129,7 @@ def test_patterns() -> None:
     pats = [a.pattern for a in stmt.value.arms]
     assert isinstance(pats[0], s.WildcardPat)
     assert [(p.value, p.kind) for p in pats[1:5] if isinstance(p, s.LiteralPat)] == [
-        (-2, "int"), (-1.5 if False else 1.5, "float"), ("s", "str"), (False, "bool")]
+        (-2, "int"), (1.5, "float"), ("s", "str"), (False, "bool")]
     assert isinstance(pats[5], s.BindPat) and pats[5].name == "n"
     some = pats[6]
     assert isinstance(some, s.CtorPat) and some.has_parens and isinstance(some.args[0], s.CtorPat)
