@@ -13,8 +13,10 @@ GATE = "adapter_beats_base_and_threshold"
 
 def _table(per: dict[str, dict[str, float]], base: dict[str, dict[str, float]]) -> str:
     rows = [f"| {name} | {int(v['tasks'])} | {base.get(name, {}).get('pass@1', 0):.2f} | {v['pass@1']:.2f} "
-            f"| {v['pass@k']:.2f} |" for name, v in per.items()]
-    head = "| group | tasks | base pass@1 | adapter pass@1 | adapter pass@k |\n|---|---|---|---|---|\n"
+            f"| {v['pass@k']:.2f} | {v.get('exec_pass@1', 0):.2f} | {v.get('exec_pass@k', 0):.2f} |"
+            for name, v in per.items()]
+    head = ("| group | tasks | base pass@1 | adapter pass@1 | adapter pass@k | adapter exec pass@1 "
+            "| adapter exec pass@k |\n|---|---|---|---|---|---|---|\n")
     return head + "\n".join(rows)
 
 
@@ -41,6 +43,9 @@ def eval_report(context: dg.AssetExecutionContext, vox_state: VoxStateResource) 
             "tasks": r["tasks"], "system_prompt_mode": r["system_prompt_mode"],
             "base_pass@1": round(base["pass_at_1"], 4), "adapter_pass@1": round(adapter["pass_at_1"], 4),
             f"base_pass@{k}": round(base["pass_at_k"], 4), f"adapter_pass@{k}": round(adapter["pass_at_k"], 4),
+            "base_exec_pass@1": round(base.get("exec_pass_at_1", 0.0), 4),
+            "adapter_exec_pass@1": round(adapter.get("exec_pass_at_1", 0.0), 4),
+            f"adapter_exec_pass@{k}": round(adapter.get("exec_pass_at_k", 0.0), 4),
             "threshold": r["threshold"],
             "per_family": dg.MetadataValue.md(_table(adapter["per_family"], base["per_family"])),
             "per_kind": dg.MetadataValue.md(_table(adapter["per_kind"], base["per_kind"])),
