@@ -338,6 +338,12 @@ def _user_call(code: FnCode, args: Ev, span: Span) -> Ev:
 def _builtin_call(c: Compiler, name: str, e: hir.Call) -> Ev:
     impl = bi.BUILTINS[name]
     rt, span = c.rt, e.span
+    if any(a.name is not None for a in e.args):  # `range(b=3, a=1)`: bind by the prelude's names
+        from vox_lang.prelude import BUILTINS as SIGS
+
+        names = tuple(p.name for p in SIGS[name].params)
+        bound = bind_args(c, e.args, names, (False,) * len(names), copy=name == "set")
+        return lambda f: impl(rt, bound(f), span)
     evs = tuple(c.owned(a.value) if name == "set" else c.expr(a.value) for a in e.args)
     if name == "len" and len(evs) == 1:
         a0 = evs[0]
