@@ -18,12 +18,13 @@ from collections import defaultdict
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, cast
 
 from parsimonious import expressions
 from parsimonious.exceptions import ParseError
 from parsimonious.expressions import Compound, Expression, Literal, Regex
 from parsimonious.grammar import Grammar
+from parsimonious.nodes import Node
 
 from vox_lang import codes, syntax
 from vox_lang.depth import MAX_DEPTH, PARSE_FRAMES_PER_LEVEL, level_budget
@@ -181,7 +182,9 @@ def _parse(item: Item, sink: DiagnosticSink) -> syntax.Item | None:
     rule = grammar["item"]
     cache: defaultdict[int, dict[int, Any]] = defaultdict(dict)
     error = ParseError(text)
-    node = rule.match_core(text, 0, cache, error)
+    # parsimonious 0.11 keeps its packrat cache as {id(expr): {pos: node}} and returns None on
+    # a failed match; types-parsimonious describes another signature, hence the cast
+    node: Node | None = cast(Any, rule).match_core(text, 0, cache, error)
     if node is None or node.end < len(text) - len(END_CODE):
         expectations.report(item, text, index, cache, node, sink)
         return None
