@@ -1,0 +1,188 @@
+"""Grammar-constrained decoding for Vox with llguidance, as a ``transformers`` LogitsProcessor.
+
+:class:`VoxGrammar` wraps one tokenizer (``llguidance.hf.from_tokenizer``, built once) and the
+compiled constraint grammar (:func:`vox_lang.constraint.constraint_grammar`). Each generation gets
+a :class:`GrammarProcessor` holding one ``LLMatcher`` per sequence: before every step it feeds
+the matcher the token sampled last and masks every token the grammar does not allow next. Inside
+a ```vox block the block therefore stays a prefix of a syntactically valid program; prose outside
+the fence is free (``code`` mode: one block only).
+
+Nothing here may hang or crash a request: a tokenizer llguidance cannot read, a grammar that
+does not compile, or a dead end (no allowed token) turns the constraint off for that sequence,
+records why in :attr:`GrammarProcessor.events` and logs a warning; decoding goes on unconstrained.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from transformers import LogitsProcessor
+
+from pipeline.errors import PipelineError
+
+log = logging.getLogger(__name__)
+
+#: llguidance log level: 0 silent (its warnings would go to stderr on every matcher)
+_LOG_LEVEL: Final = 0
+
+
+class ConstraintUnavailable(PipelineError):
+    """The constraint cannot be used with this tokenizer or grammar (the message says why)."""
+
+
+@dataclass
+class ConstraintReport:
+    """What the constraint did for one generation (shown in responses and logs).
+
+    Attributes:
+        enabled: the constraint was applied from the first token.
+        events: one line per fallback (``"row 0: dead end after 57 tokens; unconstrained from here"``).
+    """
+
+    enabled: bool = True
+    events: list[str] = field(default_factory=list)
+
+    @property
+    def fell_back(self) -> bool:
+        """True when any sequence finished (partly) unconstrained."""
+        return not self.enabled or bool(self.events)
+
+
+class VoxGrammar:
+    """The compiled Vox constraint for one tokenizer (build once per model; thread-safe to share).
+
+    Args:
+        tokenizer: a Hugging Face *fast* tokenizer.
+        eos_ids: ids that end a completion (allowed whenever the grammar accepts).
+        vocab_size: width of the model's logits (may exceed the tokenizer's size).
+
+    Raises:
+        ConstraintUnavailable: llguidance is missing, cannot read the tokenizer, or the grammar
+            does not compile.
+    """
+
+    def __init__(self, tokenizer: Any, eos_ids: Iterable[int], vocab_size: int | None = None) -> None:
+        try:
+            import llguidance
+            import llguidance.hf
+        except ImportError as exc:  # pragma: no cover - llguidance is a declared dependency
+            raise ConstraintUnavailable(f"llguidance is not installed: {exc}") from exc
+        from vox_lang.constraint import MODES, constraint_grammar
+
+        eos = sorted(set(eos_ids))
+        try:
+            self.lltok = llguidance.hf.from_tokenizer(tokenizer, n_vocab=vocab_size, eos_token=eos or None)
+        except Exception as exc:  # noqa: BLE001 - llguidance/tokenizers raise assorted types
+            raise ConstraintUnavailable(f"llguidance cannot read this tokenizer: {exc}") from exc
+        self.vocab_size = int(vocab_size or self.lltok.vocab_size)
+        self._llg = llguidance
+        self.grammars: dict[str, str] = {}
+        for mode in MODES:
+            grammar = llguidance.LLMatcher.grammar_from_lark(constraint_grammar(mode))
+            is_error, messages = llguidance.LLMatcher.validate_grammar_with_warnings(grammar, self.lltok)
+            if is_error:
+                raise ConstraintUnavailable(f"the Vox constraint grammar ({mode}) does not compile: {messages[0]}")
+            self.grammars[mode] = grammar
+        self._lock = threading.Lock()
+
+    def matcher(self, mode: str = "response") -> Any:
+        """A fresh ``LLMatcher`` for ``mode`` (``response``, ``code`` or ``program``).
+
+        Raises:
+            ConstraintUnavailable: the matcher could not be built.
+        """
+        m = self._llg.LLMatcher(self.lltok, self.grammars[mode], log_level=_LOG_LEVEL)
+        if m.is_error():
+            raise ConstraintUnavailable(f"cannot start the Vox constraint: {m.get_error()}")
+        return m
+
+    def processor(self, rows: int, prompt_len: int, mode: str = "response") -> GrammarProcessor:
+        """A processor for a batch of ``rows`` sequences whose (padded) prompts are ``prompt_len`` long."""
+        return GrammarProcessor(self, rows, prompt_len, mode)
+
+
+def allowed_mask(matcher: Any, vocab_size: int) -> Any:
+    """Bool tensor ``[vocab_size]``: the tokens ``matcher`` allows next."""
+    import numpy as np
+    import torch
+
+    bits = np.unpackbits(np.frombuffer(matcher.compute_bitmask(), dtype=np.uint8), bitorder="little")
+    out = torch.zeros(vocab_size, dtype=torch.bool)
+    n = min(vocab_size, bits.shape[0])
+    out[:n] = torch.from_numpy(bits[:n].astype(bool))
+    return out
+
+
+class GrammarProcessor(LogitsProcessor):
+    """Masks each sequence's logits to what the Vox constraint allows next.
+
+    Row ``i`` of the batch has its own matcher. The processor sees ``input_ids`` (prompt +
+    generated so far); from the second call on it feeds each matcher the row's last token. A row
+    whose matcher errs or has no allowed token is left unconstrained from then on (recorded in
+    :attr:`report`). Rows that ended (EOS accepted, or stopped by a criterion and padded) are not
+    masked.
+    """
+
+    def __init__(self, grammar: VoxGrammar, rows: int, prompt_len: int, mode: str = "response") -> None:
+        self.grammar, self.prompt_len, self.mode = grammar, prompt_len, mode
+        self.report = ConstraintReport()
+        self.matchers: list[Any | None] = []
+        for _ in range(rows):
+            try:
+                self.matchers.append(grammar.matcher(mode))
+            except ConstraintUnavailable as exc:
+                self._drop_all(str(exc))
+                break
+
+    def _drop_all(self, why: str) -> None:
+        self.report.enabled = False
+        self.report.events.append(why)
+        log.warning("Vox constraint off for this request: %s", why)
+        self.matchers = []
+
+    def _drop(self, row: int, why: str) -> None:
+        self.matchers[row] = None
+        line = f"row {row}: {why}; unconstrained from here"
+        self.report.events.append(line)
+        log.warning("Vox constraint: %s", line)
+
+    def __call__(self, input_ids: Any, scores: Any) -> Any:
+        if not self.matchers:
+            return scores
+        generated = input_ids.shape[1] - self.prompt_len
+        for row in range(min(len(self.matchers), scores.shape[0])):
+            m = self.matchers[row]
+            if m is None:
+                continue
+            if generated > 0:
+                token = int(input_ids[row, -1])
+                if m.is_stopped():  # EOS was accepted earlier: the row is padding now
+                    continue
+                if not m.consume_token(token):
+                    # a criterion may have ended the row (then padding arrives here) or the
+                    # sampler picked a masked token (cannot happen); either way stop masking
+                    self.matchers[row] = None
+                    continue
+                if m.is_stopped():
+                    continue
+            mask = allowed_mask(m, scores.shape[1])
+            if not bool(mask.any()):
+                self._drop(row, f"dead end after {generated} tokens (no token allowed)")
+                continue
+            scores[row] = scores[row].masked_fill(~mask.to(scores.device), float("-inf"))
+        return scores
+
+
+def batch_processors(grammar: VoxGrammar | None, mode: str = "response") -> Any:
+    """A ``f(prompt_len, conversations, n) -> [processor]`` factory for :class:`pipeline.decoding.HFGenerator`."""
+
+    def make(prompt_len: int, conversations: Sequence[Any], n: int) -> list[Any]:
+        if grammar is None:
+            return []
+        return [grammar.processor(len(conversations) * n, prompt_len, mode)]
+
+    return make

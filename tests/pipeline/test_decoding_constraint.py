@@ -1,0 +1,149 @@
+"""The Vox constraint grammar never blocks a valid program, and blocks broken ones.
+
+Every program the front end accepts in strict mode — ``examples/*.vox`` and programs from every
+corpus generator family — is fed token by token through a real byte-level BPE tokenizer into the
+llguidance matcher, bare, inside a ```vox fence, and inside prose (hypothesis draws the prose).
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+import vox_lang
+
+llguidance = pytest.importorskip("llguidance")
+
+ROOT = Path(__file__).resolve().parents[2]
+PROGRAMS_PER_FAMILY = 12
+
+
+@cache
+def tokenizer() -> Any:
+    """A byte-level BPE (ChatML specials) trained here on examples and English, as base_model does."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    texts = [p.read_text(encoding="utf-8") for p in sorted((ROOT / "examples").glob("*.vox"))]
+    texts += ["Here is the program you asked for. It compiles in strict mode.", "Write a function."]
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=700, special_tokens=["<|endoftext|>", "<|im_start|>", "<|im_end|>"],
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
+    tok.train_from_iterator(texts * 3, trainer=trainer)
+    return PreTrainedTokenizerFast(tokenizer_object=tok, eos_token="<|im_end|>", pad_token="<|endoftext|>")
+
+
+@cache
+def grammar() -> Any:
+    from pipeline.decoding_constraint import VoxGrammar
+
+    tok = tokenizer()
+    return VoxGrammar(tok, [tok.eos_token_id])
+
+
+@cache
+def valid_programs() -> tuple[tuple[str, str], ...]:
+    """``(name, source)`` of every strict-valid example and generated program."""
+    from pipeline.generators import FAMILIES, generate_program
+
+    found = [(p.name, p.read_text(encoding="utf-8")) for p in sorted((ROOT / "examples").glob("*.vox"))]
+    for family in FAMILIES:
+        for i in range(PROGRAMS_PER_FAMILY):
+            found.append((f"{family.name}-{i}", generate_program(family.name, 7, i)[2].code))
+    return tuple((name, src) for name, src in found if vox_lang.check(src, strict=True).ok)
+
+
+def accepted_prefix(text: str, mode: str) -> tuple[int, int, bool]:
+    """``(tokens accepted, tokens, accepting at the end)`` for ``text`` under ``mode``."""
+    tok = tokenizer()
+    ids = tok.encode(text, add_special_tokens=False)
+    m = grammar().matcher(mode)
+    n = m.validate_tokens(ids)
+    ok = m.consume_tokens(ids[:n]) if n else True
+    return n, len(ids), ok and n == len(ids) and m.is_accepting()
+
+
+def test_the_pool_covers_examples_and_every_family() -> None:
+    from pipeline.generators import FAMILIES
+
+    names = [n for n, _ in valid_programs()]
+    assert sum(n.endswith(".vox") for n in names) >= 10
+    assert {n.rsplit("-", 1)[0] for n in names if not n.endswith(".vox")} == {f.name for f in FAMILIES}
+
+
+@pytest.mark.parametrize("mode", ["program", "code"])
+def test_every_valid_program_is_accepted_token_by_token(mode: str) -> None:
+    blocked = []
+    for name, src in valid_programs():
+        text = src if mode == "program" else f"```vox\n{src}\n```"
+        n, total, ok = accepted_prefix(text, mode)
+        if not ok:
+            ids = tokenizer().encode(text, add_special_tokens=False)
+            blocked.append(f"{name}: blocked at token {n}/{total}: {tokenizer().decode(ids[max(0, n - 8):n + 1])!r}")
+    assert not blocked, "\n".join(blocked[:10])
+
+
+PROSE = st.text(st.characters(blacklist_characters="`", blacklist_categories=("Cs",)), max_size=60)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_valid_programs_inside_prose_are_accepted(data: st.DataObject) -> None:
+    pool = valid_programs()
+    blocks = data.draw(st.lists(st.sampled_from(pool), min_size=0, max_size=2))
+    parts = [data.draw(PROSE)]
+    for _, src in blocks:
+        parts += [f"\n```vox\n{src}\n```\n", data.draw(PROSE)]
+    text = "".join(parts)
+    n, total, ok = accepted_prefix(text, "response")
+    assert ok, (n, total, text)
+
+
+@pytest.mark.parametrize("broken", [
+    "fn f() { let x = (1 + }",       # unbalanced
+    "fn f(): int { ret 1 }",         # retired ':' form
+    'let s = "no end\nprint(s)',     # unterminated string
+    "let x = 1 # comment",           # '#' comment
+    "fn f() { ret 1 ",               # unclosed block at the fence
+    "let v = <p>hi</p>",             # markup
+])
+def test_broken_blocks_cannot_be_closed(broken: str) -> None:
+    n, total, ok = accepted_prefix(f"```vox\n{broken}\n```", "code")
+    assert not ok and n < total
+
+
+def test_prose_cannot_open_another_fence_or_smuggle_code() -> None:
+    assert accepted_prefix("Sure.\n```python\nprint(1)\n```\n", "response")[2] is False
+    assert accepted_prefix("Inline `code` and ``two`` are fine.", "response")[2] is True
+    assert accepted_prefix("Text only, then code:\n```vox\nprint(1)\n```", "response")[2] is True
+
+
+def test_processor_masks_and_falls_back_on_a_dead_end(monkeypatch: pytest.MonkeyPatch) -> None:
+    import torch
+
+    import pipeline.decoding_constraint as dc
+
+    tok = tokenizer()
+    prompt = torch.tensor([[1, 2, 3]])
+    proc = grammar().processor(rows=1, prompt_len=3, mode="code")
+    scores = proc(prompt, torch.zeros(1, len(tok)))
+    allowed = torch.isfinite(scores[0]).nonzero().flatten().tolist()
+    assert allowed and all(tok.decode([t]) and "`".startswith(tok.decode([t])[:1]) for t in allowed)
+    monkeypatch.setattr(dc, "allowed_mask", lambda m, v: torch.zeros(v, dtype=torch.bool))
+    proc = grammar().processor(rows=1, prompt_len=3, mode="code")
+    scores = proc(prompt, torch.zeros(1, len(tok)))
+    assert torch.isfinite(scores).all()  # nothing masked: unconstrained from here
+    assert proc.report.fell_back and "dead end" in proc.report.events[0]
+
+
+def test_unreadable_tokenizer_is_a_clear_error() -> None:
+    from pipeline.decoding_constraint import ConstraintUnavailable, VoxGrammar
+
+    with pytest.raises(ConstraintUnavailable, match="cannot read this tokenizer"):
+        VoxGrammar(object(), [0])

@@ -1,0 +1,51 @@
+"""The constraint grammar for decoding Vox: ``constraint.lark`` plus a start rule per use.
+
+``constraint.lark`` (next to this module) is an over-approximation of strict-mode Vox in the
+Lark dialect of llguidance (its header lists the widenings). :func:`constraint_grammar` adds the
+start rule: a bare ``program``; ``code`` (one ```vox block and nothing else); or ``response``
+(free prose with any number of ```vox blocks, each of which must hold a complete program before
+its closing fence). This module only builds text: it imports nothing outside ``vox_lang``, and
+the decoder (``pipeline.decoding_constraint``) compiles it.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+from typing import Final
+
+GRAMMAR_PATH: Final = Path(__file__).with_name("constraint.lark")
+MODES: Final = ("program", "code", "response")
+
+# Prose is lexed one character at a time (a backtick only when a non-backtick follows), so three
+# backticks can only ever be a fence: a ```vox block cannot be smuggled through as prose, and
+# other fences (```python) are not allowed. One or two backticks may end the answer.
+_STARTS: Final[dict[str, str]] = {
+    # llguidance applies %ignore only between lexemes: leading blank/comment lines are explicit.
+    "program": "start: LEAD? program\nLEAD: /([ \\t\\r\\n]|\\/\\/[^\\n]*)+/\n",
+    "code": 'start: FENCE program FENCE_END\nFENCE: "```vox"\nFENCE_END: "```"\n',
+    "response": (
+        "start: prose (FENCE program FENCE_END prose)* TICKS?\n"
+        'FENCE: "```vox"\nFENCE_END: "```"\n'
+        "prose: PROSE_CHAR*\n"
+        "PROSE_CHAR: /[^`]|`[^`]|``[^`]/\n"
+        "TICKS: /`{1,2}/\n"
+    ),
+}
+
+
+@cache
+def _body() -> str:
+    return GRAMMAR_PATH.read_text(encoding="utf-8")
+
+
+def constraint_grammar(mode: str = "response") -> str:
+    """The Lark text of the constraint for ``mode`` (``program``, ``code`` or ``response``).
+
+    Raises:
+        ValueError: unknown ``mode``.
+        OSError: ``constraint.lark`` cannot be read.
+    """
+    if mode not in _STARTS:
+        raise ValueError(f"unknown constraint mode {mode!r}: use {', '.join(MODES)}")
+    return _STARTS[mode] + _body()
