@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pipeline.decoding import FirstBlockClosed, HFGenerator, load_model
-from pipeline.decoding import eos_ids as _eos_ids
+from pipeline.decoding import FirstBlockClosed, HFGenerator, eos_ids as _eos_ids, load_model
 
 __all__ = ["FirstBlockClosed", "HFGenerator", "eos_ids", "load_model"]
 

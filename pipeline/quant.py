@@ -24,8 +24,7 @@ def pick_device(preference: str = "auto") -> str:
     Raises:
         RecipeError: unknown preference, or an explicit device that is not available.
     """
-    from pipeline.decoding import DecodingError
-    from pipeline.decoding import pick_device as _pick
+    from pipeline.decoding import DecodingError, pick_device as _pick
 
     if preference not in DEVICES:
         raise RecipeError(f"device must be one of {', '.join(DEVICES)}, got {preference!r}")

@@ -8,11 +8,7 @@ from __future__ import annotations
 
 import typer
 
-from serving.commands import chat as _chat
-from serving.commands import check as _check
-from serving.commands import model as _model
-from serving.commands import run as _run
-from serving.commands import serve as _serve
+from serving.commands import chat as _chat, check as _check, model as _model, run as _run, serve as _serve
 
 app = typer.Typer(
     name="vox",

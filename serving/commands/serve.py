@@ -54,8 +54,7 @@ def serve(
     path = resolve_model_dir(model_dir)
     try:
         from serving.engine import Engine
-        from serving.server import bind_socket
-        from serving.server import serve as run_server
+        from serving.server import bind_socket, serve as run_server
 
         sock = bind_socket(host, port)  # fail fast on a busy port, before loading weights
         try:

@@ -8,8 +8,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from vox_lang import check
 from vox_lang.runtime import RunConfig, run_checked
