@@ -72,9 +72,10 @@ class Theme:
 
 def _t(key: str, E: str, es: str, label: str, count: str, amount: str,
        v0: str, v1: str, p1: str, v2: str, p2: str, actor: str, sample: str) -> Theme:
+    first, second, third = sample.split(",")  # exactly three sample labels per theme
     return Theme(key, E, E.lower(), es, label, count, amount,
                  (Variant(v0), Variant(v1, p1, "int"), Variant(v2, p2, "float")),
-                 actor, tuple(sample.split(",")))  # type: ignore[arg-type]
+                 actor, (first, second, third))
 
 
 THEMES: Final[tuple[Theme, ...]] = (
