@@ -1,25 +1,40 @@
-"""Execute a routing decision: :func:`complete` runs the cascade through one ``litellm.Router``.
+"""Execute a routing decision: :func:`complete` runs the cascade, one model at a time.
 
-The fallbacks are the cascade order: rate limits (429), out of credit (402), timeouts and 5xx
-move on to the next model; a stream that dies mid-way is abandoned and the next model answers
-afresh. Every failed attempt is reported as an :class:`AttemptFailed` event; when all fail,
-:class:`AllProvidersFailed` lists them. LiteLLM is imported here, lazily, and nowhere else.
-(:mod:`serving.router` re-exports this module's public names.)
+One ``litellm.Router`` per cascade holds the deployments (parameters, timeouts, per-model answer
+caps, mock responses); each attempt is one ``router.completion`` of one deployment, without
+LiteLLM's fallbacks, because whether the next model may try depends on the kind of failure
+(:mod:`serving.failures`), which LiteLLM's fixed fallback lists cannot express:
+
+- rate limits (429), out of credit (402), timeouts, 5xx, connection errors, auth (401/403) and
+  a missing model (404) move on to the next model;
+- a context-window overflow moves on to the next model with a larger (or unknown) window;
+- after an out-of-credit answer the provider's other paid models are skipped too, and the
+  provider is reported to ``health`` (remembered for the session and cached);
+- a request error (a plain 400, 422: an invalid parameter, a refused prompt) ends the cascade
+  with the provider's message (:class:`RequestRejected`): it would fail on every model.
+
+A stream that dies mid-way is abandoned and the next model answers afresh. Every failed attempt
+is reported as an :class:`AttemptFailed` event with its own model and error; when no model is
+left, :class:`AllProvidersFailed` lists them. Each call keeps its state in local variables (no
+callbacks, no class-level sinks), so concurrent calls never see each other's attempts.
 """
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
-from serving.errors import AllProvidersFailed
-from serving.keys import ResolvedKey, install_log_redaction, redact
+from serving.decision import Candidate, Decision
+from serving.errors import AllProvidersFailed, RequestRejected
+from serving.failures import Failure, classify
+from serving.keys import ResolvedKey
+from serving.llm import import_litellm
+from serving.provider_status import ProviderHealth
+from serving.tokens import count_text, estimate
 
-if TYPE_CHECKING:  # annotations only: serving.router imports this module
-    from serving.router import Candidate, Decision
+__all__ = ["LOCAL_API_KEY", "AttemptFailed", "ChatEvent", "Completed", "TextDelta", "complete", "import_litellm"]
 
 LOCAL_API_KEY: Final = "vox-local"  # local servers need no key; the OpenAI client wants one
 
@@ -34,16 +49,30 @@ class TextDelta:
 
 @dataclass(frozen=True)
 class AttemptFailed:
-    """``model`` failed; ``partial`` is what it had streamed before dying (abandoned)."""
+    """``model`` failed.
+
+    Attributes:
+        model: the candidate id that failed.
+        reason: its own error, one line (``PaymentRequiredError (HTTP 402): ...``).
+        partial: what it had streamed before dying (abandoned).
+        failure: the classified failure (``None`` when built by hand, e.g. in tests).
+        next_model: the model that tries next, ``None`` when the cascade ends here.
+    """
 
     model: str
     reason: str
     partial: str = ""
+    failure: Failure | None = None
+    next_model: str | None = None
 
 
 @dataclass(frozen=True)
 class Completed:
-    """The answer is complete. Costs in USD; ``cost_usd`` is None when the price is unknown."""
+    """The answer is complete. Costs in USD; ``cost_usd`` is None when the price is unknown.
+
+    ``finish_reason`` is the provider's (``"stop"``, ``"length"`` when the answer hit the token
+    limit), ``None`` when it sent none.
+    """
 
     model: str
     text: str
@@ -52,6 +81,7 @@ class Completed:
     cost_usd: float | None
     estimated_usage: bool
     attempts: tuple[tuple[str, str], ...]
+    finish_reason: str | None = None
 
 
 ChatEvent = TextDelta | AttemptFailed | Completed
@@ -61,29 +91,6 @@ _ROUTERS_LOCK = threading.Lock()
 MAX_CACHED_ROUTERS: Final = 32  # answer caps vary with the prompt, so the cache must be bounded
 
 
-def import_litellm() -> Any:
-    """Import LiteLLM offline (bundled cost map, no telemetry, quiet, secrets redacted)."""
-    os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
-    os.environ.setdefault("LITELLM_TELEMETRY", "False")
-    import logging
-
-    import litellm
-
-    litellm.suppress_debug_info = True
-    litellm.drop_params = True
-    for name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy"):
-        logging.getLogger(name).setLevel(logging.CRITICAL)
-    install_log_redaction()
-    return litellm
-
-
-def _failure_reason(exc: BaseException) -> str:
-    status = getattr(exc, "status_code", None)
-    first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-    text = f"{type(exc).__name__}{f' (HTTP {status})' if status else ''}: {first}"
-    return redact(text)[:200]
-
-
 def _limit(c: Candidate, max_tokens: int | None) -> int | None:
     """The answer limit for ``c``: the lower of its own cap and ``max_tokens`` (None: none)."""
     limits = [n for n in (c.max_tokens, max_tokens) if n]
@@ -91,15 +98,14 @@ def _limit(c: Candidate, max_tokens: int | None) -> int | None:
 
 
 def _router(cands: Sequence[Candidate], keys: Mapping[str, ResolvedKey], timeout: float,
-            mock: Mapping[str, Any] | None, max_tokens: int | None = None) -> Any:
-    """One ``litellm.Router`` per cascade (cached): deployment per candidate, fallbacks in order.
+            max_tokens: int | None = None) -> Any:
+    """One ``litellm.Router`` per cascade (cached): one deployment per candidate, no retries.
 
-    The answer limit is a per-deployment parameter (a call keyword would override it for every
-    deployment): the lower of the candidate's own cap (``Candidate.max_tokens``) and ``max_tokens``.
+    The answer limit is a per-deployment parameter: the lower of the candidate's own cap
+    (``Candidate.max_tokens``) and ``max_tokens``.
     """
     cache_key = (tuple((c.id, c.litellm_model, c.api_base, _limit(c, max_tokens)) for c in cands), timeout,
-                 tuple(sorted((p, id(k.secret)) for p, k in keys.items())),  # identity only, never the value
-                 tuple(sorted((mock or {}).items(), key=str)))
+                 tuple(sorted((p, id(k.secret)) for p, k in keys.items())))  # key identity only, never the value
     with _ROUTERS_LOCK:
         if cache_key in _ROUTERS:
             return _ROUTERS[cache_key]
@@ -113,13 +119,9 @@ def _router(cands: Sequence[Candidate], keys: Mapping[str, ResolvedKey], timeout
             params.update(api_base=c.api_base, api_key=LOCAL_API_KEY)
         elif c.provider in keys:
             params["api_key"] = keys[c.provider].secret.reveal()
-        if mock and c.id in mock:
-            params["mock_response"] = mock[c.id]
         model_list.append({"model_name": c.id, "litellm_params": params, "model_info": {"id": c.id}})
-    ids = [c.id for c in cands]
-    fallbacks = [{ids[i]: ids[i + 1:]} for i in range(len(ids) - 1)]
-    router = litellm.Router(model_list=model_list, fallbacks=fallbacks, num_retries=0, timeout=timeout,
-                            stream_timeout=timeout, disable_cooldowns=True, max_fallbacks=len(ids))
+    router = litellm.Router(model_list=model_list, num_retries=0, timeout=timeout, stream_timeout=timeout,
+                            disable_cooldowns=True)
     with _ROUTERS_LOCK:
         while len(_ROUTERS) >= MAX_CACHED_ROUTERS:
             del _ROUTERS[next(iter(_ROUTERS))]  # oldest first
@@ -127,142 +129,123 @@ def _router(cands: Sequence[Candidate], keys: Mapping[str, ResolvedKey], timeout
     return router
 
 
-class _Tap:
-    """Records LiteLLM's pre-call parameters of every deployment attempt, in order.
+@dataclass
+class _Skips:
+    """What the failures so far rule out for the rest of this cascade."""
 
-    LiteLLM's Router passes ``metadata.previous_models`` (deployment id, exception type and
-    text of each earlier failed attempt) to the pre-call hook of the next attempt; that is how
-    fallbacks inside one ``router.completion`` are reported. One instance is registered once.
-    """
+    no_credit: set[str]  # providers that answered out of credit (their paid models are skipped)
+    min_window: int | None = None  # after a context overflow: only larger (or unknown) windows
 
-    sink: list[dict[str, Any]] | None = None
-    lock = threading.Lock()
-    installed = False
-
-    @classmethod
-    def install(cls, litellm: Any) -> None:
-        from litellm.integrations.custom_logger import CustomLogger
-
-        class _Logger(CustomLogger):  # type: ignore[misc]
-            def log_pre_api_call(self, model: Any, messages: Any, kwargs: Any) -> None:
-                sink = cls.sink
-                if sink is not None:
-                    sink.append(dict(kwargs.get("litellm_params") or {}))
-
-        with cls.lock:
-            if not cls.installed:
-                litellm.callbacks.append(_Logger())
-                cls.installed = True
+    def reason(self, c: Candidate) -> str | None:
+        """Why ``c`` is not tried (``None``: it may be)."""
+        if c.provider in self.no_credit and not (c.is_free or c.api_base):
+            return f"{c.provider} is out of credit"
+        if self.min_window is not None and c.context_window is not None and c.context_window <= self.min_window:
+            return f"context window {c.context_window} is not larger than {self.min_window}"
+        return None
 
 
-def _previous_failures(calls: list[dict[str, Any]]) -> list[tuple[str, str]]:
-    """``(deployment id, reason)`` of the failed attempts before the last recorded call."""
-    if not calls:
-        return []
-    previous = ((calls[-1].get("metadata") or {}).get("previous_models")) or ()
-    out = []
-    for p in previous:
-        text = str(p.get("exception_string") or "").strip().splitlines()
-        out.append((str(p.get("deployment_id") or p.get("model_group")),
-                    redact(f"{p.get('exception_type') or 'Error'}: {text[0] if text else ''}")[:200]))
-    return out
-
-
-def _last_failure(calls: list[dict[str, Any]], exc: BaseException) -> tuple[str, str]:
-    """The final attempt of a cascade that failed entirely, with its own reason."""
-    last = str(((calls[-1].get("model_info") or {}).get("id")) if calls else "?")
-    text = str(exc)
-    if "also failed: " in text:  # LiteLLM appends each fallback's error to the first one's message
-        return last, redact(text.rsplit("also failed: ", 1)[1].strip().splitlines()[0])[:200]
-    return last, _failure_reason(exc)
+def _next(cands: Sequence[Candidate], after: int, skips: _Skips, skipped: list[str]) -> int | None:
+    """Index of the next candidate after ``after`` that may try; notes the ones passed over."""
+    for j in range(after + 1, len(cands)):
+        why = skips.reason(cands[j])
+        if why is None:
+            return j
+        note = f"{cands[j].id} ({why})"
+        if note not in skipped:
+            skipped.append(note)
+    return None
 
 
 def complete(decision: Decision, messages: Sequence[Mapping[str, str]], *, keys: Mapping[str, ResolvedKey],
              stream: bool = True, timeout: float = 120.0, max_tokens: int | None = None,
-             mock: Mapping[str, Any] | None = None) -> Iterator[ChatEvent]:
+             mock: Mapping[str, Any] | None = None, health: ProviderHealth | None = None) -> Iterator[ChatEvent]:
     """Run the cascade; yield :class:`TextDelta` pieces, :class:`AttemptFailed` and one :class:`Completed`.
 
     Args:
-        decision: from :func:`decide`.
+        decision: from :func:`serving.router.decide`.
         messages: OpenAI-style ``[{"role": ..., "content": ...}]``.
         keys: provider → resolved key (revealed only into LiteLLM's parameters).
         stream: stream the answer.
         timeout: seconds per attempt (connect, first byte and between chunks): never a hang.
         max_tokens: answer limit passed to the provider, unless the candidate has a lower cap
             of its own (``Candidate.max_tokens``: what its context window leaves after the prompt).
-        mock: candidate id → LiteLLM ``mock_response`` (tests and benchmarks).
+        mock: candidate id → LiteLLM ``mock_response`` (text, or an exception to raise; tests).
+        health: the session's provider memory; told about every out-of-credit provider.
 
     Raises:
-        AllProvidersFailed: every candidate failed (``attempts`` has each model and reason).
+        RequestRejected: a model rejected the request itself (the cascade stops there).
+        AllProvidersFailed: no model is left (``attempts`` has each model and its own reason).
     """
-    litellm = import_litellm()
     cands = decision.candidates
-    router = _router(cands, keys, timeout, mock, max_tokens)
-    index = {c.id: i for i, c in enumerate(cands)}
+    router = _router(cands, keys, timeout, max_tokens)
+    extra: dict[str, Any] = {"stream_options": {"include_usage": True}} if stream else {}
     attempts: list[tuple[str, str]] = []
-    extra: dict[str, Any] = {}  # max_tokens is per deployment (see _router)
-    if stream:
-        extra["stream_options"] = {"include_usage": True}
-    _Tap.install(litellm)
-    start = 0
-    while start < len(cands):
-        calls: list[dict[str, Any]] = []
-        _Tap.sink = calls
-        try:
-            response = router.completion(model=cands[start].id, messages=list(messages), stream=stream, **extra)
-        except Exception as exc:  # provider boundary: any failure means "this cascade is exhausted"
-            failed = _previous_failures(calls) + [_last_failure(calls, exc)]
-            for model, reason in failed:
-                yield AttemptFailed(model, reason)
-            attempts += failed
-            break
-        finally:
-            _Tap.sink = None
-        failed = _previous_failures(calls)
-        for model, reason in failed:
-            yield AttemptFailed(model, reason)
-        attempts += failed
-        answered = str((getattr(response, "_hidden_params", None) or {}).get("model_id") or cands[start].id)
+    skips = _Skips(set())
+    skipped: list[str] = []
+    i: int | None = 0
+    while i is not None:
+        c = cands[i]
         pieces: list[str] = []
         usage: Any = None
+        finish: str | None = None
         try:
+            # a mock goes with the call: the Router deep-copies its deployments, and exceptions do not copy
+            fake = {"mock_response": mock[c.id]} if mock and c.id in mock else {}
+            response = router.completion(model=c.id, messages=list(messages), stream=stream, **extra, **fake)
             if stream:
                 for chunk in response:
-                    delta = chunk.choices[0].delta.content if chunk.choices else None
+                    choice = chunk.choices[0] if chunk.choices else None
+                    delta = choice.delta.content if choice is not None else None
                     if delta:
                         pieces.append(delta)
-                        yield TextDelta(delta, answered)
+                        yield TextDelta(delta, c.id)
+                    finish = (getattr(choice, "finish_reason", None) if choice is not None else None) or finish
                     usage = getattr(chunk, "usage", None) or usage
             else:
-                pieces.append(response.choices[0].message.content or "")
+                choice = response.choices[0]
+                pieces.append(choice.message.content or "")
+                finish = getattr(choice, "finish_reason", None)
                 usage = getattr(response, "usage", None)
-                yield TextDelta(pieces[0], answered)
-        except Exception as exc:  # died mid-stream: abandon the partial answer, next model afresh
-            reason = _failure_reason(exc)
-            attempts.append((answered, reason))
-            yield AttemptFailed(answered, reason, "".join(pieces))
-            start = index.get(answered, start) + 1
+                yield TextDelta(pieces[0], c.id)
+        except Exception as exc:  # provider boundary: classified, then the policy decides
+            failure = classify(exc)
+            attempts.append((c.id, failure.line()))
+            if failure.kind == "credit":
+                skips.no_credit.add(c.provider)
+                if health is not None:
+                    health.note(c.provider, failure)
+            if failure.kind == "context" and c.context_window is not None:
+                skips.min_window = max(skips.min_window or 0, c.context_window)
+            nxt = _next(cands, i, skips, skipped) if failure.moves_on else None
+            yield AttemptFailed(c.id, failure.line(), "".join(pieces), failure,
+                                cands[nxt].id if nxt is not None else None)
+            if not failure.moves_on:
+                raise RequestRejected(
+                    f"{c.id} rejected the request: {failure.line()} (not retried on other models: the "
+                    "request itself is at fault)", attempts) from None
+            i = nxt
             continue
-        yield _completed(cands[index.get(answered, start)], "".join(pieces), messages, usage, attempts)
+        yield _completed(c, "".join(pieces), messages, usage, attempts, finish)
         return
+    passed = f"; not tried: {', '.join(skipped)}" if skipped else ""
     raise AllProvidersFailed(
-        "all models failed: " + "; ".join(f"{m}: {r}" for m, r in attempts), attempts)
+        "all models failed: " + "; ".join(f"{m}: {r}" for m, r in attempts) + passed, attempts)
 
 
 def _completed(c: Candidate, text: str, messages: Sequence[Mapping[str, str]], usage: Any,
-               attempts: list[tuple[str, str]]) -> Completed:
-    """Token counts (provider usage, else ~4 characters per token) and cost from catalog prices."""
+               attempts: list[tuple[str, str]], finish: str | None) -> Completed:
+    """Token counts (provider usage, else :func:`serving.tokens.estimate`) and the cost from the
+    catalog prices of ``c`` (USD per million tokens; a local model costs 0, an unknown price None)."""
     pt = getattr(usage, "prompt_tokens", None) if usage is not None else None
     ct = getattr(usage, "completion_tokens", None) if usage is not None else None
     estimated = not isinstance(pt, int) or not isinstance(ct, int)
-    if estimated:
-        pt = sum(len(m.get("content") or "") for m in messages) // 4 + 1
-        ct = len(text) // 4 + 1
-    assert isinstance(pt, int) and isinstance(ct, int)
+    if not isinstance(pt, int) or not isinstance(ct, int):
+        pt, ct = estimate(messages).total, count_text(text)
     if c.api_base is not None:
         cost: float | None = 0.0
     elif c.input_usd_per_mtok is None or c.output_usd_per_mtok is None:
         cost = None
     else:
         cost = (pt * c.input_usd_per_mtok + ct * c.output_usd_per_mtok) / 1e6
-    return Completed(c.id, text, pt, ct, cost, estimated, tuple(attempts))
+    return Completed(c.id, text, pt, ct, cost, estimated, tuple(attempts), finish)

@@ -11,22 +11,39 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import asdict, replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
 
-from serving.catalog_entry import ENTRY_FIELDS, REQUIRED_FIELDS, Catalog, CatalogEntry
-from serving.catalog_sources import (  # noqa: F401 - re-exported: the catalog's public API
-    LOCAL_SPEED_TPS, MAX_SANE_USD_PER_MTOK, OLLAMA_URL, OPENROUTER_URL, _read_pass_at_1, build_catalog,
-    entries_from_litellm, entries_from_openrouter, export_pass_at_1, fetch_json, litellm_cost_map,
-    local_endpoint_urls, per_token_to_per_mtok, probe_local,
+from pipeline import atomic
+from serving.catalog_entry import (  # Catalog, CatalogEntry re-exported
+    ENTRY_FIELDS,
+    REQUIRED_FIELDS,
+    Catalog as Catalog,
+    CatalogEntry as CatalogEntry,
+)
+from serving.catalog_sources import (  # re-exported (`X as X`): the catalog's public API
+    LOCAL_SPEED_TPS as LOCAL_SPEED_TPS,
+    MAX_SANE_USD_PER_MTOK as MAX_SANE_USD_PER_MTOK,
+    OLLAMA_URL as OLLAMA_URL,
+    OPENROUTER_URL as OPENROUTER_URL,
+    _read_pass_at_1 as _read_pass_at_1,
+    build_catalog as build_catalog,
+    entries_from_litellm as entries_from_litellm,
+    entries_from_openrouter as entries_from_openrouter,
+    export_pass_at_1 as export_pass_at_1,
+    fetch_json as fetch_json,
+    litellm_cost_map as litellm_cost_map,
+    local_endpoint_urls as local_endpoint_urls,
+    per_token_to_per_mtok as per_token_to_per_mtok,
+    probe_local as probe_local,
 )
 from serving.errors import CatalogError
 from serving.keys import vox_home
+from serving.provider_status import forget_all
 
 SCHEMA_VERSION: Final = 1
 DEFAULT_MAX_AGE_S: Final = 24 * 3600  # reuse a cache younger than a day (VOX_CATALOG_MAX_AGE)
@@ -40,27 +57,19 @@ def cache_path() -> Path:
 
 
 def save_catalog(catalog: Catalog, path: Path | None = None) -> Path:
-    """Write atomically (temp file + ``os.replace``); returns the path. No keys are stored."""
+    """Write atomically (:mod:`pipeline.atomic`); returns the path. No keys are stored."""
     path = path or cache_path()
     path.parent.mkdir(parents=True, exist_ok=True)
     doc = {
         "schema_version": SCHEMA_VERSION,
-        "created": datetime.fromtimestamp(catalog.created_unix, timezone.utc).isoformat(),
+        "created": datetime.fromtimestamp(catalog.created_unix, UTC).isoformat(),
         "created_unix": catalog.created_unix,
         "units": {"prices": "USD per million tokens", "speed": "output tokens per second",
                   "priors": "0-100 intelligence-index scale"},
         "sources": catalog.sources,
         "entries": [{k: v for k, v in asdict(e).items()} for e in catalog.entries],
     }
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".catalog-", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(doc, fh, separators=(",", ":"))
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+    return atomic.write_json(path, doc, compact=True)
 
 
 def load_catalog(path: Path | None = None) -> Catalog:
@@ -98,7 +107,9 @@ def load_or_build(force: bool = False, max_age: float | None = None, warn: Warn 
                   require_saved: bool = False, **build_kwargs: Any) -> tuple[Catalog, bool]:
     """The cached catalog if younger than ``max_age`` s, else a fresh one (saved).
 
-    A corrupt cache is reported through ``warn`` and rebuilt, never used. A cache that cannot be
+    ``force`` also forgets the providers remembered as out of credit
+    (:mod:`serving.provider_status`, a file next to the cache). A corrupt cache is reported
+    through ``warn`` and rebuilt, never used. A cache that cannot be
     written (``$VOX_HOME`` read-only, a file, on a missing mount) is reported through ``warn``
     and the fresh catalog is used anyway, unless ``require_saved``.
 
@@ -109,6 +120,8 @@ def load_or_build(force: bool = False, max_age: float | None = None, warn: Warn 
         CatalogError: ``require_saved`` and the cache file cannot be written (names the path).
     """
     path = cache_path()
+    if force:
+        forget_all()
     if not force and path.exists():
         try:
             cached = load_catalog(path)
@@ -121,7 +134,8 @@ def load_or_build(force: bool = False, max_age: float | None = None, warn: Warn 
     try:
         save_catalog(catalog, path)
     except OSError as exc:
-        message = f"cannot write the model catalog cache {path}: {exc.strerror or exc} (set VOX_HOME to a writable folder)"
+        message = (f"cannot write the model catalog cache {path}: {exc.strerror or exc} "
+                   "(set VOX_HOME to a writable folder)")
         if require_saved:
             raise CatalogError(message) from None
         if warn:

@@ -20,10 +20,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from serving.errors import AllProvidersFailed, BudgetExceeded, NoCandidates, PromptTooLong, ServingError
-from serving.extract import ThinkFilter, extract_vox_blocks, join_program, strip_reasoning
+from serving.extract import ThinkFilter, strip_reasoning
 from serving.keys import redact
+from serving.provider_status import ProviderHealth
 from serving.router import AttemptFailed, ChatEvent, Completed, TextDelta
 from serving.scoring import is_vox_request
+from serving.verify import EMPTY_PROGRAM_MESSAGE, EMPTY_PROGRAM_SUMMARY, verify_answer
 
 Message = Mapping[str, str]
 EXIT_COMMANDS = ("/exit", "/quit", ":q")
@@ -82,6 +84,7 @@ class _Session:
     models: list[str] = field(default_factory=list)
     verdicts: list[str] = field(default_factory=list)
     vox_active: bool = False
+    finish_reason: str | None = None  # of the latest answer ("length": it hit the token limit)
 
 
 @dataclass(frozen=True)
@@ -237,21 +240,25 @@ def _turn(text: str, send: Send, write: Callable[[str], None], options: ChatOpti
     if not vox:
         return
     for repair in range(options.max_repairs + 1):
-        blocks = extract_vox_blocks(answer)
-        program = join_program(blocks) if blocks else None
-        result = check(program) if program is not None else None
+        verified = verify_answer(answer, check, finish_reason=s.finish_reason)
+        blocks, program, result = verified.blocks, verified.program, verified.result
+        for note in verified.notes:
+            write(f"[check] {note}\n")
         tests = program_tests(program) if result is not None and not result.errors else None
         if result is not None and not result.errors and (tests is None or not tests.failed):
             if result.warnings:
                 write(f"[check] 0 errors, {len(result.warnings)} warning(s):\n{_render_repair(result.warnings)}\n")
             checked = f" ({tests.verify_note()})" if tests is not None else ""
-            write(f"vox-script-verify: PASS{checked}\n")
+            write(f"vox-script-verify: PASS{checked}{verified.caveat}\n")
             s.verdicts.append("PASS")
             return
         if tests is not None:  # compiles, but its @test functions fail when run
             n_errors = tests.failed
             feedback = test_repair_message(tests.render_repair(), n_errors, len(tests.outcomes))
             summary = f"{tests.failed}/{len(tests.outcomes)} test(s) failed when run"
+        elif verified.empty:
+            feedback, n_errors, summary = EMPTY_PROGRAM_MESSAGE, 1, EMPTY_PROGRAM_SUMMARY
+            program = None  # nothing to re-send: the repair call shows the answer itself
         elif result is None:
             feedback, n_errors, summary = NO_BLOCK_MESSAGE, 1, "no ```vox block in the answer"
         else:
@@ -306,8 +313,9 @@ def _ask(send: Send, messages: Sequence[Message], turn: Turn, write: Callable[[s
         elif isinstance(event, AttemptFailed):
             if event.partial:
                 out(shown.flush())
+                then = "the next model answers afresh" if event.next_model else "no model is left to answer"
                 out(("" if at_line_start else "\n") + f"[abandoned: partial answer from {event.model} above; "
-                    f"{event.reason}; the next model answers afresh]\n")
+                    f"{event.reason}; {then}]\n")
             else:
                 out(("" if at_line_start else "\n") + f"[failed: {event.model}: {event.reason}]\n")
             current = None
@@ -318,6 +326,7 @@ def _ask(send: Send, messages: Sequence[Message], turn: Turn, write: Callable[[s
             if shown.hidden_chars:
                 out(f"[reasoning hidden: {shown.hidden_chars} characters]\n")
             s.calls += 1
+            s.finish_reason = event.finish_reason
             s.prompt_tokens += event.prompt_tokens
             s.completion_tokens += event.completion_tokens
             s.estimated = s.estimated or event.estimated_usage
@@ -342,7 +351,7 @@ def _usage_line(s: _Session) -> str:
 def routed_sender(catalog: Any, keys: Mapping[str, Any], mode: str, *, k: int = 4, local_only: bool = False,
                   explain: Callable[[str], None] | None = None, timeout: float = 120.0,
                   max_tokens: int = 1024, stream: bool = True, mock: Mapping[str, Any] | None = None,
-                  candidates: int | None = None, sampler: Any = None) -> Send:
+                  health: ProviderHealth | None = None, candidates: int | None = None, sampler: Any = None) -> Send:
     """A ``send`` that routes each call with :func:`serving.router.decide` and runs it with
     :func:`serving.router.complete` (the CLI's sender; tests may pass ``mock`` responses).
 
@@ -351,26 +360,27 @@ def routed_sender(catalog: Any, keys: Mapping[str, Any], mode: str, *, k: int = 
         keys: provider → :class:`serving.keys.ResolvedKey`.
         mode: ``--model`` value (mode, alias or model id).
         explain: where to print the routing decision of each new request (``--explain``).
+        health: the session's :class:`serving.provider_status.ProviderHealth` (default: a fresh
+            one that remembers out-of-credit providers for this sender only, writing nothing).
         candidates: best-of-n for the first answer of a Vox turn (:mod:`serving.best_of_n`):
             ``--candidates``; ``None`` = 4 for a local primary model, 1 for a hosted one.
         sampler: draws the candidates (default: one LiteLLM request with ``n``).
     """
     from serving.best_of_n import best_of_n_events, candidate_count, litellm_sampler
-    from serving.router import RouteRequest, complete, decide
+    from serving.router import complete, decide, route_request
+
+    memory = health if health is not None else ProviderHealth()
 
     def send(messages: Sequence[Message], turn: Turn) -> Iterable[ChatEvent]:
-        est = sum(len(m.get("content") or "") for m in messages) // 4 + 1
-        est_system = sum(len(m.get("content") or "") for m in messages if m.get("role") == "system") // 4
-        request = RouteRequest(turn.request, est_input_tokens=est, est_system_tokens=est_system,
-                               max_output_tokens=max_tokens,
-                               category="codegen" if turn.vox else None, vox=turn.vox,
-                               local_only=local_only, budget_usd=turn.budget_usd)
-        decision = decide(request, mode, catalog=catalog, keys=set(keys), k=k)
+        request = route_request(turn.request, messages, max_output_tokens=max_tokens,
+                                category="codegen" if turn.vox else None, vox=turn.vox,
+                                local_only=local_only, budget_usd=turn.budget_usd)
+        decision = decide(request, mode, catalog=catalog, keys=set(keys), k=k, excluded=memory.excluded())
         if explain is not None and turn.repair == 0:
             explain(decision.explain() + "\n")
         def cascade() -> Iterable[ChatEvent]:
             return complete(decision, messages, keys=keys, stream=stream, timeout=timeout,
-                            max_tokens=max_tokens, mock=mock)
+                            max_tokens=max_tokens, mock=mock, health=memory)
 
         n = candidate_count(candidates, decision.primary) if turn.vox and turn.repair == 0 else 1
         if n > 1:

@@ -36,6 +36,12 @@ class AllProvidersFailed(ServingError):
         self.attempts = attempts or []
 
 
+class RequestRejected(AllProvidersFailed):
+    """A model rejected the request itself (a plain HTTP 400/422: an invalid parameter, a refused
+    prompt): the cascade stops there, because the same request would fail on every model. The
+    message names the model and quotes the provider; ``attempts`` as for :class:`AllProvidersFailed`."""
+
+
 class CatalogError(ServingError):
     """The model catalog cache is corrupt or a source returned malformed data."""
 

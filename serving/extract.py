@@ -5,7 +5,10 @@ three or more characters, any indentation, an info string whose first word is ``
 case, ``{.vox}``, ``vox title=...``, ``main.vox``), closed only by a bare fence of the same
 character at least as long (so four-backtick fences may contain three-backtick ones). A fence
 that is not Vox (```` ```markdown ````, ```` ```` ````) is searched for Vox fences inside it; an
-unterminated fence runs to the end of the answer. Nothing here executes anything.
+unterminated fence runs to the end of the answer (and is marked so). Line ends are normalised
+first: CRLF (Windows), CR alone (old Mac OS), NEL, LINE SEPARATOR and PARAGRAPH SEPARATOR all
+become ``\n``, so a closing fence is recognised whatever the model or its transport used.
+Nothing here executes anything.
 """
 
 from __future__ import annotations
@@ -20,6 +23,9 @@ _THINK_BLOCK = re.compile(
 )
 _THINK_OPEN = re.compile(r"<(" + "|".join(_THINK_TAGS) + r")\b[^>]*>", re.IGNORECASE)
 _THINK_CLOSE = re.compile(r"</(" + "|".join(_THINK_TAGS) + r")\s*>", re.IGNORECASE)
+
+#: every line end a model or a transport may produce, longest first (CRLF before CR)
+_LINE_ENDS = re.compile("\r\n|[\r\x85\u2028\u2029]")
 
 _FENCE_OPEN = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
 _ONE_LINE = re.compile(r"^[ \t]*(?P<fence>`{3,})(?P<info>[^`\n]*?)[ \t]+(?P<code>[^`\n].*?)(?P=fence)[ \t]*$")
@@ -40,6 +46,11 @@ class VoxBlock:
     line: int
     info: str
     terminated: bool = True
+
+
+def normalize_newlines(text: str) -> str:
+    """``text`` with every line end (CRLF, CR, NEL, U+2028, U+2029) written as ``\n``."""
+    return _LINE_ENDS.sub("\n", text)
 
 
 def strip_reasoning(text: str) -> str:
@@ -70,12 +81,12 @@ def extract_vox_blocks(answer: str) -> list[VoxBlock]:
     """Every Vox fenced block of ``answer`` in order, after removing reasoning sections.
 
     Args:
-        answer: the model's full reply (Markdown with prose, any fences).
+        answer: the model's full reply (Markdown with prose, any fences, any line ends).
 
     Returns:
-        The blocks (possibly empty). Never raises.
+        The blocks (possibly empty), their code with ``\n`` line ends. Never raises.
     """
-    lines = strip_reasoning(answer).split("\n")
+    lines = strip_reasoning(normalize_newlines(answer)).split("\n")
     return _scan(lines, 0)
 
 

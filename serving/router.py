@@ -20,25 +20,34 @@ from __future__ import annotations
 
 import difflib
 import heapq
-from collections.abc import Collection
-from dataclasses import dataclass
-from typing import Final
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
 
-from serving.cascade import (  # noqa: F401 - re-exported: the execution half of the router's API
-    LOCAL_API_KEY, AttemptFailed, ChatEvent, Completed, TextDelta, complete, import_litellm,
+from serving.cascade import (  # re-exported (`X as X`): the execution half of the router's API
+    LOCAL_API_KEY as LOCAL_API_KEY,
+    AttemptFailed as AttemptFailed,
+    ChatEvent as ChatEvent,
+    Completed as Completed,
+    TextDelta as TextDelta,
+    complete as complete,
+    import_litellm as import_litellm,
 )
 from serving.catalog import Catalog, CatalogEntry
+from serving.decision import Candidate as Candidate, Decision as Decision  # re-exported: the router's answer types
 from serving.errors import NoCandidates, PromptTooLong, UnknownModel
 from serving.keys import PROVIDER_ENV
+from serving.provider_status import Exclusion
 from serving.scoring import ALIASES, MODES, Profile, infer_category, is_vox_request, rule_text, score
+from serving.tokens import estimate
 
 DEFAULT_K: Final = 4
 MAX_REJECTED_SHOWN: Final = 8
 MIN_ANSWER_TOKENS: Final = 16  # a model whose window leaves fewer answer tokens is skipped
-# The prompt estimate is ~4 characters per token (large hosted vocabularies). Local models have
-# small vocabularies (cpu-tiny: a 2048-token BPE, ~2-3 characters per token) and a chat template
-# around each message, so their answer room is computed from a deliberately high estimate: an
-# overestimate only shortens the answer, an underestimate gets the call rejected (HTTP 400).
+# The prompt estimate counts with a large hosted vocabulary (serving.tokens: cl100k_base). Local
+# models have small vocabularies (cpu-tiny: a 2048-token BPE, ~2-3 characters per token) and a chat
+# template around each message, so their answer room is computed from a deliberately high estimate:
+# an overestimate only shortens the answer, an underestimate gets the call rejected (HTTP 400).
 LOCAL_PROMPT_FACTOR: Final = 2
 LOCAL_TEMPLATE_TOKENS: Final = 32
 
@@ -51,8 +60,11 @@ class RouteRequest:
         text: the user's request (category and Vox detection read it).
         est_input_tokens: prompt size estimate, system messages included (context-window and
             cost filters).
-        est_system_tokens: the part of ``est_input_tokens`` in system messages (a local model
-            with ``system_prompt_mode == "none"`` never sees it).
+        est_system_tokens: the part of ``est_input_tokens`` in system messages.
+        presented_tokens: prompt size as a local server with each ``system_prompt_mode``
+            presents it (:func:`pipeline.chat_format.present`: ``"none"`` drops system messages,
+            ``"ssot"`` puts the SSOT prompt in their place); a local model of a mode not given
+            here is taken to see ``est_input_tokens``. Built by :func:`route_request`.
         max_output_tokens: requested answer limit (tokens); lowered per candidate to fit its
             context window (``Candidate.max_tokens``); the cost filter assumes it.
         category: force ``codegen``/``chat``/``reasoning`` (else inferred).
@@ -64,6 +76,7 @@ class RouteRequest:
     text: str
     est_input_tokens: int = 0
     est_system_tokens: int = 0
+    presented_tokens: Mapping[str, int] = field(default_factory=dict)
     max_output_tokens: int = 2048
     category: str | None = None
     vox: bool | None = None
@@ -71,58 +84,23 @@ class RouteRequest:
     budget_usd: float | None = None
 
 
-@dataclass(frozen=True)
-class Candidate:
-    """A model in the cascade (or a rejected one, with ``rejected`` set).
+def route_request(text: str, messages: Sequence[Mapping[str, str]], **constraints: Any) -> RouteRequest:
+    """The :class:`RouteRequest` for sending ``messages``: token estimates as sent (hosted models)
+    and as each local ``system_prompt_mode`` presents them (:func:`pipeline.chat_format.present`,
+    the one presenter training, evaluation and the server use).
 
-    ``max_tokens``: this model's answer cap when its context window cannot hold the requested
-    ``max_output_tokens`` after the prompt (``None``: the request's limit applies);
-    ``max_tokens_note`` says why, for ``--explain``.
+    Args:
+        text: the user's request.
+        messages: the conversation as it will be sent.
+        constraints: the other :class:`RouteRequest` fields (``max_output_tokens``, ``vox``...).
     """
+    from pipeline.chat_format import MODES as PROMPT_MODES, present
 
-    id: str
-    litellm_model: str
-    provider: str
-    score: float
-    reasons: str
-    api_base: str | None = None
-    input_usd_per_mtok: float | None = None
-    output_usd_per_mtok: float | None = None
-    rejected: str | None = None
-    max_tokens: int | None = None
-    max_tokens_note: str = ""
-
-
-@dataclass(frozen=True)
-class Decision:
-    """The router's answer: ``candidates[0]`` is the primary, the rest the fallbacks in order."""
-
-    mode: str
-    category: str
-    vox: bool
-    rule: str
-    candidates: tuple[Candidate, ...]
-    rejected: tuple[Candidate, ...] = ()
-    skipped_no_key: int = 0
-
-    @property
-    def primary(self) -> Candidate:
-        return self.candidates[0]
-
-    def explain(self) -> str:
-        """Human-readable routing report (mode, category, rule, cascade, notable rejections)."""
-        lines = [f"routing: mode={self.mode} category={self.category}{' (Vox code)' if self.vox else ''}",
-                 f"  rule: {self.rule}"]
-        for i, c in enumerate(self.candidates):
-            tag = "primary " if i == 0 else f"fallback{i}"
-            lines.append(f"  {tag} {c.id}  score={c.score:+.3f}  {c.reasons}")
-            if c.max_tokens is not None:
-                lines.append(f"           max_tokens capped to {c.max_tokens}: {c.max_tokens_note}")
-        for c in self.rejected:
-            lines.append(f"  rejected {c.id}  score={c.score:+.3f}  ({c.rejected})")
-        if self.skipped_no_key:
-            lines.append(f"  skipped {self.skipped_no_key} models of providers without a key")
-        return "\n".join(lines)
+    sent = estimate(messages)
+    plain = [{"role": m["role"], "content": m.get("content") or ""} for m in messages]
+    presented = {mode: estimate(present(plain, mode)).total for mode in PROMPT_MODES}
+    return RouteRequest(text, est_input_tokens=sent.total, est_system_tokens=sent.system,
+                        presented_tokens=presented, **constraints)
 
 
 def resolve_model(spec: str, catalog: Catalog) -> Profile | CatalogEntry:
@@ -175,7 +153,8 @@ def _unknown(spec: str, name: str, choices: list[str], elsewhere: list[str]) -> 
                        f"(aliases {', '.join(ALIASES)}) or a catalog model id (`vox model list`){hint}")
 
 
-def _filter(e: CatalogEntry, req: RouteRequest, profile: Profile | None, keys: Collection[str]) -> str | None:
+def _filter(e: CatalogEntry, req: RouteRequest, profile: Profile | None, keys: Collection[str],
+            excluded: Mapping[str, Exclusion] | None = None) -> str | None:
     """Why ``e`` cannot serve ``req`` (``None`` when it can)."""
     if e.local:
         if not e.reachable:
@@ -185,6 +164,8 @@ def _filter(e: CatalogEntry, req: RouteRequest, profile: Profile | None, keys: C
     elif e.provider not in keys:
         envs = " or ".join(PROVIDER_ENV.get(e.provider, ())) or "no supported key variable"
         return f"no API key for {e.provider} ({envs})"
+    elif excluded and e.provider in excluded and not e.is_free:
+        return f"{e.provider} is out of credit ({excluded[e.provider].when()})"
     if profile is not None and profile.free_only and not (e.is_free or e.local):
         return "not free (free mode)"
     reason = _fit(e, req)
@@ -224,21 +205,22 @@ def _context_overflow(e: CatalogEntry, req: RouteRequest) -> str | None:
     drops them), so they do not count against its window.
     """
     assert e.context_window
-    drops_system = e.local and e.system_prompt_mode == "none"
     prompt = _prompt_tokens(e, req)
     if prompt <= e.context_window:
         return None
-    system = (f" (~{req.est_system_tokens} of them the system prompt, which this model keeps)"
-              if req.est_system_tokens and not drops_system else "")
-    return f"prompt ~{prompt} tokens{system} exceeds context window {e.context_window}"
+    without = req.presented_tokens.get("none") if e.local and e.system_prompt_mode is not None else None
+    system = prompt - without if without is not None else req.est_system_tokens
+    note = f" (~{system} of them the system prompt, which this model keeps)" if system > 0 else ""
+    return f"prompt ~{prompt} tokens{note} exceeds context window {e.context_window}"
 
 
 def _prompt_tokens(e: CatalogEntry, req: RouteRequest, *, for_room: bool = False) -> int:
-    """The prompt of ``req`` in tokens as ``e``'s server will count it: without the system
-    messages for a local model with ``system_prompt_mode == "none"``; with ``for_room``, a local
-    model's count is estimated high (:data:`LOCAL_PROMPT_FACTOR`, :data:`LOCAL_TEMPLATE_TOKENS`)."""
-    drops_system = e.local and e.system_prompt_mode == "none"
-    prompt = max(req.est_input_tokens - (req.est_system_tokens if drops_system else 0), 0)
+    """The prompt of ``req`` in tokens as ``e``'s server will count it: for a local model with a
+    known ``system_prompt_mode``, the prompt as that mode presents it (``req.presented_tokens``);
+    with ``for_room``, a local model's count is estimated high (:data:`LOCAL_PROMPT_FACTOR`,
+    :data:`LOCAL_TEMPLATE_TOKENS`)."""
+    presented = req.presented_tokens.get(e.system_prompt_mode or "") if e.local else None
+    prompt = max(req.est_input_tokens if presented is None else presented, 0)
     if for_room and e.local:
         prompt = prompt * LOCAL_PROMPT_FACTOR + LOCAL_TEMPLATE_TOKENS
     return prompt
@@ -262,7 +244,8 @@ def _candidate(e: CatalogEntry, total: float, parts: str, rejected: str | None =
         note = (f"context window {e.context_window} - prompt ~{_prompt_tokens(e, req, for_room=True)} "
                 f"tokens (estimated high), below the requested {req.max_output_tokens}")
     return Candidate(e.id, e.litellm_model, e.provider, total, parts, e.api_base,
-                     e.input_usd_per_mtok, e.output_usd_per_mtok, rejected, cap, note)
+                     e.input_usd_per_mtok, e.output_usd_per_mtok, rejected, cap, note,
+                     context_window=e.context_window, is_free=e.is_free or e.local)
 
 
 def _ranking(catalog: Catalog, profile: Profile, category: str, vox: bool) -> dict[str, list[tuple[float, int]]]:
@@ -285,7 +268,7 @@ def _ranking(catalog: Catalog, profile: Profile, category: str, vox: bool) -> di
 
 
 def decide(request: RouteRequest, mode: str, *, catalog: Catalog, keys: Collection[str],
-           k: int = DEFAULT_K) -> Decision:
+           k: int = DEFAULT_K, excluded: Mapping[str, Exclusion] | None = None) -> Decision:
     """Rank the catalog for ``request`` under ``mode`` (pure: no I/O).
 
     Args:
@@ -294,6 +277,8 @@ def decide(request: RouteRequest, mode: str, *, catalog: Catalog, keys: Collecti
         catalog: the models, with local reachability already probed.
         keys: providers that have a usable key.
         k: cascade depth.
+        excluded: providers out of credit (:class:`serving.provider_status.ProviderHealth`):
+            their paid models are left out, and :meth:`Decision.explain` says why.
 
     Returns:
         The decision: primary + up to ``k - 1`` fallbacks (+ a provider-side router fallback
@@ -307,7 +292,7 @@ def decide(request: RouteRequest, mode: str, *, catalog: Catalog, keys: Collecti
     category = request.category or infer_category(request.text)
     vox = request.vox if request.vox is not None else is_vox_request(request.text)
     if isinstance(target, CatalogEntry):
-        reason = _filter(target, request, None, keys)
+        reason = _filter(target, request, None, keys, excluded)
         if reason:
             message = f"model {target.id} cannot be used: {reason}"
             if target.context_window and reason == _fit(target, request):
@@ -315,7 +300,7 @@ def decide(request: RouteRequest, mode: str, *, catalog: Catalog, keys: Collecti
             raise NoCandidates(message)
         total, parts = score(target, MODES["auto"], category, vox)
         return Decision(target.id, category, vox, "explicit model (no ranking)",
-                        (_candidate(target, total, parts, req=request),))
+                        (_candidate(target, total, parts, req=request),), excluded=_excluded_lines(excluded))
     profile = target
     if category != "codegen" and profile.analysis_category:
         category = profile.analysis_category
@@ -326,9 +311,9 @@ def decide(request: RouteRequest, mode: str, *, catalog: Catalog, keys: Collecti
     rejected: list[Candidate] = []
     too_long: list[tuple[str, int]] = []  # (id, context window) of models the prompt does not fit
     entries = catalog.entries
-    for neg, i in heapq.merge(*streams):
+    for _neg, i in heapq.merge(*streams):
         e = entries[i]
-        reason = _filter(e, request, profile, keys)
+        reason = _filter(e, request, profile, keys, excluded)
         if reason is not None and e.context_window and reason == _fit(e, request):
             too_long.append((e.id, e.context_window))
         if reason is None or len(rejected) < MAX_REJECTED_SHOWN:
@@ -351,11 +336,18 @@ def decide(request: RouteRequest, mode: str, *, catalog: Catalog, keys: Collecti
     full = len(chosen) >= k  # when the cascade is short, every rejection cost it a place
     floor = chosen[-1].score
     shown = tuple(c for c in rejected if not full or c.score >= floor)
-    if profile.router_fallback and "openrouter" in keys and not request.local_only:
+    if (profile.router_fallback and "openrouter" in keys and not request.local_only
+            and (profile.free_only or "openrouter" not in (excluded or {}))):
         chosen.append(Candidate(profile.router_fallback, profile.router_fallback, "openrouter", 0.0,
                                 "provider-side router fallback (free)" if profile.free_only
-                                else "provider-side router fallback"))
-    return Decision(profile.name, category, vox, rule_text(profile, category), tuple(chosen), shown, skipped)
+                                else "provider-side router fallback", is_free=profile.free_only))
+    return Decision(profile.name, category, vox, rule_text(profile, category), tuple(chosen), shown, skipped,
+                    _excluded_lines(excluded))
+
+
+def _excluded_lines(excluded: Mapping[str, Exclusion] | None) -> tuple[str, ...]:
+    """One ``--explain`` line per provider left out (sorted)."""
+    return tuple(excluded[p].describe() for p in sorted(excluded or {}))
 
 
 def _no_local_model(catalog: Catalog, why: str) -> str:

@@ -70,7 +70,8 @@ def _run(prompt: str | None, model: str, system: str | None, explain: bool, dry_
     from serving.catalog import load_or_build, with_live_local
     from serving.chat import ChatOptions, routed_sender, run_chat
     from serving.keys import install_log_redaction, load_config_keys, parse_key_options, redact, resolve_all
-    from serving.router import RouteRequest, decide
+    from serving.provider_status import ProviderHealth, load_exclusions, status_path
+    from serving.router import decide, route_request
     from serving.scoring import is_vox_request
 
     install_log_redaction()
@@ -78,15 +79,16 @@ def _run(prompt: str | None, model: str, system: str | None, explain: bool, dry_
     catalog, rebuilt = load_or_build(warn=lambda m: err(f"warning: {m}\n"))
     if not rebuilt:
         catalog = with_live_local(catalog)
+    health = ProviderHealth(load_exclusions(), status_path())  # out-of-credit providers: session + cache
     if dry_run:
         if prompt is None:
             raise typer.BadParameter("--dry-run needs a PROMPT")
         is_vox = vox if vox is not None else is_vox_request(prompt)
         sys_text = system if system is not None else (system_prompt() if is_vox else "")  # as run_chat sends
-        decision = decide(RouteRequest(prompt, est_input_tokens=(len(prompt) + len(sys_text)) // 4 + 1,
-                                       est_system_tokens=len(sys_text) // 4, max_output_tokens=max_tokens,
-                                       vox=vox, local_only=local_only, budget_usd=max_cost),
-                          model, catalog=catalog, keys=set(keys), k=k)
+        sent = ([{"role": "system", "content": sys_text}] if sys_text else []) + [{"role": "user", "content": prompt}]
+        decision = decide(route_request(prompt, sent, max_output_tokens=max_tokens, vox=vox, local_only=local_only,
+                                        budget_usd=max_cost),
+                          model, catalog=catalog, keys=set(keys), k=k, excluded=health.excluded())
         typer.echo(decision.explain())
         return None
 
@@ -102,7 +104,8 @@ def _run(prompt: str | None, model: str, system: str | None, explain: bool, dry_
 
     send = routed_sender(catalog, keys, model, k=k, local_only=local_only,
                          explain=(lambda t: err(t)) if explain else None,
-                         timeout=timeout, max_tokens=max_tokens, stream=stream, candidates=candidates)
+                         timeout=timeout, max_tokens=max_tokens, stream=stream, health=health,
+                         candidates=candidates)
     options = ChatOptions(system=system, max_repairs=max_repairs, vox=vox, max_cost_usd=max_cost)
     return run_chat(send, read_line, write, prompt=prompt, options=options)
 

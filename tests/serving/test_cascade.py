@@ -14,9 +14,12 @@ from serving.router import AttemptFailed, Candidate, Completed, Decision, TextDe
 
 
 @pytest.fixture(scope="module", autouse=True)
-def _litellm_imported() -> None:
-    """Import LiteLLM once up front (≈5 s) so the timing assertions measure only the cascade."""
+def _litellm_imported(replay: Any) -> None:
+    """Import LiteLLM and make one HTTP call up front (≈5 s: the import, then the OpenAI client's
+    first-call set-up) so the timing assertions measure only the cascade."""
     import_litellm()
+    with replay.ReplayServer(["warm"], model="warm") as server:
+        list(complete(decision(local("warm", server.base_url)), MESSAGES, keys={}, timeout=30))
 
 
 KEYS = {"openai": ResolvedKey("openai", "explicit", Secret("sk-test-openai-000000"))}
@@ -115,3 +118,196 @@ def test_each_candidate_gets_its_own_max_tokens(replay: Any) -> None:
         assert isinstance(events[-1], Completed) and events[-1].model == "local/big"
         assert [r["max_tokens"] for r in small.requests] == [300]
         assert [r["max_tokens"] for r in big.requests] == [1024]
+
+
+# --------------------------------------------------------------------------- which failures move on
+
+def _provider_errors() -> list[tuple[str, Any, str, int | None]]:
+    """``(name, exception raised by the provider call, expected kind, HTTP status shown)``: every
+    LiteLLM error class a provider call can raise, plus wordings that only the text identifies."""
+    import httpx
+    import litellm
+
+    kw: dict[str, Any] = {"llm_provider": "openai", "model": "gpt-4o-mini"}
+    request = httpx.Request("POST", "https://api.example.test/v1/chat/completions")
+
+    def status(code: int) -> httpx.Response:
+        return httpx.Response(code, request=request)
+
+    return [
+        ("402", litellm.PaymentRequiredError(message="insufficient credits", **kw), "credit", 402),
+        ("429-quota", litellm.RateLimitError(message="You exceeded your current quota, please check your plan "
+                                             "and billing details (insufficient_quota)", **kw), "credit", 429),
+        ("usage-limit", litellm.APIError(status_code=403, message="You have reached your usage limit",
+                                         request=request, **kw), "credit", 403),
+        ("429", litellm.RateLimitError(message="slow down", **kw), "rate_limit", 429),
+        ("timeout", litellm.Timeout(message="Request timed out", **kw), "timeout", None),
+        ("504", litellm.Timeout(message="gateway timeout", exception_status_code=504, **kw), "timeout", 504),
+        ("connection", litellm.APIConnectionError(message="connection refused", request=request, **kw),
+         "server", None),
+        ("500", litellm.InternalServerError(message="boom", **kw), "server", 500),
+        ("502", litellm.BadGatewayError(message="bad gateway", **kw), "server", 502),
+        ("503", litellm.ServiceUnavailableError(message="overloaded", **kw), "server", 503),
+        ("529", litellm.APIError(status_code=529, message="overloaded_error", request=request, **kw), "server", 529),
+        ("401", litellm.AuthenticationError(message="invalid x-api-key", **kw), "auth", 401),
+        ("403", litellm.PermissionDeniedError(message="forbidden", response=status(403), **kw), "auth", 403),
+        ("404", litellm.NotFoundError(message="model gpt-x does not exist", **kw), "not_found", 404),
+        ("context", litellm.ContextWindowExceededError(message="maximum context length exceeded", **kw),
+         "context", 400),
+        ("context-openrouter", litellm.BadRequestError(
+            message="This endpoint's maximum context length is 8192 tokens. However, you requested about 9000",
+            **kw), "context", 400),
+        ("context-vox-serve", litellm.BadRequestError(
+            message="{'error': {'message': 'the prompt is 600 tokens; this model's context is 512', "
+                    "'code': 'context_length_exceeded'}}", **kw), "context", 400),
+        ("context-mistral", litellm.BadRequestError(
+            message="Prompt contains 40000 tokens and 0 draft tokens, too large for model with 32768 maximum "
+                    "context length", **kw), "context", 400),
+        ("context-413", litellm.APIError(status_code=413, message="request entity too large", request=request,
+                                         **kw), "context", 413),
+        ("400", litellm.BadRequestError(message="Unsupported value: 'temperature' does not support 0.0", **kw),
+         "request", 400),
+        ("422", litellm.UnprocessableEntityError(message="messages: field required", response=status(422), **kw),
+         "request", 422),
+        ("content-policy", litellm.ContentPolicyViolationError(message="request rejected by the safety system",
+                                                               **kw), "request", 400),
+    ]
+
+
+@pytest.mark.parametrize("name, exc, kind, status", _provider_errors(), ids=[e[0] for e in _provider_errors()])
+def test_every_provider_error_class(name: str, exc: Exception, kind: str, status: int | None) -> None:
+    from serving.errors import RequestRejected
+    from serving.failures import MOVES_ON
+
+    other = Candidate("anthropic/model-2", "anthropic/claude-haiku-4-5", "anthropic", 0.5, "fixture")
+    d = decision(hosted(1), other)  # another provider: an out-of-credit provider's own models are skipped
+    mock = {"openai/model-1": exc, "anthropic/model-2": "answer from two"}
+    shown = f"(HTTP {status})" if status else ""
+    if kind in MOVES_ON:
+        events = run(d, mock=mock, stream=False)
+        failed = [e for e in events if isinstance(e, AttemptFailed)]
+        assert [f.model for f in failed] == ["openai/model-1"] and failed[0].next_model == "anthropic/model-2"
+        assert failed[0].failure is not None and failed[0].failure.kind == kind
+        assert failed[0].reason.startswith(f"{type(exc).__name__} {shown}".rstrip() + ":"), failed[0].reason
+        assert isinstance(events[-1], Completed) and events[-1].model == "anthropic/model-2"
+    else:  # a request error ends the cascade with the provider's message: model-2 is never called
+        with pytest.raises(RequestRejected) as info:
+            run(d, mock=mock, stream=False)
+        message = str(info.value)
+        assert message.startswith(f"openai/model-1 rejected the request: {type(exc).__name__} {shown}:")
+        words = {"400": "Unsupported value: 'temperature' does not support 0.0", "422": "messages: field required",
+                 "content-policy": "request rejected by the safety system"}[name]
+        assert f"{shown}: {words} (not retried on other models" in message  # the provider's own words
+        assert [m for m, _ in info.value.attempts] == ["openai/model-1"]
+    if status is None:
+        assert "HTTP" not in run_reason(exc)
+
+
+def run_reason(exc: Exception) -> str:
+    from serving.failures import classify
+
+    return classify(exc).line()
+
+
+def test_the_final_failure_names_each_model_with_its_own_error() -> None:
+    import litellm
+
+    kw: dict[str, Any] = {"llm_provider": "openai", "model": "gpt-4o-mini"}
+    d = decision(hosted(1), hosted(2), hosted(3))
+    mock = {"openai/model-1": litellm.RateLimitError(message="primary is rate limited", **kw),
+            "openai/model-2": litellm.ServiceUnavailableError(message="second is overloaded", **kw),
+            "openai/model-3": litellm.PaymentRequiredError(message="third has no credit", **kw)}
+    with pytest.raises(AllProvidersFailed) as info:
+        run(d, mock=mock)
+    assert info.value.attempts == [
+        ("openai/model-1", "RateLimitError (HTTP 429): primary is rate limited"),
+        ("openai/model-2", "ServiceUnavailableError (HTTP 503): second is overloaded"),
+        ("openai/model-3", "PaymentRequiredError (HTTP 402): third has no credit"),
+    ]
+    assert str(info.value).endswith("openai/model-3: PaymentRequiredError (HTTP 402): third has no credit")
+
+
+def windowed(i: int, window: int) -> Candidate:
+    return dataclasses.replace(hosted(i), context_window=window)
+
+
+def test_context_overflow_moves_on_only_to_a_larger_window() -> None:
+    import litellm
+
+    d = decision(windowed(1, 8000), windowed(2, 4000), windowed(3, 8000), windowed(4, 128000))
+    mock = {"openai/model-1": litellm.ContextWindowExceededError(message="prompt is too long", llm_provider="openai",
+                                                                 model="gpt-4o-mini"),
+            "openai/model-2": "never asked", "openai/model-3": "never asked", "openai/model-4": "from the big one"}
+    events = run(d, mock=mock)
+    failed = [e for e in events if isinstance(e, AttemptFailed)]
+    assert [(f.model, f.next_model) for f in failed] == [("openai/model-1", "openai/model-4")]
+    assert isinstance(events[-1], Completed) and events[-1].model == "openai/model-4"
+    # nothing larger left: the cascade ends, naming what it did not try and why
+    small = decision(windowed(1, 8000), windowed(2, 4000))
+    with pytest.raises(AllProvidersFailed, match=r"not tried: openai/model-2 \(context window 4000 is not larger "
+                                                 r"than 8000\)"):
+        run(small, mock=mock)
+
+
+def test_out_of_credit_skips_the_providers_paid_models_and_is_remembered(tmp_path: Any) -> None:
+    import litellm
+
+    from serving.provider_status import ProviderHealth, load_exclusions
+
+    def router_model(name: str, free: bool = False) -> Candidate:
+        return Candidate(f"openrouter/{name}", f"openrouter/{name}", "openrouter", 0.5, "fixture",
+                         input_usd_per_mtok=0.0 if free else 1.0, output_usd_per_mtok=0.0 if free else 2.0,
+                         is_free=free)
+
+    d = decision(router_model("paid-a"), router_model("paid-b"), router_model("coder:free", free=True))
+    mock = {"openrouter/paid-a": litellm.PaymentRequiredError(message="Insufficient credits", llm_provider="openrouter",
+                                                               model="paid-a"),
+            "openrouter/paid-b": "never asked", "openrouter/coder:free": "free answer"}
+    health = ProviderHealth(path=tmp_path / "status.json")
+    events = list(complete(d, MESSAGES, keys={}, mock=mock, health=health))
+    failed = [e for e in events if isinstance(e, AttemptFailed)]
+    assert [(f.model, f.next_model) for f in failed] == [("openrouter/paid-a", "openrouter/coder:free")]
+    assert "(HTTP 402)" in failed[0].reason
+    assert isinstance(events[-1], Completed) and events[-1].model == "openrouter/coder:free"
+    assert set(health.excluded()) == {"openrouter"}
+    saved = load_exclusions(tmp_path / "status.json")
+    assert saved["openrouter"].status == 402 and "Insufficient credits" in saved["openrouter"].message
+    assert load_exclusions(tmp_path / "status.json", now=saved["openrouter"].until_unix + 1) == {}  # expires
+
+
+def test_mid_stream_death_of_the_last_model_has_no_next_model(replay: Any) -> None:
+    with replay.ReplayServer([replay.Scripted("cut off half way through", drop_after=1)], model="a") as a:
+        with pytest.raises(AllProvidersFailed):
+            for event in complete(decision(local("a", a.base_url)), MESSAGES, keys=KEYS, timeout=5.0):
+                if isinstance(event, AttemptFailed):
+                    assert event.partial and event.next_model is None
+
+
+def test_concurrent_cascades_report_only_their_own_attempts(replay: Any) -> None:
+    # The attempt reports used to go through one class-level LiteLLM callback sink shared by every
+    # thread; two chats at once could see (or lose) each other's failures.
+    import threading
+
+    results: dict[str, list[Any]] = {}
+    with replay.ReplayServer([replay.Scripted("busy one", status=429, delay_s=0.3)], model="a") as a, \
+            replay.ReplayServer(["answer one"], model="b") as b, \
+            replay.ReplayServer([replay.Scripted("down two", status=503, delay_s=0.3)], model="c") as c, \
+            replay.ReplayServer(["answer two"], model="d") as dd:
+        plans = {"one": decision(local("a", a.base_url), local("b", b.base_url)),
+                 "two": decision(local("c", c.base_url), local("d", dd.base_url))}
+        start = threading.Barrier(2)
+
+        def chat(name: str) -> None:
+            start.wait()
+            results[name] = run(plans[name], timeout=10.0)
+
+        threads = [threading.Thread(target=chat, args=(n,)) for n in plans]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+    one, two = results["one"], results["two"]
+    assert [(e.model, e.failure.kind) for e in one if isinstance(e, AttemptFailed)] == [("local/a", "rate_limit")]
+    assert [(e.model, e.failure.kind) for e in two if isinstance(e, AttemptFailed)] == [("local/c", "server")]
+    assert one[-1].text == "answer one" and one[-1].attempts == (("local/a", "RateLimitError (HTTP 429): busy one"),)
+    assert two[-1].text == "answer two" and two[-1].attempts[0][0] == "local/c"

@@ -106,7 +106,8 @@ def test_reasoning_is_hidden_from_display_and_from_the_check() -> None:
 
 def test_mid_stream_abandonment_is_marked_and_excluded() -> None:
     events: list[ChatEvent] = [
-        TextDelta("partial ans", "a/one"), AttemptFailed("a/one", "APIConnectionError: reset", "partial ans"),
+        TextDelta("partial ans", "a/one"),
+        AttemptFailed("a/one", "APIConnectionError: reset", "partial ans", next_model="b/two"),
         TextDelta("full answer", "b/two"), Completed("b/two", "full answer", 3, 2, 0.0, True, (("a/one", "x"),)),
     ]
     model = FakeModel(events, "next")
@@ -185,7 +186,8 @@ def _repair_transcript(model: FakeModel, check: _Check, **opts: Any) -> tuple[st
 
 
 def test_repair_calls_send_only_the_request_the_latest_program_and_the_diagnostics(fake_render: None) -> None:
-    first = "Here you go:\n```vox\nbad(1)\n```\nand more:\n```vox\nprint(2)\n```\nLong prose " + "x" * 500
+    # the last block fails alone too, so the two blocks are checked (and re-sent) together
+    first = "Here you go:\n```vox\nprint(2)\n```\nand more:\n```vox\nbad(1)\n```\nLong prose " + "x" * 500
     second = "<think>hmm</think>Again:\n```vox\nbad(3)\n```\nblah"
     model = FakeModel(first, second, "```vox\nprint(4)\n```")
     check = _Check()
@@ -196,8 +198,8 @@ def test_repair_calls_send_only_the_request_the_latest_program_and_the_diagnosti
     [(msgs1, turn1), (msgs2, turn2)] = [(c[0], c[1]) for c in model.calls[1:]]
     assert (turn1.repair, turn2.repair) == (1, 2)
     # the blocks joined as they were checked, re-fenced; no prose, no earlier attempts
-    assert check.seen[0] == "bad(1)\n\nprint(2)\n"
-    assert msgs1[:3] == [system, request, {"role": "assistant", "content": "```vox\nbad(1)\n\nprint(2)\n```"}]
+    assert check.seen[:2] == ["print(2)\n\nbad(1)\n", "bad(1)\n"]  # together, then the last block alone
+    assert msgs1[:3] == [system, request, {"role": "assistant", "content": "```vox\nprint(2)\n\nbad(1)\n```"}]
     assert msgs1[3]["role"] == "user" and "Line 1, Col 1: error[E0401] E" in msgs1[3]["content"]
     assert "checked together as one module" in msgs1[3]["content"]
     assert msgs2[:3] == [system, request, {"role": "assistant", "content": "```vox\nbad(3)\n```"}]

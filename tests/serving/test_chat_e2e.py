@@ -73,7 +73,7 @@ def test_default_max_tokens_is_capped_to_a_small_local_context(monkeypatch: pyte
     # Regression: `vox chat -m free` sent max_tokens=1024 to a 512-token `vox serve` model, which
     # rejects it (HTTP 400). The card's max_model_len and system_prompt_mode now set the cap.
     from pipeline.prompt import system_prompt
-    from serving.router import LOCAL_PROMPT_FACTOR, LOCAL_TEMPLATE_TOKENS
+    from serving.router import LOCAL_PROMPT_FACTOR, LOCAL_TEMPLATE_TOKENS, route_request
 
     request = "Write a Vox function that adds two integers."
     answer = "```vox\nfn add(a: int, b: int) to int {\n    ret a + b\n}\n```"
@@ -85,7 +85,8 @@ def test_default_max_tokens_is_capped_to_a_small_local_context(monkeypatch: pyte
     assert "Traceback" not in result.output and "[failed:" not in result.output, result.output
     [sent] = server.requests
     assert sent["messages"][0] == {"role": "system", "content": system_prompt()}  # sent; the server drops it
-    est = (len(system_prompt()) + len(request)) // 4 + 1 - len(system_prompt()) // 4
+    asked = [{"role": "system", "content": system_prompt()}, {"role": "user", "content": request}]
+    est = route_request(request, asked).presented_tokens["none"]  # as the server presents it: no system prompt
     cap = 512 - (est * LOCAL_PROMPT_FACTOR + LOCAL_TEMPLATE_TOKENS)
     assert sent["max_tokens"] == cap and 16 <= cap < 512
     assert f"max_tokens capped to {cap}: context window 512" in result.output

@@ -241,12 +241,19 @@ def test_cli_provider_qualified_unknown_id_is_a_usage_error(monkeypatch: pytest.
     assert "no API key for vercel_ai_gateway" not in result.output and "Traceback" not in result.output
 
 
+def sized(total: int, system: int, **kw: object) -> RouteRequest:
+    """A request of ``total`` tokens, ``system`` of them the SSOT system prompt, as each local
+    ``system_prompt_mode`` presents it (``none``: without it; ``ssot``: with it)."""
+    return RouteRequest(CODE, est_input_tokens=total, est_system_tokens=system,  # type: ignore[arg-type]
+                        presented_tokens={"none": total - system, "ssot": total}, **kw)
+
+
 def test_local_context_window_and_system_prompt_mode() -> None:
     # The SSOT prompt (~1460 tokens) must not disqualify a model whose server drops system
     # messages; a model that keeps them is skipped with a reason instead of failing after the call.
     keeps = dataclasses.replace(local("keeps-ssot", 0.9), context_window=512, system_prompt_mode="ssot")
     drops = dataclasses.replace(local("drops-system", 0.3), context_window=512, system_prompt_mode="none")
-    req = RouteRequest(CODE, est_input_tokens=1500, est_system_tokens=1460)
+    req = sized(1500, 1460)
     d = decide(req, "free", catalog=Catalog((keeps, drops), 0.0, {}), keys=set())
     assert ids(d) == ["local/drops-system"]
     assert "rejected local/keeps-ssot" in d.explain()
@@ -254,7 +261,7 @@ def test_local_context_window_and_system_prompt_mode() -> None:
         in d.explain()
     with pytest.raises(NoCandidates, match="local/keeps-ssot: prompt ~1500 tokens .* exceeds context window 512"):
         decide(req, "free", catalog=Catalog((keeps,), 0.0, {}), keys=set())
-    too_long = RouteRequest(CODE, est_input_tokens=2100, est_system_tokens=1460)  # 640 without the system prompt
+    too_long = sized(2100, 1460)  # 640 without the system prompt
     with pytest.raises(NoCandidates, match="prompt ~640 tokens exceeds context window 512"):
         decide(too_long, "local/drops-system", catalog=Catalog((drops,), 0.0, {}), keys=set())
 
@@ -281,7 +288,7 @@ def test_max_tokens_capped_to_the_context_window() -> None:
 
     tiny = dataclasses.replace(local("tiny", 0.3), context_window=512, system_prompt_mode="none")
     big = dataclasses.replace(local("big", 0.2), context_window=32768, system_prompt_mode="ssot")
-    req = RouteRequest(CODE, est_input_tokens=1500, est_system_tokens=1460, max_output_tokens=1024)
+    req = sized(1500, 1460, max_output_tokens=1024)
     d = decide(req, "free", catalog=Catalog((tiny, big), 0.0, {}), keys=set())
     cap = 512 - (40 * LOCAL_PROMPT_FACTOR + LOCAL_TEMPLATE_TOKENS)
     assert {c.id: c.max_tokens for c in d.candidates} == {"local/tiny": cap, "local/big": None}
@@ -291,7 +298,7 @@ def test_max_tokens_capped_to_the_context_window() -> None:
     small_req = dataclasses.replace(req, max_output_tokens=64)
     assert decide(small_req, "local/tiny", catalog=Catalog((tiny,), 0.0, {}), keys=set()).primary.max_tokens is None
     # a prompt that fits but leaves under MIN_ANSWER_TOKENS is skipped with a reason
-    full = RouteRequest(CODE, est_input_tokens=1460 + 235, est_system_tokens=1460)
+    full = sized(1460 + 235, 1460)
     d = decide(full, "free", catalog=Catalog((tiny, big), 0.0, {}), keys=set())
     assert ids(d) == ["local/big"]
     assert "prompt ~502 tokens (estimated high) leaves 10 answer tokens in context window 512 (need at least 16)" \
@@ -306,7 +313,7 @@ def test_prompt_too_long_names_the_windows_it_does_not_fit() -> None:
 
     tiny = dataclasses.replace(local("tiny", 0.3), context_window=512, system_prompt_mode="none")
     gone = local("gone", 0.9, reachable=False)
-    req = RouteRequest(CODE, est_input_tokens=1460 + 389, est_system_tokens=1460)  # 389 * 2 + 32 = 810
+    req = sized(1460 + 389, 1460)  # 389 * 2 + 32 = 810
     for mode, local_only in (("free", False), ("local/tiny", False), ("genius", True)):
         with pytest.raises(PromptTooLong) as info:
             decide(dataclasses.replace(req, local_only=local_only), mode,

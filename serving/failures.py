@@ -1,0 +1,172 @@
+"""What a failed model call means for the cascade: :func:`classify` turns a provider error into a
+:class:`Failure` of one kind, and the kind says whether the next model may try.
+
+====================  =====================================================  ==========================
+kind                  recognised by                                          the cascade
+====================  =====================================================  ==========================
+``credit``            HTTP 402; "insufficient credits", "usage limit",       next model; the provider's
+                      "credit balance is too low", OpenAI's 429               paid models are skipped for
+                      ``insufficient_quota``                                  the session (and cached)
+``rate_limit``        HTTP 429                                               next model
+``timeout``           client timeouts, HTTP 408 and 504                      next model
+``server``            HTTP 5xx, connection errors, a stream that dies        next model
+``auth``              HTTP 401/403 (this provider's key)                     next model
+``not_found``         HTTP 404 (the model id is gone)                        next model
+``context``           LiteLLM's ``ContextWindowExceededError`` and the       next model with a larger
+                      wordings of other servers (vLLM, llama.cpp, TGI,        context window
+                      OpenRouter, Mistral, ``vox serve``...), HTTP 413
+``request``           any other 4xx (an invalid parameter, a refused         stops: the same request
+                      prompt): the request itself is at fault                 would fail everywhere
+====================  =====================================================  ==========================
+
+``auth`` and ``not_found`` move on because they are faults of one provider or model, not of the
+request: another provider may serve it. LiteLLM is never imported here (classes are matched by
+name), so importing this module is free.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Final
+
+from serving.keys import redact
+
+#: kinds after which the next model of the cascade may try
+MOVES_ON: Final = frozenset({"credit", "rate_limit", "timeout", "server", "auth", "not_found", "context"})
+
+#: out-of-credit wordings (402 bodies, and providers that answer 429/403/400 for an empty balance)
+_CREDIT: Final = re.compile(
+    r"insufficient[ _]credits?|insufficient[ _]quota|exceeded your current quota|credit balance is too low|"
+    r"requires more credits|out of credits?|usage limits?|payment required|billing (?:hard )?limit|"
+    r"no credits? (?:left|remaining)", re.IGNORECASE)
+
+#: context-overflow wordings LiteLLM's own checker does not know (it reads OpenAI's, Anthropic's,
+#: Gemini's, llama.cpp's, TGI's and a few more), e.g. OpenRouter's "This endpoint's maximum context
+#: length", Mistral's "too large for model with N maximum context length", Ollama's and our own
+#: ``vox serve``'s ``context_length_exceeded`` code (quoted either way in the error text).
+_CONTEXT: Final = re.compile(
+    r"context[_ ]length[_ ]exceeded|maximum context length|context (?:window|length|size) (?:is |of )?"
+    r"(?:exceeded|too small)|exceeds? (?:the )?(?:model'?s? |available )?context|"
+    r"(?:prompt|input) (?:is )?too long|too many (?:input )?tokens|reduce the length of the (?:messages|prompt)|"
+    r"this model's context is", re.IGNORECASE)
+
+_BY_CLASS: Final = {  # LiteLLM / OpenAI client exception class names -> kind (checked after credit/context)
+    "PaymentRequiredError": "credit",
+    "RateLimitError": "rate_limit",
+    "Timeout": "timeout", "APITimeoutError": "timeout",
+    "APIConnectionError": "server", "InternalServerError": "server", "ServiceUnavailableError": "server",
+    "BadGatewayError": "server", "MidStreamFallbackError": "server",
+    "AuthenticationError": "auth", "PermissionDeniedError": "auth",
+    "NotFoundError": "not_found",
+    "ContextWindowExceededError": "context",
+    "BadRequestError": "request", "UnprocessableEntityError": "request",
+    "ContentPolicyViolationError": "request", "UnsupportedParamsError": "request",
+}
+#: what LiteLLM puts before the provider's words: ``litellm.RateLimitError: RateLimitError: OpenAIException - ``
+_PREFIX: Final = re.compile(r"(?:litellm\.)?\w*(?:Error|Exception|Timeout)(?::| -) +")
+
+
+@dataclass(frozen=True, slots=True)
+class Failure:
+    """One failed model call, classified.
+
+    Attributes:
+        kind: one of the kinds in the module docstring.
+        status: the provider's HTTP status (``None`` when no HTTP answer came back).
+        error_type: the exception's class name (``PaymentRequiredError``).
+        message: the provider's message, first line, secrets redacted, at most 200 characters.
+    """
+
+    kind: str
+    status: int | None
+    error_type: str
+    message: str
+
+    @property
+    def moves_on(self) -> bool:
+        """True when the next model of the cascade may try (see :data:`MOVES_ON`)."""
+        return self.kind in MOVES_ON
+
+    def line(self) -> str:
+        """``PaymentRequiredError (HTTP 402): insufficient credits`` (redacted, one line)."""
+        status = f" (HTTP {self.status})" if self.status else ""
+        return redact(f"{self.error_type}{status}: {self.message}")[:240]
+
+
+def _classes(exc: BaseException) -> list[str]:
+    return [k.__name__ for k in type(exc).__mro__]
+
+
+def _status(exc: BaseException, classes: list[str]) -> int | None:
+    status = getattr(exc, "status_code", None)
+    if not isinstance(status, int) or isinstance(status, bool) or not 100 <= status <= 599:
+        return None
+    if "Timeout" in classes or "APITimeoutError" in classes:
+        return None if status == 408 else status  # 408: LiteLLM's stand-in for a client-side timeout
+    if "APIConnectionError" in classes:
+        return None  # LiteLLM's stand-in 500: no server answered
+    return status
+
+
+def _message(exc: BaseException) -> str:
+    """The provider's own words: LiteLLM prefixes ``litellm.XError: XError: OpenAIException - ``."""
+    text = str(getattr(exc, "message", None) or exc).strip()
+    first = text.splitlines()[0] if text else ""
+    while (prefix := _PREFIX.match(first)) is not None and prefix.end() < len(first):
+        first = first[prefix.end():]
+    return redact(first.strip())[:200]
+
+
+def _body_text(exc: BaseException) -> str:
+    body: Any = getattr(exc, "body", None)
+    return str(body) if body else ""
+
+
+def classify(exc: BaseException) -> Failure:
+    """The :class:`Failure` for an exception raised by a model call (any provider, any client).
+
+    Order matters: out-of-credit and context-overflow wordings win over the class, because
+    providers send them under many statuses (OpenAI: 429 ``insufficient_quota``; OpenRouter and
+    ``vox serve``: 400 with their own context wording, which LiteLLM maps to ``BadRequestError``).
+    """
+    classes = _classes(exc)
+    status = _status(exc, classes)
+    message = _message(exc)
+    text = f"{exc} {_body_text(exc)}"
+    error_type = type(exc).__name__
+    if status == 402 or _CREDIT.search(text):
+        kind = "credit"
+    elif "ContextWindowExceededError" in classes or status == 413 or (
+            (status is None or 400 <= status < 500) and (_CONTEXT.search(text) or _litellm_says_context(text))):
+        kind = "context"
+    else:
+        kind = next((_BY_CLASS[c] for c in classes if c in _BY_CLASS), "")
+        if not kind or kind == "request":
+            kind = _by_status(status, kind or "server")
+    return Failure(kind, status, error_type, message)
+
+
+def _by_status(status: int | None, default: str) -> str:
+    if status is None:
+        return default
+    if status == 429:
+        return "rate_limit"
+    if status in (408, 504):
+        return "timeout"
+    if status >= 500:
+        return "server"
+    if status in (401, 403):
+        return "auth"
+    if status == 404:
+        return "not_found"
+    return "request" if status >= 400 else default
+
+
+def _litellm_says_context(text: str) -> bool:
+    """LiteLLM's own context-overflow wording check, when LiteLLM is already imported."""
+    import sys
+
+    module = sys.modules.get("litellm.litellm_core_utils.exception_mapping_utils")
+    checker = getattr(module, "ExceptionCheckers", None) if module else None
+    return checker is not None and bool(checker.is_error_str_context_window_exceeded(text))
