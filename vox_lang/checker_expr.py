@@ -269,9 +269,12 @@ class ExprChecker(CheckerPart):
         ret = self.env.u.resolve(self.env.ctx.ret)
         if isinstance(ret, TUnknown):
             return ot.args[0]
-        ok = isinstance(ret, TCon) and ret.name == ot.name
-        if ok and ot.name == "Result":
-            ok = len(ret.args) == 2 and self.env.u.unify(ret.args[1], ot.args[1])  # type: ignore[union-attr]
+        if not isinstance(ret, TCon) or ret.name != ot.name:
+            ok = False
+        elif ot.name == "Result":
+            ok = len(ret.args) == 2 and self.env.u.unify(ret.args[1], ot.args[1])
+        else:
+            ok = True
         if not ok:
             self.env.sink.report(codes.E0517, e.q_span, kind=ot.name, t=self.env.show(ret))
         return ot.args[0]

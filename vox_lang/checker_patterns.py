@@ -4,6 +4,7 @@ unreachable arms (W0101), the latter two via :mod:`vox_lang.exhaustiveness`."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import cast
 
 from vox_lang import codes, hir
 from vox_lang.checker_env import CheckerPart
@@ -102,7 +103,7 @@ class PatternChecker(CheckerPart):
 
     def ctors_of(self, t: object, heads: Sequence[Pat]) -> list[Ctor] | None:
         """The complete constructor list of a column type (``None``: infinite, needs ``_``)."""
-        r = self.env.u.resolve(t)  # type: ignore[arg-type]
+        r = self.env.u.resolve(cast(Type, t))  # exhaustiveness passes our own types back, untyped
         if r == BOOL:
             return _BOOL_CTORS
         if isinstance(r, TCon) and r.name in _FAMILY_CTORS and r.args:

@@ -169,7 +169,9 @@ def has_break(b: hir.Block) -> bool:
             return True
         if isinstance(node, (hir.While, hir.For, hir.Lambda)):
             continue
-        for f in fields(node):  # type: ignore[arg-type]
+        if not is_dataclass(node) or isinstance(node, type):
+            continue
+        for f in fields(node):
             value = getattr(node, f.name)
             if isinstance(value, tuple):
                 stack.extend(v for v in value if is_dataclass(v))

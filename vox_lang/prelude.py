@@ -318,9 +318,9 @@ STD: Final[dict[str, dict[str, Sig]]] = {
 
 def std_member(path: tuple[str, ...]) -> Sig | dict[str, Sig] | dict[str, dict[str, Sig]] | None:
     """Look up ``std.a.b`` by its segments after ``std``: a module table, a function, or ``None``."""
-    node: object = STD
-    for seg in path:
-        if not isinstance(node, dict) or seg not in node:
-            return None
-        node = node[seg]
-    return node  # type: ignore[return-value]
+    if not path:
+        return STD
+    module = STD.get(path[0])
+    if module is None or len(path) == 1:
+        return module
+    return module.get(path[1]) if len(path) == 2 else None

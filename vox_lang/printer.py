@@ -9,6 +9,8 @@ ASTs.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from vox_lang import syntax as s
 from vox_lang.parser_exprs import PRECEDENCE
 
@@ -19,8 +21,8 @@ def _str(value: str) -> str:
     return '"' + "".join(_ESCAPES.get(c, c) for c in value) + '"'
 
 
-def _join(items: object) -> str:
-    return ", ".join(unparse(i) for i in items)  # type: ignore[attr-defined]
+def _join(items: Iterable[object]) -> str:
+    return ", ".join(unparse(i) for i in items)
 
 
 def _block(stmts: tuple[object, ...]) -> str:
