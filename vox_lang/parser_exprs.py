@@ -13,8 +13,7 @@ from typing import TYPE_CHECKING, Any, Final
 from parsimonious.expressions import Literal, Regex
 from parsimonious.nodes import Node, NodeVisitor
 
-from vox_lang import codes
-from vox_lang import syntax as s
+from vox_lang import codes, syntax as s
 from vox_lang.diagnostics import DiagnosticSink
 from vox_lang.lexer import Token, TokenKind, decode_string
 from vox_lang.source import Span

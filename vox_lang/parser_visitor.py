@@ -13,8 +13,7 @@ from typing import Any, Final
 
 from parsimonious.nodes import Node, NodeVisitor
 
-from vox_lang import codes
-from vox_lang import syntax as s
+from vox_lang import codes, syntax as s
 from vox_lang.decorators import ENDPOINT, ENDPOINT_KINDS, ENDPOINT_REASON
 from vox_lang.lexer import Token, TokenKind, decode_string
 from vox_lang.parser_exprs import ExprBuilder, list_of, opt
