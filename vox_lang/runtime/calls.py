@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from vox_lang import hir
-from vox_lang.runtime import builtins as bi
+from vox_lang.runtime import builtins as bi, ops
 from vox_lang.runtime.errors import VoxFault
 from vox_lang.runtime.frames import MISSING, RET_SLOT, RetExc
 from vox_lang.runtime.stdlib import std_function, std_value
@@ -489,8 +489,11 @@ def assign(c: Compiler, s: hir.Assign) -> Callable[[list[Any]], Any]:
     """``x = v``, ``r.f = v``, ``xs[i] = v`` (R0004), ``m[k] = v`` (insert or replace)."""
     target, val = s.target, c.owned(s.value, always=True)
     if isinstance(target, hir.Ref):
-        slot = c.scope.slots.get(target.def_id) if not c.defs[target.def_id].top_level else None
+        slot = c.scope.slots.get(target.def_id) if not c.is_global(target.def_id) else None
         if slot is not None:
+            fused = ops.fused_update(c, slot, s.value) if isinstance(s.value, hir.Binary) else None
+            if fused is not None:
+                return fused
             i = slot
 
             def set_slot(f: list[Any]) -> Any:

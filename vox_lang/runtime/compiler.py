@@ -77,6 +77,12 @@ class Compiler:
                 self.type_decls[decl.def_id] = decl
         for code in self.fns.values():
             calls.make_invoke(self, code)
+        self.shared = _refs_in_bodies(module)  # top-level lets some function reads or writes
+
+    def is_global(self, def_id: int) -> bool:
+        """A top-level ``let`` used inside a declaration lives in the globals list; one used
+        only by the script body (and its lambdas) is a slot of the script frame (faster)."""
+        return self.defs[def_id].top_level and def_id in self.shared
 
     # ------------------------------------------------------------------ bodies
 
@@ -115,8 +121,7 @@ class Compiler:
 
     def load(self, def_id: int) -> Ev:
         """Read a variable."""
-        d = self.defs[def_id]
-        if d.top_level:
+        if self.is_global(def_id):
             g, i = self.globals, self.global_slot(def_id)
             return lambda f: g[i]
         where = self.scope.locate(def_id)
@@ -136,14 +141,13 @@ class Compiler:
         """The slot of ``e`` when it is a variable of the current frame (operator fast paths)."""
         if isinstance(e, hir.Ref):
             d = self.defs[e.def_id]
-            if d.kind in ("let", "param", "loopvar", "armvar") and not d.top_level:
+            if d.kind in ("let", "param", "loopvar", "armvar") and not self.is_global(d.id):
                 return self.scope.slots.get(e.def_id)
         return None
 
     def store(self, def_id: int) -> Callable[[list[Any], Any], None]:
         """A setter ``(frame, value)`` for a variable (binding it in this body if new)."""
-        d = self.defs[def_id]
-        if d.top_level:
+        if self.is_global(def_id):
             g, gi = self.globals, self.global_slot(def_id)
 
             def set_global(f: list[Any], v: Any) -> None:
@@ -185,6 +189,9 @@ class Compiler:
 
     def block(self, b: hir.Block) -> Run:
         """A block in statement position: returns a signal."""
+        guarded = self.guard_then_ret(b)
+        if guarded is not None:
+            return guarded
         if len(b.stmts) > 1 and isinstance(b.stmts[-1], hir.Ret) and b.stmts[-1].value is not None:
             head = self.block(hir.Block(b.stmts[:-1], b.span))
             val = self.owned(b.stmts[-1].value, top_only=True)
@@ -231,6 +238,49 @@ class Compiler:
                     return sig
             return None
         return many
+
+    def guard_then_ret(self, b: hir.Block) -> Run | None:
+        """``if c { ret a }`` then ``ret b`` (the shape of most recursive functions) as one
+        closure, with a ``slot < const`` style condition inlined; ``None`` for other shapes."""
+        if len(b.stmts) != 2:
+            return None
+        first, last = b.stmts
+        if not (isinstance(first, hir.ExprStmt) and isinstance(first.expr, hir.If)
+                and isinstance(last, hir.Ret) and last.value is not None):
+            return None
+        e = first.expr
+        if not (isinstance(e.else_, hir.Block) and not e.else_.stmts and len(e.then.stmts) == 1):
+            return None
+        only = e.then.stmts[0]
+        if not (isinstance(only, hir.Ret) and only.value is not None):
+            return None
+        v1, v2 = self.owned(only.value, top_only=True), self.owned(last.value, top_only=True)
+        cond = e.cond
+        if isinstance(cond, hir.Binary) and cond.op in ("<", "<=", "==") and isinstance(cond.right, hir.Lit):
+            slot = self.local_slot(cond.left)
+            if slot is not None and cond.right.kind in ("int", "float"):
+                i, k = slot, self.expr(cond.right)([])
+                if cond.op == "<":
+                    def lt_guard(f: list[Any]) -> Any:
+                        f[1] = v1(f) if f[i] < k else v2(f)
+                        return RET
+                    return lt_guard
+                if cond.op == "<=":
+                    def le_guard(f: list[Any]) -> Any:
+                        f[1] = v1(f) if f[i] <= k else v2(f)
+                        return RET
+                    return le_guard
+
+                def eq_guard(f: list[Any]) -> Any:
+                    f[1] = v1(f) if f[i] == k else v2(f)
+                    return RET
+                return eq_guard
+        test = self.expr(cond)
+
+        def guard(f: list[Any]) -> Any:
+            f[1] = v1(f) if test(f) else v2(f)
+            return RET
+        return guard
 
     def stmt(self, s: hir.Stmt) -> Run:
         if isinstance(s, hir.ExprStmt):
@@ -306,8 +356,7 @@ class Compiler:
         if s.def_id is None:
             return self.expr_stmt(s.value)
         put = self.store(s.def_id)
-        d = self.defs[s.def_id]
-        if not d.top_level and self.scope.locate(s.def_id) == (0, self.scope.slots.get(s.def_id)):
+        if not self.is_global(s.def_id) and self.scope.locate(s.def_id) == (0, self.scope.slots.get(s.def_id)):
             i = self.scope.slots[s.def_id]
 
             def let_here(f: list[Any]) -> Any:
@@ -539,3 +588,32 @@ class Compiler:
                     out.append(v)
             return out
         return kids
+
+
+def _refs_in_bodies(module: hir.Module) -> frozenset[int]:
+    """Definition ids named inside any function, workflow, activity or handler (parameter
+    defaults included): the top-level ``let``s that must live in the globals list."""
+    from dataclasses import fields, is_dataclass
+
+    stack: list[object] = []
+    for decl in module.decls:
+        if isinstance(decl, hir.FnDecl):
+            stack.append(decl.body)
+            stack.extend(decl.params)
+        elif isinstance(decl, hir.ActorDecl):
+            for h in decl.handlers:
+                stack.append(h.body)
+                stack.extend(h.params)
+    found: set[int] = set()
+    while stack:
+        node = stack.pop()
+        if isinstance(node, hir.Ref):
+            found.add(node.def_id)
+            continue
+        for fl in fields(node):  # type: ignore[arg-type]
+            value = getattr(node, fl.name)
+            if isinstance(value, tuple):
+                stack.extend(v for v in value if is_dataclass(v))
+            elif is_dataclass(value):
+                stack.append(value)
+    return frozenset(found)

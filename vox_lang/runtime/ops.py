@@ -102,6 +102,45 @@ def compare(op: str, left: Operand, right: Operand) -> Ev:
     return lambda f: fn(a(f), b(f))
 
 
+def fused_update(c: Any, target: int, e: Any) -> Ev | None:
+    """``x = a + b`` / ``x = a - b`` on ints whose operands are local slots or constants, as
+    one closure (the statement of most counting loops); ``None`` when the shape differs."""
+    if e.op not in ("+", "-") or c.types.head(e) != "int":
+        return None
+    left, right = c.operand(e.left), c.operand(e.right)
+    if left.slot is None or not (right.is_const or right.slot is not None):
+        return None
+    i, span, op = left.slot, e.span, e.op
+    lo, hi = INT_MIN, INT_MAX
+    if right.is_const:
+        k = right.const if op == "+" else -right.const
+
+        def bump(f: list[Any]) -> None:
+            x = f[i] + k
+            if lo <= x <= hi:
+                f[target] = x
+                return
+            raise overflow(span, op)
+        return bump
+    j = right.slot
+    if op == "+":
+        def add_to(f: list[Any]) -> None:
+            x = f[i] + f[j]
+            if lo <= x <= hi:
+                f[target] = x
+                return
+            raise overflow(span, op)
+        return add_to
+
+    def sub_to(f: list[Any]) -> None:
+        x = f[i] - f[j]
+        if lo <= x <= hi:
+            f[target] = x
+            return
+        raise overflow(span, op)
+    return sub_to
+
+
 def deep(ev: Ev, span: Span, max_depth: int) -> Ev:
     """``ev`` on values that may nest deeper than Python recursion (``==`` on a long linked
     list): a recursion overflow there is R0007 at this operator, not an internal error."""
