@@ -84,9 +84,13 @@ def test_bundled_cost_map_is_read_without_importing_litellm() -> None:
 
 
 def test_priors_longest_family_match() -> None:
-    assert prior_for("openai/gpt-5-mini-2025-08-07").family == "gpt-5-mini"  # type: ignore[union-attr]
-    assert prior_for("openai/gpt-5").family == "gpt-5"  # type: ignore[union-attr]
-    assert prior_for("openrouter/anthropic/claude-opus-4.5").family == "claude-opus-4.5"  # type: ignore[union-attr]
+    def family(model_id: str) -> str | None:
+        prior = prior_for(model_id)
+        return prior.family if prior is not None else None
+
+    assert family("openai/gpt-5-mini-2025-08-07") == "gpt-5-mini"
+    assert family("openai/gpt-5") == "gpt-5"
+    assert family("openrouter/anthropic/claude-opus-4.5") == "claude-opus-4.5"
     assert prior_for("openai/gpt-5.6-luna") is None  # a new minor version is not claimed by gpt-5
     assert prior_for("some/unknown-model") is None
     p = prior_for("gemini/gemini-2.5-flash-lite")

@@ -28,7 +28,8 @@ def _env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_resolution_order_explicit_config_env() -> None:
     env = {"OPENAI_API_KEY": "sk-env-000000"}
-    assert resolve_key("openai", env=env, use_keyring=False).source == "env:OPENAI_API_KEY"  # type: ignore[union-attr]
+    found = resolve_key("openai", env=env, use_keyring=False)
+    assert found is not None and found.source == "env:OPENAI_API_KEY"
     got = resolve_key("openai", config={"openai": "sk-config-0000"}, env=env, use_keyring=False)
     assert got is not None and got.source == "config"
     got = resolve_key("openai", explicit={"openai": "sk-explicit-00"}, config={"openai": "sk-config-0000"}, env=env)
