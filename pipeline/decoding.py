@@ -12,6 +12,7 @@ every EOS id the model declares (:func:`eos_ids`). The load-time cache self-chec
 from __future__ import annotations
 
 import functools
+import logging
 import queue
 import threading
 from collections.abc import Callable, Generator, Iterable, Sequence
@@ -22,6 +23,8 @@ from pipeline.decoding_cache import FULL_FORWARD_MODEL_TYPES, cache_is_consisten
 from pipeline.decoding_criteria import EventStop, FirstBlockClosed, RecordLogits, first_block_closed
 from pipeline.decoding_prompt import encode_chat, encode_text
 from pipeline.errors import PipelineError
+
+log = logging.getLogger(__name__)
 
 #: temperatures below this decode greedily (logits / 1e-40 overflow float32 to inf -> NaN probs)
 MIN_SAMPLING_TEMPERATURE: Final = 1e-4
@@ -311,16 +314,30 @@ class HFGenerator:
         batch_size: sequences per ``generate`` call (prompts x n).
         seed: seeds ``torch`` before the first call, so runs repeat.
         stop_after_block: end each completion when its first ```vox block closes.
-        constraint: a ``f(prompt_len, conversations) -> [LogitsProcessor]`` factory (see
-            :mod:`pipeline.decoding_constraint`), or ``None`` for unconstrained decoding.
+        constrained: Vox-constrained decoding (as ``vox serve`` does by default); a tokenizer or
+            grammar llguidance cannot use gives a warning and unconstrained decoding
+            (:attr:`constraint_note` says why).
+        constraint: a ``f(prompt_len, conversations, n) -> [LogitsProcessor]`` factory that
+            replaces the default constraint (e.g. with name-aware masking added).
     """
 
     def __init__(self, model: Any, tokenizer: Any, max_new_tokens: int = 160, temperature: float = 0.2,
                  top_p: float = 0.95, batch_size: int = 64, seed: int = 0, stop_after_block: bool = True,
+                 constrained: bool = True,
                  constraint: Callable[[int, Sequence[list[dict[str, str]]], int], Sequence[Any]] | None = None) -> None:
         self.model, self.tokenizer, self.stop_after_block = model, tokenizer, stop_after_block
         self.max_new_tokens, self.temperature, self.top_p = max_new_tokens, temperature, top_p
         self.batch_size, self.seed, self.constraint = batch_size, seed, constraint
+        self.constraint_note: str | None = None
+        if constrained and constraint is None:
+            from pipeline.decoding_constraint import ConstraintUnavailable, VoxGrammar, batch_processors
+
+            try:
+                vocab = int(model.config.get_text_config().vocab_size)
+                self.constraint = batch_processors(VoxGrammar(tokenizer, eos_ids(model, tokenizer), vocab))
+            except ConstraintUnavailable as exc:
+                self.constraint_note = f"unconstrained: {exc}"
+                log.warning("evaluation decodes unconstrained: %s", exc)
 
     def __call__(self, conversations: Sequence[list[dict[str, str]]], n: int) -> list[list[str]]:
         import torch

@@ -30,6 +30,7 @@ from pipeline.decoding import (
     generate_ids,
     pick_device,
 )
+from pipeline.decoding_constraint import ConstraintUnavailable, VoxGrammar
 from serving.errors import ModelLoadError, RequestError, ServingError
 from serving.model_dir import ModelDirInfo, inspect_model_dir
 
@@ -40,10 +41,17 @@ _ROLES = ("system", "user", "assistant", "tool")
 
 @dataclass(frozen=True, slots=True)
 class Prepared:
-    """A validated request: rendered prompt ids and the sampling parameters to use."""
+    """A validated request: rendered prompt ids, the sampling parameters, and the Vox constraint.
+
+    ``constraint`` is ``"response"`` (free prose, ```vox blocks constrained), ``"code"`` (one
+    block only) or ``None`` (unconstrained); ``constraint_note`` says why it is off when the
+    request asked for it but the model cannot have it.
+    """
 
     prompt_ids: list[int]
     params: SamplingParams
+    constraint: str | None = None
+    constraint_note: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +67,7 @@ class StreamEvent:
     finish_reason: str | None = None
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    constraint: dict[str, Any] | None = None  # last event only: what the Vox constraint did
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +79,7 @@ class Completion:
     prompt_tokens: int
     completion_tokens: int
     seconds: float
+    constraint: dict[str, Any] | None = None
 
 
 def _default_dtype(device: str) -> Any:
@@ -119,6 +129,14 @@ class Engine:
         self.use_cache = use_cache
         # The union of generation_config.json, config.json and the tokenizer (issue 14 item 12).
         self.eos_ids = frozenset(eos_ids(model, tokenizer, info.eos_token_ids))
+        self.grammar: VoxGrammar | None = None
+        self.grammar_error: str | None = None
+        try:
+            vocab = int(model.config.get_text_config().vocab_size)
+            self.grammar = VoxGrammar(tokenizer, self.eos_ids, vocab)
+        except ConstraintUnavailable as exc:
+            self.grammar_error = str(exc)
+            log.warning("%s: Vox-constrained decoding unavailable, serving unconstrained: %s", info.path, exc)
         self._lock = threading.Lock()
 
     @property
@@ -244,9 +262,14 @@ class Engine:
         stop: Sequence[str] = (),
         seed: int | None = None,
         default_max_tokens: int = 512,
+        vox_constrained: bool | None = None,
+        code_only: bool = False,
     ) -> Prepared:
         """Render the prompt and check the parameters against the context window.
 
+        ``vox_constrained`` (default on) masks tokens so every ```vox block stays a prefix of a
+        valid program (``code_only``: the answer is one block and nothing else); a model whose
+        tokenizer or grammar cannot be used is decoded unconstrained and the response says so.
         ``max_tokens`` defaults to ``min(default_max_tokens, room left in the context)``;
         ``temperature`` and ``top_p`` default to the model's ``generation_config.json`` values,
         else to OpenAI's defaults (1.0 and 1.0). ``temperature=0`` is greedy decoding.
@@ -284,7 +307,10 @@ class Engine:
             )
         except ValueError as exc:
             raise RequestError(str(exc)) from exc
-        return Prepared(prompt_ids, params)
+        wanted = vox_constrained is not False
+        if wanted and self.grammar is None:
+            return Prepared(prompt_ids, params, None, f"unconstrained: {self.grammar_error}")
+        return Prepared(prompt_ids, params, ("code" if code_only else "response") if wanted else None)
 
     def stream(self, prepared: Prepared, cancel: threading.Event | None = None) -> Iterator[StreamEvent]:
         """Generate for a prepared request, yielding text as it becomes final.
@@ -306,8 +332,12 @@ class Engine:
             # Incremental detokenisation: ``settled`` is the text of ids[:window]; only the ids
             # after the last newline are re-decoded each step (as transformers' TextStreamer).
             settled, window, text = "", 0, ""
+            processor = None
+            if prepared.constraint is not None and self.grammar is not None:
+                processor = self.grammar.processor(1, len(prepared.prompt_ids), prepared.constraint)
             tokens = generate_ids(
-                self.model, prepared.prompt_ids, params, tuple(self.eos_ids), use_cache=self.use_cache, cancel=cancel
+                self.model, prepared.prompt_ids, params, tuple(self.eos_ids), use_cache=self.use_cache, cancel=cancel,
+                processors=[processor] if processor is not None else (),
             )
             try:
                 for token in tokens:
@@ -335,7 +365,8 @@ class Engine:
                 tokens.close()
             if finish == "length" and generated < params.max_new_tokens and cancel is not None and cancel.is_set():
                 finish = "cancelled"  # the decoder saw the event before the loop did
-            yield StreamEvent(text[emitted:], finish, len(prepared.prompt_ids), generated)
+            yield StreamEvent(text[emitted:], finish, len(prepared.prompt_ids), generated,
+                              _constraint_summary(prepared, processor))
 
     def complete(self, prepared: Prepared, cancel: threading.Event | None = None) -> Completion:
         """Generate the whole completion for a prepared request (blocking; ``cancel`` as in :meth:`stream`)."""
@@ -351,11 +382,21 @@ class Engine:
             last.prompt_tokens,
             last.completion_tokens,
             time.perf_counter() - start,
+            last.constraint,
         )
 
     def chat(self, messages: Sequence[dict[str, Any]], **kwargs: Any) -> Completion:
         """Convenience: :meth:`prepare` then :meth:`complete` (keyword args as in ``prepare``)."""
         return self.complete(self.prepare(messages, **kwargs))
+
+
+def _constraint_summary(prepared: Prepared, processor: Any) -> dict[str, Any]:
+    """``{"mode", "applied", "events"}`` for a response: what the Vox constraint did."""
+    if processor is None:
+        note = prepared.constraint_note or "off (vox_constrained: false)"
+        return {"mode": None, "applied": False, "events": [note]}
+    report = processor.report
+    return {"mode": prepared.constraint, "applied": report.enabled and not report.events, "events": list(report.events)}
 
 
 def _first(*values: float | None) -> float:

@@ -55,6 +55,9 @@ class ChatRequest(BaseModel):
     n: int | None = Field(default=None, ge=1)
     seed: int | None = None
     stream_options: dict[str, Any] | None = None
+    # Vox extensions: grammar-constrained decoding of ```vox blocks (default on), and code-only answers.
+    vox_constrained: bool | None = None
+    vox_code_only: bool = False
 
 
 def error_response(status: int, message: str, *, param: str | None = None, code: str | None = None) -> JSONResponse:
@@ -158,6 +161,8 @@ class _Service:
             stop=stop,
             seed=req.seed,
             default_max_tokens=self.default_max_tokens,
+            vox_constrained=req.vox_constrained,
+            code_only=req.vox_code_only,
         )
 
     def submit(self, fn: Any, *args: Any) -> asyncio.Future[Any]:
@@ -264,6 +269,7 @@ def create_app(engine: Engine, *, default_max_tokens: int = 512, max_queue: int 
                     }
                 ],
                 "usage": usage,
+                "vox_constraint": result.constraint,
             }
         )
 
@@ -357,7 +363,7 @@ async def _stream(service: _Service, prepared: Prepared, completion_id: str, inc
                     }
                     yield f"data: {json.dumps(usage_chunk)}\n\n"
                 else:
-                    yield chunk({}, finish, usage=_usage(item))
+                    yield chunk({}, finish, usage=_usage(item), vox_constraint=item.constraint)
         yield "data: [DONE]\n\n"
     finally:
         cancel.set()  # client went away or we finished: stop generating, free the queue

@@ -147,3 +147,29 @@ def test_unreadable_tokenizer_is_a_clear_error() -> None:
 
     with pytest.raises(ConstraintUnavailable, match="cannot read this tokenizer"):
         VoxGrammar(object(), [0])
+
+
+def test_eval_generator_is_constrained_by_default() -> None:
+    import torch
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    from pipeline.decoding import HFGenerator
+
+    tok = tokenizer()
+    tok.chat_template = ("{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n"
+                         "{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")
+    config = AutoConfig.for_model("qwen3", vocab_size=len(tok), hidden_size=32, intermediate_size=64,
+                                  num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=1, head_dim=16,
+                                  max_position_embeddings=256, eos_token_id=tok.eos_token_id,
+                                  pad_token_id=tok.pad_token_id)
+    torch.manual_seed(0)
+    model = AutoModelForCausalLM.from_config(config).eval()
+    conversations = [[{"role": "user", "content": "Write a function."}], [{"role": "user", "content": "Hi"}]]
+    gen = HFGenerator(model, tok, max_new_tokens=24, temperature=1.0, batch_size=8)
+    assert gen.constraint is not None and gen.constraint_note is None
+    texts = gen(conversations, 2)
+    assert [len(t) for t in texts] == [2, 2]
+    for text in (t for group in texts for t in group):
+        ids = tok.encode(text, add_special_tokens=False, split_special_tokens=True)
+        assert grammar().matcher("response").validate_tokens(ids) == len(ids), text
+    assert HFGenerator(model, tok, constrained=False).constraint is None

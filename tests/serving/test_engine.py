@@ -241,7 +241,8 @@ def test_multi_eos_stops_at_either(engine: Engine, tiny_export_dir: Path, tmp_pa
         _set_json(model_dir / "generation_config.json", eos_token_id=gen_eos)
         _set_json(model_dir / "config.json", eos_token_id=config_eos)
         eng = Engine.load(model_dir, device="cpu")
-        return list(eng.stream(eng.prepare(USER, max_tokens=24, temperature=0.0)))[-1]
+        # unconstrained: these EOS ids are ordinary tokens the grammar knows nothing about
+        return list(eng.stream(eng.prepare(USER, max_tokens=24, temperature=0.0, vox_constrained=False)))[-1]
 
     # Two EOS ids in generation_config.json: generation stops at whichever comes first...
     last = run([seq[j], seq[i]], unused)
@@ -259,7 +260,7 @@ def test_multi_eos_stops_at_either(engine: Engine, tiny_export_dir: Path, tmp_pa
     _set_json(model_dir / "tokenizer_config.json", eos_token=engine.tokenizer.convert_ids_to_tokens(seq[i]))
     eng = Engine.load(model_dir, device="cpu")
     assert seq[i] in eng.eos_ids and unused in eng.eos_ids
-    last = list(eng.stream(eng.prepare(USER, max_tokens=24, temperature=0.0)))[-1]
+    last = list(eng.stream(eng.prepare(USER, max_tokens=24, temperature=0.0, vox_constrained=False)))[-1]
     assert (last.finish_reason, last.completion_tokens) == ("stop", i + 1)
 
 
@@ -335,3 +336,38 @@ def test_sampling_defaults_come_from_generation_config(tiny_export_dir: Path, tm
     params = eng.prepare(USER).params
     assert (params.temperature, params.top_p) == (0.0, 0.8)
     assert eng.prepare(USER, temperature=0.7).params.temperature == 0.7  # the request wins
+
+
+# -- Vox-constrained decoding ----------------------------------------------------------------
+
+
+def test_code_only_answers_are_prefixes_of_valid_programs(engine: Engine) -> None:
+    assert engine.grammar is not None
+    done = engine.chat(USER, max_tokens=40, temperature=1.0, seed=3, code_only=True)
+    assert done.constraint == {"mode": "code", "applied": True, "events": []}
+    assert "```vox".startswith(done.text[:6]) or done.text.startswith("```vox")
+    m = engine.grammar.matcher("code")
+    ids = engine.tokenizer.encode(done.text, add_special_tokens=False, split_special_tokens=True)
+    assert m.validate_tokens(ids) == len(ids)  # a random model, kept on the grammar
+
+
+def test_constraint_can_be_turned_off_and_is_on_by_default(engine: Engine) -> None:
+    assert engine.prepare(USER).constraint == "response"
+    off = engine.chat(USER, max_tokens=4, temperature=0.0, vox_constrained=False)
+    assert off.constraint is not None and off.constraint["applied"] is False
+
+
+def test_unusable_tokenizer_means_unconstrained_with_a_reason(
+    tiny_export_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import serving.engine
+    from pipeline.decoding_constraint import ConstraintUnavailable
+
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise ConstraintUnavailable("llguidance cannot read this tokenizer: test")
+
+    monkeypatch.setattr(serving.engine, "VoxGrammar", refuse)
+    eng = Engine.load(tiny_export_dir, device="cpu")
+    done = eng.chat(USER, max_tokens=4, temperature=0.0)
+    assert done.completion_tokens > 0 and done.constraint is not None
+    assert done.constraint["applied"] is False and "cannot read this tokenizer" in done.constraint["events"][0]

@@ -63,6 +63,17 @@ def test_openai_client_streaming_matches_non_streaming(client: Any, tiny_model_n
     assert plain[-1].usage.total_tokens == whole.usage.total_tokens
 
 
+def test_vox_constraint_is_reported_and_can_be_turned_off(local_server: str, tiny_model_name: str) -> None:
+    payload = {"model": tiny_model_name, "messages": MESSAGES, "max_tokens": 6, "temperature": 0}
+    on = httpx.post(f"{local_server}/chat/completions", json=payload, timeout=30).json()
+    assert on["vox_constraint"]["mode"] == "response" and on["vox_constraint"]["applied"] is True
+    off = httpx.post(f"{local_server}/chat/completions", json={**payload, "vox_constrained": False}, timeout=30).json()
+    assert off["vox_constraint"]["applied"] is False and off["choices"][0]["message"]["content"] is not None
+    code = httpx.post(f"{local_server}/chat/completions", json={**payload, "vox_code_only": True}, timeout=30).json()
+    assert code["vox_constraint"]["mode"] == "code"
+    assert "```vox".startswith(code["choices"][0]["message"]["content"][:6])
+
+
 def test_litellm_streaming_and_not(local_server: str, tiny_model_name: str) -> None:
     import litellm
 
@@ -350,7 +361,7 @@ def test_model_card_carries_system_prompt_mode_without_a_model() -> None:
     from serving.server import create_app
 
     engine = SimpleNamespace(model_id="m", max_context=2048, info=SimpleNamespace(system_prompt_mode="none"))
-    with TestClient(create_app(engine)) as http:  # type: ignore[arg-type]
+    with TestClient(create_app(engine)) as http:  # type: ignore[arg-type]  # stand-in: only the fields these routes read
         card = http.get("/v1/models").json()["data"][0]
     assert card["id"] == "m" and card["max_model_len"] == 2048 and card["system_prompt_mode"] == "none"
 
@@ -370,7 +381,7 @@ def test_parameter_errors_name_the_request_field(body: bytes, message: str) -> N
     from serving.server import create_app
 
     engine = SimpleNamespace(model_id="m", max_context=2048, info=SimpleNamespace(system_prompt_mode="ssot"))
-    with TestClient(create_app(engine)) as http:  # type: ignore[arg-type]
+    with TestClient(create_app(engine)) as http:  # type: ignore[arg-type]  # stand-in: only the fields these routes read
         response = http.post("/v1/chat/completions", content=body, headers={"Content-Type": "application/json"})
     assert response.status_code == 400
     error = response.json()["error"]
