@@ -201,6 +201,10 @@ def _unparse_stmt_or_decl(n: object) -> str:  # noqa: C901
     if isinstance(n, s.RoutesDecl):
         routes = ", ".join(f"{_str(r.path)} to {r.target}" for r in n.routes)
         return f"{_decorators(n.decorators)}routes {{ {routes} }}"
+    if isinstance(n, s.ComponentDecl):  # compat form (spec §10 U6); printed as written
+        if n.stmts:
+            raise ValueError("a component with statements has no one-line form")
+        return f"{_decorators(n.decorators)}component {n.name}({_params(n.params)}) {{ view: {unparse(n.view)} }}"
     if isinstance(n, s.ImportDecl):
         alias = f" as {n.alias}" if n.alias else ""
         return f"{_decorators(n.decorators)}import {'.'.join(n.path)}{alias}"
