@@ -14,24 +14,15 @@ from __future__ import annotations
 
 import json
 import sys
-from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from serving.commands.check import STDIN, Format  # the same "-" and renderings (spec §6/§11) as vox check
+
 if TYPE_CHECKING:
     from vox_lang.runtime import RunConfig
-
-STDIN = "-"
-
-
-class Format(str, Enum):
-    """Renderings of spec §6/§11."""
-
-    human = "human"
-    repair = "repair"
-    json = "json"
 
 
 def _fail(cmd: str, message: str) -> typer.Exit:
