@@ -18,7 +18,7 @@ from __future__ import annotations
 import bisect
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, cast
 
@@ -107,54 +107,91 @@ def training_template(tokenizer: Any) -> str:
     return patched or template
 
 
-def encode_conversation(tokenizer: Any, messages: Sequence[dict[str, str]], template: str | None = None) -> Encoded:
-    """Ids and assistant-only labels of one conversation, contents encoded as plain text.
+class ChatEncoder:
+    """Encodes conversations for training with one tokenizer and chat template.
 
     The template is rendered with each content replaced by a marker; the template's text is encoded
-    with its special tokens, each content with ``split_special_tokens=True``. A token is supervised
-    when it lies inside a ``{% generation %}`` block.
+    with its special tokens (pieces cached: they repeat on every row), all contents in one batched
+    call with ``split_special_tokens=True``. A token is supervised when it lies inside a
+    ``{% generation %}`` block.
+
+    Args:
+        tokenizer: a Hugging Face tokenizer with a chat template.
+        template: the template to render (default :func:`training_template`).
+    """
+
+    def __init__(self, tokenizer: Any, template: str | None = None) -> None:
+        self.tokenizer = tokenizer
+        self.template = template or training_template(tokenizer)
+        self._pieces: dict[str, tuple[list[int], list[int]]] = {}
+
+    def _piece(self, text: str) -> tuple[list[int], list[int]]:
+        """Ids and start offsets of a piece of template text (special tokens parsed)."""
+        if text not in self._pieces:
+            enc = self.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
+            self._pieces[text] = (list(enc["input_ids"]), [a for a, _ in enc["offset_mapping"]])
+        return self._pieces[text]
+
+    def _render(self, messages: Sequence[dict[str, str]]) -> tuple[str, list[tuple[int, int]], list[re.Match[str]]]:
+        """The marked rendering, its generation spans (sorted) and the content markers in order.
+
+        Raises:
+            TrainingError: the template drops or repeats contents (markers do not survive once each).
+        """
+        from transformers.utils.chat_template_utils import render_jinja_template
+
+        marked = [{"role": m["role"], "content": f"{_OPEN}{i}{_CLOSE}"} for i, m in enumerate(messages)]
+        # returns (texts, generation spans) per conversation (annotated as str upstream)
+        rendered, spans = cast(tuple[list[str], list[list[tuple[int, int]]]], render_jinja_template(
+            conversations=[marked], chat_template=self.template, return_assistant_tokens_mask=True,
+            **self.tokenizer.special_tokens_map))
+        marks = list(_MARK.finditer(rendered[0]))
+        if sorted(int(m.group(1)) for m in marks) != list(range(len(messages))):
+            raise TrainingError("the chat template alters message contents; cannot encode them as plain text")
+        return rendered[0], sorted(spans[0]), marks
+
+    def encode(self, conversations: Sequence[Sequence[dict[str, str]]]) -> list[Encoded]:
+        """:class:`Encoded` ids and labels for each conversation."""
+        renders = [self._render(messages) for messages in conversations]
+        texts = [messages[int(m.group(1))]["content"].replace(_OPEN, "").replace(_CLOSE, "")
+                 for messages, (_, _, marks) in zip(conversations, renders) for m in marks]
+        content_ids = iter(self.tokenizer(texts, add_special_tokens=False, split_special_tokens=True)["input_ids"]
+                           if texts else [])
+        return [self._assemble(text, generation, marks, content_ids) for text, generation, marks in renders]
+
+    def _assemble(self, text: str, generation: list[tuple[int, int]], marks: list[re.Match[str]],
+                  content_ids: Iterator[list[int]]) -> Encoded:
+        starts = [a for a, _ in generation]
+
+        def supervised(pos: int) -> bool:
+            i = bisect.bisect_right(starts, pos) - 1
+            return i >= 0 and generation[i][0] <= pos < generation[i][1]
+
+        ids: list[int] = []
+        labels: list[int] = []
+        pos = 0
+        for match in [*marks, None]:
+            end = match.start() if match else len(text)
+            if end > pos:  # template text: its special tokens are real
+                piece_ids, offsets = self._piece(text[pos:end])
+                ids.extend(piece_ids)
+                labels.extend(tid if supervised(pos + a) else IGNORE for tid, a in zip(piece_ids, offsets))
+            if match is None:
+                break
+            content = list(next(content_ids))
+            ids.extend(content)
+            labels.extend(content if supervised(match.start()) else [IGNORE] * len(content))
+            pos = match.end()
+        return Encoded(ids, labels)
+
+
+def encode_conversation(tokenizer: Any, messages: Sequence[dict[str, str]], template: str | None = None) -> Encoded:
+    """Ids and assistant-only labels of one conversation, contents encoded as plain text (see :class:`ChatEncoder`).
 
     Raises:
-        TrainingError: the template drops or repeats message contents (markers do not survive once each).
+        TrainingError: the template drops or repeats message contents.
     """
-    from transformers.utils.chat_template_utils import render_jinja_template
-
-    template = template or training_template(tokenizer)
-    contents = [m["content"].replace(_OPEN, "").replace(_CLOSE, "") for m in messages]
-    marked = [{"role": m["role"], "content": f"{_OPEN}{i}{_CLOSE}"} for i, m in enumerate(messages)]
-    # returns (texts, generation spans) per conversation (annotated as str upstream)
-    rendered, spans = cast(tuple[list[str], list[list[tuple[int, int]]]], render_jinja_template(
-        conversations=[marked], chat_template=template, return_assistant_tokens_mask=True,
-        **tokenizer.special_tokens_map))
-    text, generation = rendered[0], sorted(spans[0])
-    starts = [a for a, _ in generation]
-
-    def supervised(pos: int) -> bool:
-        i = bisect.bisect_right(starts, pos) - 1
-        return i >= 0 and generation[i][0] <= pos < generation[i][1]
-
-    found = [int(m.group(1)) for m in _MARK.finditer(text)]
-    if sorted(found) != list(range(len(messages))):
-        raise TrainingError("the chat template alters message contents; cannot encode them as plain text")
-    ids: list[int] = []
-    labels: list[int] = []
-    pos = 0
-    for match in [*_MARK.finditer(text), None]:
-        end = match.start() if match else len(text)
-        if end > pos:  # template text: its special tokens are real
-            enc = tokenizer(text[pos:end], add_special_tokens=False, return_offsets_mapping=True)
-            for tid, (a, _) in zip(enc["input_ids"], enc["offset_mapping"]):
-                ids.append(tid)
-                labels.append(tid if supervised(pos + a) else IGNORE)
-        if match is None:
-            break
-        content_ids = tokenizer.encode(contents[int(match.group(1))], add_special_tokens=False,
-                                       split_special_tokens=True)
-        keep = supervised(match.start())
-        ids.extend(content_ids)
-        labels.extend(content_ids if keep else [IGNORE] * len(content_ids))
-        pos = match.end()
-    return Encoded(ids, labels)
+    return ChatEncoder(tokenizer, template).encode([messages])[0]
 
 
 def encode_rows(tokenizer: Any, conversations: Sequence[Sequence[dict[str, str]]],
@@ -169,11 +206,9 @@ def encode_rows(tokenizer: Any, conversations: Sequence[Sequence[dict[str, str]]
     Returns:
         ``({"input_ids": [...], "labels": [...]}, report)``, columns for ``datasets.Dataset.from_dict``.
     """
-    template = training_template(tokenizer)
     columns: dict[str, list[list[int]]] = {"input_ids": [], "labels": []}
     too_long = truncated = empty = 0
-    for messages in conversations:
-        enc = encode_conversation(tokenizer, messages, template)
+    for enc in ChatEncoder(tokenizer).encode(conversations):
         if enc.supervised == 0:
             empty += 1
         elif enc.prompt_tokens >= max_length:
