@@ -116,9 +116,13 @@ def model_card(card: dict[str, Any], corpus: dict[str, Any], recipe: dict[str, A
     lines = [
         f"# {card['model_name']}", "",
         f"A {card['base_model']} model fine-tuned with QLoRA to write Vox 2026 programs (vox-mens).", "",
-        "## Evaluation (compile pass on held-out tasks)", "",
+        "## Evaluation (held-out tasks)", "",
+        "A sample passes when it compiles in strict mode and declares what the task names "
+        f"({card.get('eval_policy') or 'unconstrained'} decoding).", "",
         f"- pass@1: {card['pass_at_1']}" if card["pass_at_1"] is not None else "- pass@1: not evaluated",
         f"- pass@{k.get('k')}: {k.get('value')}" if k else "- pass@k: not evaluated",
+        f"- raw compile rate (errors only, names not checked): {card.get('raw_compile_pass_at_1')}",
+        f"- verified best-of-n pass@1: {card.get('verified_pass_at_1')}",
         f"- release gate passed: {card['eval_passed']}", "",
         "## Training data", "",
         f"- corpus version {card['corpus_version']}: {corpus.get('train_rows', '?')} train rows, "
@@ -172,6 +176,8 @@ def export_model(base: str, adapter_dir: str, out_root: Path, cfg: ExportConfig,
             "model_name": cfg.model_name, "base_model": base, "recipe": recipe,
             "system_prompt_mode": system_prompt_mode, "pass_at_1": eval_summary.get("pass_at_1"),
             "pass_at_k": eval_summary.get("pass_at_k"), "eval_passed": bool(eval_summary.get("eval_passed")),
+            "raw_compile_pass_at_1": eval_summary.get("raw_compile_pass_at_1"),
+            "verified_pass_at_1": eval_summary.get("verified_pass_at_1"), "eval_policy": eval_summary.get("policy"),
             "corpus_version": str(corpus.get("version", "")), "created": created.isoformat(),
         }
         (tmp / "vox_mens.json").write_text(json.dumps(card, indent=1))

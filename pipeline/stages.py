@@ -166,9 +166,14 @@ def run_exported_model(config: Any, inputs: Inputs, out_dir: Path, *, recipe: st
     _threads()
     adapter, report = inputs["qlora_adapter"], inputs["eval_report"]
     adapter_eval = report["adapter"]
+    verified = (report.get("policies") or {}).get("verified") or {}
     summary = {"pass_at_1": round(adapter_eval["pass_at_1"], 4),
                "pass_at_k": {"k": adapter_eval["k"], "value": round(adapter_eval["pass_at_k"], 4)},
-               "eval_passed": report["passed"]}
+               "eval_passed": report["passed"],
+               # the headline above is strict + declares what was asked; these are secondary
+               "raw_compile_pass_at_1": round(adapter_eval.get("raw_pass_at_1", 0.0), 4),
+               "verified_pass_at_1": round(verified["pass_at_1"], 4) if verified else None,
+               "policy": report.get("gate_policy")}
     sections = {k: v for k, v in load_recipe(recipe).items() if k != "corpus"}
     result = export_model(adapter["base_model"], adapter["adapter_dir"], out_dir, config,
                           recipe=recipe_path(recipe).stem, eval_summary=summary, corpus=adapter.get("corpus", {}),

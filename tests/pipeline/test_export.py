@@ -15,7 +15,7 @@ from pipeline.sample_corpus import MICRO_RECIPE, sample_rows
 pytestmark = pytest.mark.slow
 
 CARD_KEYS = {"model_name", "base_model", "recipe", "system_prompt_mode", "pass_at_1", "pass_at_k", "eval_passed",
-             "corpus_version", "created"}
+             "corpus_version", "created", "raw_compile_pass_at_1", "verified_pass_at_1", "eval_policy"}
 
 
 @pytest.fixture(scope="module")
