@@ -22,11 +22,12 @@ import logging
 import math
 import time
 from collections import Counter
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pipeline import atomic
 from pipeline.chat_format import check_mode, user_turn
 from pipeline.errors import DataError
 from pipeline.eval_checks import exec_gate, with_exec
@@ -345,30 +346,34 @@ def plot_report(report: EvalReport, path: Path) -> Path:
                  f"({report.gate_policy})")
     ax.legend(loc="upper left", fontsize=7)
     fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path)
+    with atomic.staged(path) as tmp:
+        fig.savefig(tmp, format="png")
     plt.close(fig)
     return path
 
 
-def policy_table(report: EvalReport, key: str = "per_family") -> str:
+def policy_table(report: EvalReport | Mapping[str, Any], key: str = "per_family") -> str:
     """Markdown table: per group (``per_family``/``per_suite``/``per_kind``), headline pass@1 of the
     base (gate policy) and of the adapter under each policy, plus the adapter's raw compile rate
-    and "declares what was asked" rate under the gate policy."""
-    names = list(report.policies) or [report.gate_policy]
-    evs = [report.policies.get(n, report.adapter) for n in names]
-    gate_rows: dict[str, dict[str, Any]] = getattr(report.adapter, key)
-    head = ("| group | tasks | base | " + " | ".join(names) + " | raw compile | declared |\n|"
-            + "---|" * (len(names) + 5))
+    and "declares what was asked" rate under the gate policy. ``report``: an :class:`EvalReport`
+    or its JSON form (``report.json``, the ``eval_report`` stage result)."""
+    from dataclasses import asdict
+
+    r: Mapping[str, Any] = asdict(report) if isinstance(report, EvalReport) else report
+    adapter, base = r["adapter"], r["base"]
+    policies: Mapping[str, Any] = r.get("policies") or {r.get("gate_policy", "unconstrained"): adapter}
+    evs = list(policies.values())
+    head = ("| group | tasks | base | " + " | ".join(policies) + " | raw compile | declared |\n|"
+            + "---|" * (len(policies) + 5))
     rows = []
-    for group, row in gate_rows.items():
-        cells = [f"{getattr(ev, key).get(group, {}).get('pass@1', 0):.2f}" for ev in evs]
+    for group, row in adapter[key].items():
+        cells = [f"{ev[key].get(group, {}).get('pass@1', 0):.2f}" for ev in evs]
         declared = "-" if row.get("declared") is None else f"{row['declared']:.2f}"
-        rows.append(f"| {group} | {int(row['tasks'])} | {getattr(report.base, key).get(group, {}).get('pass@1', 0):.2f} "
+        rows.append(f"| {group} | {int(row['tasks'])} | {base[key].get(group, {}).get('pass@1', 0):.2f} "
                     f"| {' | '.join(cells)} | {row['raw_pass@1']:.2f} | {declared} |")
-    total = " | ".join(f"**{ev.pass_at_1:.2f}**" for ev in evs)
-    declared = "-" if report.adapter.declared_rate is None else f"{report.adapter.declared_rate:.2f}"
-    rows.append(f"| all | {report.tasks} | {report.base.pass_at_1:.2f} | {total} | {report.adapter.raw_pass_at_1:.2f} "
+    total = " | ".join(f"**{ev['pass_at_1']:.2f}**" for ev in evs)
+    declared = "-" if adapter.get("declared_rate") is None else f"{adapter['declared_rate']:.2f}"
+    rows.append(f"| all | {r['tasks']} | {base['pass_at_1']:.2f} | {total} | {adapter['raw_pass_at_1']:.2f} "
                 f"| {declared} |")
     return head + "\n" + "\n".join(rows)
 
@@ -389,7 +394,6 @@ def run_eval(base_gen: Generator, adapter_gen: Generator, tasks: list[Task], cfg
     Raises:
         DataError: bad ``k``/``verify_n`` or a generator returning the wrong number of completions.
     """
-    import json
     from dataclasses import asdict, replace
 
     if not 1 <= cfg.k <= max(cfg.n_samples, 1):
@@ -419,7 +423,5 @@ def run_eval(base_gen: Generator, adapter_gen: Generator, tasks: list[Task], cfg
     if out_dir is not None:
         out_dir.mkdir(parents=True, exist_ok=True)
         report = replace(report, plot_path=str(plot_report(report, out_dir / "pass_at_1.png")))
-        tmp = out_dir / "report.json.tmp"
-        tmp.write_text(json.dumps(asdict(report), indent=1))
-        tmp.replace(out_dir / "report.json")
+        atomic.write_json(out_dir / "report.json", asdict(report))
     return report

@@ -28,6 +28,7 @@ def _table(per: dict[str, dict[str, float]], base: dict[str, dict[str, float]]) 
                 "script tasks), per family, with top failure codes and a plot.",
 )
 def eval_report(context: dg.AssetExecutionContext, vox_state: VoxStateResource) -> dg.MaterializeResult:
+    from pipeline.evaluate import policy_table
     from pipeline.stages import run_stage
 
     with pipeline_failures():
@@ -48,6 +49,12 @@ def eval_report(context: dg.AssetExecutionContext, vox_state: VoxStateResource) 
             f"adapter_exec_pass@{k}": round(adapter.get("exec_pass_at_k", 0.0), 4),
             "threshold": r["threshold"],
             "per_family": dg.MetadataValue.md(_table(adapter["per_family"], base["per_family"])),
+            "policies_per_family": dg.MetadataValue.md(policy_table(r)),  # unconstrained/constrained/verified
+            "policies_per_suite": dg.MetadataValue.md(policy_table(r, "per_suite")),
+            "adapter_raw_compile@1": round(adapter.get("raw_pass_at_1", 0.0), 4),
+            "adapter_declared_rate": "n/a" if adapter.get("declared_rate") is None else round(adapter["declared_rate"], 4),
+            "adapter_failure_classes": dg.MetadataValue.json(adapter.get("failure_classes") or {}),
+            "gate_policy": r.get("gate_policy", "unconstrained"), "pending_policies": ", ".join(r.get("pending") or ()),
             "per_kind": dg.MetadataValue.md(_table(adapter["per_kind"], base["per_kind"])),
             "adapter_top_failures": dg.MetadataValue.json(dict(map(tuple, adapter["failure_codes"]))),
             "base_top_failures": dg.MetadataValue.json(dict(map(tuple, base["failure_codes"]))),
