@@ -52,7 +52,8 @@ def eval_report(context: dg.AssetExecutionContext, vox_state: VoxStateResource) 
             "policies_per_family": dg.MetadataValue.md(policy_table(r)),  # unconstrained/constrained/verified
             "policies_per_suite": dg.MetadataValue.md(policy_table(r, "per_suite")),
             "adapter_raw_compile@1": round(adapter.get("raw_pass_at_1", 0.0), 4),
-            "adapter_declared_rate": "n/a" if adapter.get("declared_rate") is None else round(adapter["declared_rate"], 4),
+            "adapter_declared_rate": (
+                "n/a" if adapter.get("declared_rate") is None else round(adapter["declared_rate"], 4)),
             "adapter_failure_classes": dg.MetadataValue.json(adapter.get("failure_classes") or {}),
             "gate_policy": r.get("gate_policy", "unconstrained"), "pending_policies": ", ".join(r.get("pending") or ()),
             "per_kind": dg.MetadataValue.md(_table(adapter["per_kind"], base["per_kind"])),
