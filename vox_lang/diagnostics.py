@@ -160,7 +160,7 @@ class DiagnosticSink:
 
     def report(
         self,
-        code: ErrorCode | str,
+        code: ErrorCode,
         span: Span,
         *,
         hint: str | None = None,
@@ -170,7 +170,8 @@ class DiagnosticSink:
         """Record one diagnostic for ``code`` at ``span``.
 
         Args:
-            code: registry entry or its string.
+            code: the registry constant (``codes.E0401``): report sites name their code, as
+                mypy's message registry does, so a typo is an import error, not a runtime one.
             span: offsets into ``self.source``; an empty span is rendered one column wide.
             hint: overrides the template hint when given.
             fix: replacement text for the span.
@@ -179,7 +180,7 @@ class DiagnosticSink:
         Returns:
             The recorded diagnostic.
         """
-        key = code.code if isinstance(code, ErrorCode) else code
+        key = code.code
         entry = REGISTRY[key]
         message, tmpl_hint = format_message(key, **fields)
         line, col = self.source.line_col(span.start)
