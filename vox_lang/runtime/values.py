@@ -109,7 +109,7 @@ class Variant:
         return hash((self.tag, tuple(freeze(v) for v in self.values)))
 
 
-class VSet(dict):  # type: ignore[type-arg]
+class VSet(dict[Any, None]):
     """A ``Set``: the keys of a dict (values unused), so iteration keeps insertion order."""
 
     __slots__ = ()
