@@ -105,7 +105,8 @@ def main(argv: list[str] | None = None) -> int:
     for name, src, py, want in cases:
         t0 = time.perf_counter()
         res = check(src)
-        types = TypeInfo(res.hir, res.source)  # type: ignore[arg-type]
+        assert res.hir is not None, f"{name}: {res.errors}"
+        types = TypeInfo(res.hir, res.source)
         prep = time.perf_counter() - t0
         outputs: list[str] = []
 

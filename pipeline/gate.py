@@ -16,10 +16,13 @@ from collections import Counter
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from pipeline.generators.base import Pair
 from pipeline.prompt import vox_blocks
+
+if TYPE_CHECKING:
+    from vox_lang import CheckResult
 
 #: rejection reasons
 NO_BLOCK: Final = "no_vox_block"
@@ -101,7 +104,7 @@ class _Checker:
         self.cache: dict[str, tuple[tuple[str, int, int, str], ...]] = {}
         self.checks = 0
         self.hits = 0
-        self.results: dict[str, object] = {}  # program -> CheckResult, kept for programs with @test
+        self.results: dict[str, CheckResult] = {}  # kept for programs with @test
         self.test_cache: dict[str, tuple[str, int, int, str] | None] = {}
         self.test_runs = 0
 
@@ -132,7 +135,7 @@ class _Checker:
             from vox_lang.runtime import RunConfig, run_tests_checked
 
             self.test_runs += 1
-            report = run_tests_checked(res, RunConfig(max_steps=TEST_MAX_STEPS, timeout_s=TEST_TIMEOUT_S))  # type: ignore[arg-type]
+            report = run_tests_checked(res, RunConfig(max_steps=TEST_MAX_STEPS, timeout_s=TEST_TIMEOUT_S))
             bad = report.first_failure()
             if bad is not None and bad.fault is not None:
                 d = bad.fault.diagnostic

@@ -173,10 +173,12 @@ def _in_big_thread(fn: Callable[[], Any], timeout_s: float, max_depth: int) -> A
 
 
 def _compile(res: CheckResult, types: TypeInfo, rt: RunState, script: tuple[hir.Stmt, ...]) -> tuple[Compiler, Any]:
-    c = Compiler(res.hir, types, rt)  # type: ignore[arg-type]
+    module = res.hir
+    assert module is not None, "only a checked program without errors is compiled"
+    c = Compiler(module, types, rt)
     c.compile_functions()
     c.scope = FnScope(0)
-    body = c.block(hir.Block(script, res.hir.span))  # type: ignore[union-attr]
+    body = c.block(hir.Block(script, module.span))
     size = c.scope.size
     return c, (body, size)
 
