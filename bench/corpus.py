@@ -53,6 +53,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"throughput        : {len(pairs) / total:6.0f} pairs/s")
     print(f"gate share        : {gate_s / total:6.1%}")
     print(f"gate pass rate    : {result.pass_rate:6.2%}  ({len(result.rejections)} rejected)")
+    print(f"@test execution   : {result.test_runs} programs' tests run, {result.tests_rejected} rows rejected by them")
     return 0 if total <= args.target_s else 1
 
 
