@@ -81,3 +81,26 @@ def test_think_filter_streaming_hides_reasoning_across_chunk_boundaries() -> Non
     shown = "".join(f.feed(c) for c in chunks) + f.flush()
     assert shown == "Hello  world a < b"
     assert f.hidden_chars == len("secret plan")
+
+
+LINE_ENDS = {"LF": "\n", "CRLF": "\r\n", "CR": "\r", "NEL": "\x85", "LS": "\u2028", "PS": "\u2029"}
+PROGRAM = ["fn add(a: int, b: int) to int {", "    ret a + b", "}", "print(add(1, 2))"]
+
+
+@pytest.mark.parametrize("style", [*LINE_ENDS, "mixed"])
+def test_every_line_ending_style_closes_the_fence(style: str) -> None:
+    # A CRLF reply used to keep "```\r" unrecognised as the closing fence: the block swallowed the prose.
+    ends = list(LINE_ENDS.values()) if style == "mixed" else [LINE_ENDS[style]]
+    lines = ["Here it is:", "```vox", *PROGRAM, "```", "It prints 3.", "```vox", "print(4)", "```"]
+    answer = "".join(line + ends[i % len(ends)] for i, line in enumerate(lines))
+    blocks = extract_vox_blocks(answer)
+    assert [b.code for b in blocks] == ["\n".join(PROGRAM), "print(4)"]
+    assert all(b.terminated for b in blocks) and [b.line for b in blocks] == [2, 9]
+    import vox_lang
+
+    assert vox_lang.check(join_program(blocks)).ok
+
+
+def test_unterminated_block_after_crlf_is_still_marked() -> None:
+    blocks = extract_vox_blocks("Sure:\r\n```vox\r\nfn f() to int {\r\n  ret 1\r\n}")
+    assert [(b.code, b.terminated) for b in blocks] == [("fn f() to int {\n  ret 1\n}", False)]
