@@ -39,6 +39,11 @@ if TYPE_CHECKING:
 Ev = Callable[[list[Any]], Any]
 
 
+def _not_compiled(frame: list[Any]) -> Any:
+    """``FnCode.run`` until the compiler fills it in (bodies are compiled after every signature)."""
+    raise RuntimeError("internal error: a function body ran before it was compiled")
+
+
 @dataclass(eq=False)
 class FnCode:
     """One compiled function-like body (declared function, handler or lambda)."""
@@ -46,7 +51,7 @@ class FnCode:
     name: str
     decl: hir.FnDecl | None
     span: Span
-    run: Callable[[list[Any]], Any] | None = None
+    run: Callable[[list[Any]], Any] = _not_compiled
     nparams: int = 0
     pad: tuple[None, ...] = ()
     defaults: tuple[tuple[int, Ev], ...] = ()
@@ -272,7 +277,7 @@ def _direct_call(c: Compiler, code: FnCode, evs: tuple[Ev, ...], span: Span) -> 
         if counter[0] < 0:
             budget.checkpoint(span)
         try:
-            code.run(nf)  # type: ignore[misc]
+            code.run(nf)
             return nf[RET_SLOT]
         except RetExc as r:
             return r.value
@@ -300,7 +305,7 @@ def _direct_call(c: Compiler, code: FnCode, evs: tuple[Ev, ...], span: Span) -> 
                 budget.checkpoint(span)
             nf = [None, None, x, *code.pad]
             try:
-                code.run(nf)  # type: ignore[misc]
+                code.run(nf)
                 return nf[1]
             except RetExc as r:
                 return r.value
@@ -557,7 +562,7 @@ def lambda_(c: Compiler, e: hir.Lambda) -> Ev:
                 for slot, default in code.defaults:
                     if f[slot] is MISSING:
                         f[slot] = default(f)
-                code.run(f)  # type: ignore[misc]
+                code.run(f)
                 return f[RET_SLOT]
             except RetExc as r:
                 return r.value

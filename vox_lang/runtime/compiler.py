@@ -610,7 +610,9 @@ def _refs_in_bodies(module: hir.Module) -> frozenset[int]:
         if isinstance(node, hir.Ref):
             found.add(node.def_id)
             continue
-        for fl in fields(node):  # type: ignore[arg-type]
+        if not is_dataclass(node) or isinstance(node, type):  # every HIR node is a dataclass instance
+            continue
+        for fl in fields(node):
             value = getattr(node, fl.name)
             if isinstance(value, tuple):
                 stack.extend(v for v in value if is_dataclass(v))
