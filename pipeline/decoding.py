@@ -317,13 +317,15 @@ class HFGenerator:
         constrained: Vox-constrained decoding (as ``vox serve`` does by default); a tokenizer or
             grammar llguidance cannot use gives a warning and unconstrained decoding
             (:attr:`constraint_note` says why).
+        names: with ``constrained``, also mask identifier uses to resolvable names.
+        require: with ``constrained``, hold each block open until it declares what the request names.
         constraint: a ``f(prompt_len, conversations, n) -> [LogitsProcessor]`` factory that
             replaces the default constraint (e.g. with name-aware masking added).
     """
 
     def __init__(self, model: Any, tokenizer: Any, max_new_tokens: int = 160, temperature: float = 0.2,
                  top_p: float = 0.95, batch_size: int = 64, seed: int = 0, stop_after_block: bool = True,
-                 constrained: bool = True,
+                 constrained: bool = True, names: bool = True, require: bool = True,
                  constraint: Callable[[int, Sequence[list[dict[str, str]]], int], Sequence[Any]] | None = None) -> None:
         self.model, self.tokenizer, self.stop_after_block = model, tokenizer, stop_after_block
         self.max_new_tokens, self.temperature, self.top_p = max_new_tokens, temperature, top_p
@@ -334,7 +336,8 @@ class HFGenerator:
 
             try:
                 vocab = int(model.config.get_text_config().vocab_size)
-                self.constraint = batch_processors(VoxGrammar(tokenizer, eos_ids(model, tokenizer), vocab))
+                grammar = VoxGrammar(tokenizer, eos_ids(model, tokenizer), vocab)
+                self.constraint = batch_processors(grammar, tokenizer=tokenizer, names=names, require=require)
             except ConstraintUnavailable as exc:
                 self.constraint_note = f"unconstrained: {exc}"
                 log.warning("evaluation decodes unconstrained: %s", exc)

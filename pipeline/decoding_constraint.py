@@ -74,6 +74,7 @@ class VoxGrammar:
         from vox_lang.constraint import MODES, constraint_grammar
 
         eos = sorted(set(eos_ids))
+        self.eos: tuple[int, ...] = tuple(eos)
         try:
             self.lltok = llguidance.hf.from_tokenizer(tokenizer, n_vocab=vocab_size, eos_token=eos or None)
         except Exception as exc:  # noqa: BLE001 - llguidance/tokenizers raise assorted types
@@ -177,12 +178,23 @@ class GrammarProcessor(LogitsProcessor):
         return scores
 
 
-def batch_processors(grammar: VoxGrammar | None, mode: str = "response") -> Any:
-    """A ``f(prompt_len, conversations, n) -> [processor]`` factory for :class:`pipeline.decoding.HFGenerator`."""
+def batch_processors(grammar: VoxGrammar | None, mode: str = "response", tokenizer: Any = None,
+                     names: bool = False, require: bool = False) -> Any:
+    """A ``f(prompt_len, conversations, n) -> [processor, ...]`` factory for
+    :class:`pipeline.decoding.HFGenerator`: the grammar, then (``names``/``require``) the
+    name- and request-aware mask of :mod:`pipeline.decoding_names` (``tokenizer`` needed)."""
+    from pipeline.decoding_names import NameMask, request_spec, token_table
+
+    table = token_table(tokenizer) if (names or require) and tokenizer is not None else None
+    eos = sorted(grammar.eos) if grammar is not None else []
 
     def make(prompt_len: int, conversations: Sequence[Any], n: int) -> list[Any]:
-        if grammar is None:
-            return []
-        return [grammar.processor(len(conversations) * n, prompt_len, mode)]
+        out: list[Any] = []
+        if grammar is not None:
+            out.append(grammar.processor(len(conversations) * n, prompt_len, mode))
+        if table is not None:
+            specs = [request_spec(c) for c in conversations for _ in range(n)]
+            out.append(NameMask(tokenizer, table, specs, prompt_len, eos, names=names, require=require))
+        return out
 
     return make

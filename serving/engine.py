@@ -31,8 +31,10 @@ from pipeline.decoding import (
     pick_device,
 )
 from pipeline.decoding_constraint import ConstraintUnavailable, VoxGrammar
+from pipeline.decoding_names import NameMask, request_spec, token_table
 from serving.errors import ModelLoadError, RequestError, ServingError
 from serving.model_dir import ModelDirInfo, inspect_model_dir
+from vox_lang.requests import RequestSpec
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +54,8 @@ class Prepared:
     params: SamplingParams
     constraint: str | None = None
     constraint_note: str | None = None
+    request: RequestSpec = RequestSpec()  # what the last user message names (for the name mask)
+    names: bool = True  # name- and request-aware masking on top of the grammar
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,10 +134,12 @@ class Engine:
         # The union of generation_config.json, config.json and the tokenizer (issue 14 item 12).
         self.eos_ids = frozenset(eos_ids(model, tokenizer, info.eos_token_ids))
         self.grammar: VoxGrammar | None = None
+        self.name_table: Any = None
         self.grammar_error: str | None = None
         try:
             vocab = int(model.config.get_text_config().vocab_size)
             self.grammar = VoxGrammar(tokenizer, self.eos_ids, vocab)
+            self.name_table = token_table(tokenizer)
         except ConstraintUnavailable as exc:
             self.grammar_error = str(exc)
             log.warning("%s: Vox-constrained decoding unavailable, serving unconstrained: %s", info.path, exc)
@@ -264,11 +270,14 @@ class Engine:
         default_max_tokens: int = 512,
         vox_constrained: bool | None = None,
         code_only: bool = False,
+        vox_names: bool | None = None,
     ) -> Prepared:
         """Render the prompt and check the parameters against the context window.
 
         ``vox_constrained`` (default on) masks tokens so every ```vox block stays a prefix of a
-        valid program (``code_only``: the answer is one block and nothing else); a model whose
+        valid program (``code_only``: the answer is one block and nothing else) and, unless
+        ``vox_names`` is false, identifier uses to names that resolve and the block's end to after
+        the items the request names (:mod:`pipeline.decoding_names`); a model whose
         tokenizer or grammar cannot be used is decoded unconstrained and the response says so.
         ``max_tokens`` defaults to ``min(default_max_tokens, room left in the context)``;
         ``temperature`` and ``top_p`` default to the model's ``generation_config.json`` values,
@@ -310,7 +319,8 @@ class Engine:
         wanted = vox_constrained is not False
         if wanted and self.grammar is None:
             return Prepared(prompt_ids, params, None, f"unconstrained: {self.grammar_error}")
-        return Prepared(prompt_ids, params, ("code" if code_only else "response") if wanted else None)
+        mode = ("code" if code_only else "response") if wanted else None
+        return Prepared(prompt_ids, params, mode, None, request_spec(messages), vox_names is not False)
 
     def stream(self, prepared: Prepared, cancel: threading.Event | None = None) -> Iterator[StreamEvent]:
         """Generate for a prepared request, yielding text as it becomes final.
@@ -335,9 +345,13 @@ class Engine:
             processor = None
             if prepared.constraint is not None and self.grammar is not None:
                 processor = self.grammar.processor(1, len(prepared.prompt_ids), prepared.constraint)
+            procs: list[Any] = [processor] if processor is not None else []
+            if processor is not None and prepared.names and self.name_table is not None:
+                procs.append(NameMask(self.tokenizer, self.name_table, [prepared.request], len(prepared.prompt_ids),
+                                      sorted(self.eos_ids)))
             tokens = generate_ids(
                 self.model, prepared.prompt_ids, params, tuple(self.eos_ids), use_cache=self.use_cache, cancel=cancel,
-                processors=[processor] if processor is not None else (),
+                processors=procs,
             )
             try:
                 for token in tokens:

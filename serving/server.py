@@ -58,6 +58,7 @@ class ChatRequest(BaseModel):
     # Vox extensions: grammar-constrained decoding of ```vox blocks (default on), and code-only answers.
     vox_constrained: bool | None = None
     vox_code_only: bool = False
+    vox_names: bool | None = None  # name- and request-aware masking (default on with the constraint)
 
 
 def error_response(status: int, message: str, *, param: str | None = None, code: str | None = None) -> JSONResponse:
@@ -163,6 +164,7 @@ class _Service:
             default_max_tokens=self.default_max_tokens,
             vox_constrained=req.vox_constrained,
             code_only=req.vox_code_only,
+            vox_names=req.vox_names,
         )
 
     def submit(self, fn: Any, *args: Any) -> asyncio.Future[Any]:

@@ -1,0 +1,275 @@
+"""Name- and request-aware masking (issue 9 item 3), a LogitsProcessor layered on the grammar.
+
+Inside a ```vox block, at an identifier *use* position — right after an operator, ``=``, ``ret``,
+``if``, ``while``, ``in``, ``to``, ``:``, ``[``, ``->``, ``|>`` or ``match`` — the identifier being
+written must stay a prefix of a name that resolves: one declared earlier in the block (items,
+variants, parameters, ``let``s, loop variables, generics, pattern bindings, imports' last segment
+or alias), a prelude builtin, constructor, view element or type, a reserved word, or a name the
+request mentions. Positions whose role the left context cannot decide (after ``(``, ``,``, ``{``,
+at a statement start, after ``.``) are left free, so named arguments, fields and declarations are
+never blocked.
+
+Forward references: Vox items may be used before they are declared; the mask admits only those
+the *request* names (``vox_lang.requests``), so a helper the request does not name must be
+written before its first use. This trades a few valid orders for blocking the undefined names
+(E0401/E0403) that dominate the tiny model's failures.
+
+Request-aware: when the request names items (``late_orders(days: List[int]) to int``), the block
+cannot be closed (no token holding a backtick, no EOS) while :func:`vox_lang.requests.missing_items`
+still lists one of them. Scope is approximated lexically (any earlier declaration counts), an
+over-approximation of the real scopes.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from transformers import LogitsProcessor
+
+from vox_lang.lexer import KEYWORDS
+from vox_lang.prelude import BUILTIN_TYPES, BUILTINS, CONSTRUCTORS, STD, VIEW_ELEMENTS
+from vox_lang.requests import RequestSpec, missing_items
+
+log = logging.getLogger(__name__)
+
+_IDENT: Final = re.compile(r"[A-Za-z0-9_]*")
+_TOKENS: Final = re.compile(
+    r'"(?:[^"\\\n]|\\.)*"?|//[^\n]*|@[A-Za-z_][\w.]*|[A-Za-z_]\w*|\d+(?:\.\d+)?|'
+    r"==|!=|<=|>=|\+=|-=|\*=|/=|->|=>|\|>|\S"
+)
+#: tokens after which an identifier is a use (expression or type) and must resolve
+USE_AFTER: Final = frozenset({
+    "=", "+=", "-=", "*=", "/=", "+", "-", "*", "/", "%", "==", "!=", "<", ">", "<=", ">=", "and", "or",
+    "not", "ret", "return", "if", "while", "in", "to", ":", "[", "->", "|>", "match",
+})
+#: names every program may use: prelude values, constructors, view elements, types, reserved words
+PRELUDE_NAMES: Final = frozenset(BUILTINS) | frozenset(CONSTRUCTORS) | frozenset(VIEW_ELEMENTS) \
+    | frozenset(BUILTIN_TYPES) | frozenset(KEYWORDS) | frozenset({"children", "_", "is", "extern"})
+_DECLS: Final = (
+    re.compile(r"\b(?:fn|workflow|activity|type|actor|on|let(?:\s+mut)?|for|as)\s+([A-Za-z_]\w*)"),
+    re.compile(r"\bfor\s+[A-Za-z_]\w*\s*,\s*([A-Za-z_]\w*)"),
+    re.compile(r"([A-Za-z_]\w*)\s*:(?!:)"),  # parameters and fields (fields over-approximate)
+    re.compile(r"\|\s*([A-Za-z_]\w*)"),  # variants
+    re.compile(r"\bimport\s+(?:[A-Za-z_]\w*\.)*([A-Za-z_]\w*)"),
+    re.compile(r"([A-Za-z_]\w*)\s*->"),  # a binding arm
+)
+_GENERICS: Final = re.compile(r"\bfn\s+[A-Za-z_]\w*\s*<([^>]*)>")
+_PATTERN_ARGS: Final = re.compile(r"\(([^()]*)\)\s*->")
+_FENCE: Final = "```vox"
+
+
+def declared_names(code: str) -> set[str]:
+    """Every name ``code`` declares (lexically, anywhere): items, variants, params, lets, loop
+    variables, generics, pattern bindings, imports. Over-approximates real scopes."""
+    names: set[str] = set()
+    for pattern in _DECLS:
+        names.update(pattern.findall(code))
+    for group in _GENERICS.findall(code) + _PATTERN_ARGS.findall(code):
+        names.update(re.findall(r"[A-Za-z_]\w*", group))
+    return names
+
+
+@dataclass(frozen=True)
+class Position:
+    """Where the end of a partial block stands, for the name mask.
+
+    Attributes:
+        partial: identifier characters already written at the end (``""`` if none).
+        continues_use: the identifier ``partial`` belongs to (or one glued on, e.g. after ``+``)
+            is a use.
+        fresh_use: an identifier the next token starts after whitespace would be a use.
+    """
+
+    partial: str
+    continues_use: bool
+    fresh_use: bool
+
+
+_IDENT_CHARS: Final = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_"
+
+
+def position(code: str) -> Position:
+    """Classify the end of ``code`` (the text of an open ```vox block) for the name mask."""
+    partial = code[len(code.rstrip(_IDENT_CHARS)):]
+    head = code[: len(code) - len(partial)]
+    tokens = _TOKENS.findall(head)
+    last = tokens[-1] if tokens else ""
+    in_comment = last.startswith("//") and "\n" not in head[head.rfind("//"):]
+    in_string = last.startswith('"') and (len(last) == 1 or not last.endswith('"'))
+    if in_comment or in_string or partial[:1].isdigit():
+        return Position(partial, False, False)
+    generic_decl = last == "<" and len(tokens) >= 3 and tokens[-3] == "fn"
+    use = last in USE_AFTER and not generic_decl
+    return Position(partial, use, (use and not partial) or partial in USE_AFTER)
+
+
+@dataclass
+class _TokenTable:
+    """Per-token identifier shape, precomputed once per tokenizer (see :func:`token_table`)."""
+
+    lead_ends: dict[str, list[int]]  # no leading space: identifier chars, then something else
+    lead_only: dict[str, list[int]]  # no leading space: identifier chars only
+    ws_lead_ends: dict[str, list[int]]  # whitespace, identifier chars, then something else
+    ws_lead_only: dict[str, list[int]]  # whitespace then identifier chars only
+    glued: list[int]  # every id continuing an identifier (no leading space, identifier char first)
+    digit_led: list[int]  # glued ids starting with a digit (a number when no identifier is open)
+    terminators: list[int]  # ids that end an open identifier (non-identifier char first)
+    ws_ident: list[int]  # ids starting a new identifier after whitespace
+    backtick: list[int]  # ids holding a backtick (could close the fence)
+
+
+def token_table(tokenizer: Any) -> _TokenTable:
+    """Classify every token of ``tokenizer`` by the identifier characters it starts with."""
+    maps: list[dict[str, list[int]]] = [defaultdict(list) for _ in range(4)]
+    glued: list[int] = []
+    digit_led: list[int] = []
+    terminators: list[int] = []
+    ws_ident: list[int] = []
+    backtick: list[int] = []
+    for i in range(len(tokenizer)):
+        text = tokenizer.decode([i])
+        if "`" in text:
+            backtick.append(i)
+        body = text.lstrip(" \t\n\r")
+        spaced = len(body) < len(text)
+        m = _IDENT.match(body)
+        lead = m.group(0) if m else ""
+        if not spaced and lead:
+            glued.append(i)
+            if lead[0].isdigit():
+                digit_led.append(i)
+            maps[1 if len(lead) == len(body) else 0][lead].append(i)
+            continue
+        terminators.append(i)
+        if spaced and lead and not lead[0].isdigit():
+            ws_ident.append(i)
+            maps[3 if len(lead) == len(body) else 2][lead].append(i)
+    lead_ends, lead_only, ws_lead_ends, ws_lead_only = (dict(m) for m in maps)
+    return _TokenTable(lead_ends, lead_only, ws_lead_ends, ws_lead_only, glued, digit_led, terminators, ws_ident,
+                       backtick)
+
+
+@dataclass
+class NameReport:
+    """What the name mask did: steps masked, and fallbacks (no token left)."""
+
+    masked_steps: int = 0
+    events: list[str] = field(default_factory=list)
+
+
+class NameMask(LogitsProcessor):
+    """Mask identifier uses to resolvable names and hold the fence until requested items exist.
+
+    Args:
+        tokenizer: the model's tokenizer (``table``: its :func:`token_table`, cached by the caller).
+        specs: one :class:`RequestSpec` per batch row (``RequestSpec()`` when nothing is named).
+        prompt_len: padded prompt length of the batch.
+        eos_ids: ids that end a completion (held back, like the fence, while items are missing).
+        names: apply the name mask (a).
+        require: apply the request mask (b).
+    """
+
+    def __init__(self, tokenizer: Any, table: _TokenTable, specs: list[RequestSpec], prompt_len: int,
+                 eos_ids: Iterable[int] = (), names: bool = True, require: bool = True) -> None:
+        self.tokenizer, self.table, self.specs, self.prompt_len = tokenizer, table, specs, prompt_len
+        self.eos_ids, self.names, self.require = list(eos_ids), names, require
+        self.report = NameReport()
+        self._texts = [""] * len(specs)
+        self._seen = [0] * len(specs)
+        self._missing: dict[tuple[int, str], bool] = {}
+
+    def _text(self, row: int, ids: Any) -> str:
+        generated = ids[self.prompt_len:].tolist()
+        if len(generated) != self._seen[row]:
+            self._texts[row] = self.tokenizer.decode(generated, skip_special_tokens=True)
+            self._seen[row] = len(generated)
+        return self._texts[row]
+
+    def _name_mask(self, pos: Position, names: set[str], width: int) -> Any:
+        """Bool mask ``[width]`` of the tokens that keep identifier uses resolvable at ``pos``."""
+        import torch
+
+        t = self.table
+        mask = torch.ones(width, dtype=torch.bool)
+
+        def put(ids: list[int], value: bool) -> None:
+            if ids:
+                mask[[i for i in ids if i < width]] = value
+
+        if pos.continues_use:
+            put(t.glued, False)
+            for name in names:
+                if name.startswith(pos.partial):
+                    rest = name[len(pos.partial):]
+                    for k in range(1, len(rest) + 1):
+                        put(t.lead_only.get(rest[:k], []), True)
+                    put(t.lead_ends.get(rest, []), True)
+            if not pos.partial:
+                put(t.digit_led, True)
+            elif pos.partial not in names:
+                put(t.terminators, False)  # the identifier must go on until it names something
+        if pos.fresh_use and (not pos.continues_use or not pos.partial or pos.partial in names):
+            put(t.ws_ident, False)
+            for name in names:
+                for k in range(1, len(name) + 1):
+                    put(t.ws_lead_only.get(name[:k], []), True)
+                put(t.ws_lead_ends.get(name, []), True)
+        return mask
+
+    def _missing_now(self, row: int, code: str) -> bool:
+        key = (row, code)
+        if key not in self._missing:
+            self._missing[key] = bool(missing_items(self.specs[row], code))
+        return self._missing[key]
+
+    def __call__(self, input_ids: Any, scores: Any) -> Any:
+        import torch
+
+        for row in range(min(len(self.specs), scores.shape[0])):
+            text = self._text(row, input_ids[row])
+            start = text.rfind(_FENCE)
+            if start < 0 or "```" in text[start + len(_FENCE):]:
+                continue  # outside a block
+            code = text[start + len(_FENCE):]
+            mask: Any = None
+            if self.names:
+                pos = position(code)
+                if pos.continues_use or pos.fresh_use:
+                    names = declared_names(code) | PRELUDE_NAMES | set(self.specs[row].names) | _imported_std(code)
+                    mask = self._name_mask(pos, names, scores.shape[1])
+            if self.require and self.specs[row] and code.rstrip(" ").endswith(("\n", "}")):
+                if self._missing_now(row, code.rstrip()):
+                    hold = torch.ones(scores.shape[1], dtype=torch.bool)
+                    hold[[i for i in self.table.backtick + self.eos_ids if i < scores.shape[1]]] = False
+                    mask = hold if mask is None else mask & hold
+            if mask is None:
+                continue
+            masked = scores[row].masked_fill(~mask.to(scores.device), float("-inf"))
+            if not bool(torch.isfinite(masked).any()):
+                self.report.events.append(f"row {row}: no resolvable name fits here; name mask skipped")
+                continue
+            scores[row] = masked
+            self.report.masked_steps += 1
+        return scores
+
+
+def _imported_std(code: str) -> set[str]:
+    """``std`` members made visible by ``import std.fs`` (as ``fs``) or ``import std``."""
+    out = {m for m in STD if re.search(rf"\bimport\s+std\.{m}\b", code)}
+    if re.search(r"\bimport\s+std\b(?!\.)", code):
+        out.add("std")
+    return out
+
+
+def request_spec(messages: Iterable[dict[str, Any]]) -> RequestSpec:
+    """What the last user message of a conversation names (``RequestSpec()`` if nothing)."""
+    from vox_lang.requests import extract_request
+
+    users = [m.get("content") for m in messages if m.get("role") == "user"]
+    last = users[-1] if users else ""
+    return extract_request(last if isinstance(last, str) else "")
