@@ -39,6 +39,17 @@ if TYPE_CHECKING:
 Ev = Callable[[list[Any]], Any]
 
 
+def extern_body(code: FnCode) -> Callable[[list[Any]], Any]:
+    """The body of an ``extern fn`` (spec §10 U13): its implementation lives outside Vox, so
+    calling it is R0008."""
+    where = code.decl.extern if code.decl is not None else ""
+    detail = f"extern fn `{code.name}` (from {where!r}) is not available at run time"
+
+    def unavailable(frame: list[Any]) -> Any:
+        raise VoxFault("R0008", code.span, detail=detail)
+    return unavailable
+
+
 def _not_compiled(frame: list[Any]) -> Any:
     """``FnCode.run`` until the compiler fills it in (bodies are compiled after every signature)."""
     raise RuntimeError("internal error: a function body ran before it was compiled")
@@ -76,8 +87,6 @@ def make_invoke(c: Compiler, code: FnCode, parent_frame: bool = False) -> None:
             if f[slot] is MISSING:
                 f[slot] = default(f)
         run = code.run
-        if run is None:
-            raise VoxFault("R0008", span, detail=f"`{name}` has no body to run (extern)")
         run(f)
         return f[RET_SLOT]
 
@@ -93,7 +102,7 @@ def make_invoke(c: Compiler, code: FnCode, parent_frame: bool = False) -> None:
                 args = [*args, *([MISSING] * (code.nparams - len(args)))]
             f = [None, None, *args, *code.pad]
             run = code.run
-            if code.defaults or run is None:
+            if code.defaults:
                 return finish(f)
             run(f)
             return f[RET_SLOT]

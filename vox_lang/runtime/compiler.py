@@ -89,8 +89,11 @@ class Compiler:
     def compile_functions(self) -> None:
         """Compile every function body (invokes exist already, so calls may come first)."""
         for code in self.fns.values():
-            if code.decl is not None and code.decl.extern is None:  # extern fn: no body (spec §10 U13)
+            if code.decl is not None and code.decl.extern is None:
                 self.body(code, code.decl.params, code.decl.body)
+            elif code.decl is not None:  # extern fn: no body (spec §10 U13)
+                code.run = calls.extern_body(code)
+                code.nparams = len(code.decl.params)
 
     def body(self, code: calls.FnCode, params: tuple[hir.Param, ...], block: hir.Block,
              parent: FnScope | None = None) -> None:
