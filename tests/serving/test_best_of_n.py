@@ -105,3 +105,16 @@ def test_local_model_gets_four_candidates_in_one_request_end_to_end(replay: Any)
     assert requests[0]["n"] == 4 and len(requests) == 4 and not requests[0].get("stream")
     assert any("1/4 candidates passed the check; answering with candidate 3" in n for n in notes)
     assert "[local/replay-model]\n" + GOOD in "".join(out)
+
+
+def test_a_server_refusing_n_gets_one_call_per_candidate(replay: Any) -> None:
+    from tests.serving.test_repair_loop import catalog_for
+
+    out: list[str] = []
+    refused = replay.Scripted("only n=1 is supported", status=400)
+    with replay.ReplayServer([refused, ONE_ERROR, GOOD, GOOD, GOOD], model="replay-model") as server:
+        send = routed_sender(catalog_for(server.base_url), {}, "free", timeout=10)
+        result = run_chat(send, lambda _p: None, out.append, prompt=REQUEST)
+        requests = server.requests
+    assert result.verdicts == ("PASS",) and len(requests) == 5
+    assert requests[0]["n"] == 4 and all("n" not in r or r["n"] == 1 for r in requests[1:])
