@@ -13,16 +13,16 @@ from operator import itemgetter
 from typing import Any
 
 from vox_lang import hir
-from vox_lang.runtime import calls, ops
+from vox_lang.runtime import calls, functions, ops, statements
 from vox_lang.runtime.errors import VoxFault
 from vox_lang.runtime.frames import (
     BRK,
-    CNT,
     RET,
     RET_SLOT,
     BrkExc,
     CntExc,
     FnScope,
+    Internal,
     RetExc,
 )
 from vox_lang.runtime.limits import RunState
@@ -43,10 +43,6 @@ Ev = Callable[[list[Any]], Any]
 Run = Callable[[list[Any]], Any]
 
 
-class Internal(Exception):
-    """A HIR shape the executor does not handle (a bug here, reported as an internal error)."""
-
-
 class Compiler:
     """Compiles one checked module for one run.
 
@@ -65,18 +61,18 @@ class Compiler:
         self.globals: list[Any] = []
         self.global_slots: dict[int, int] = {}
         self.scope = FnScope(0)
-        self.fns: dict[int, calls.FnCode] = {}
+        self.fns: dict[int, functions.FnCode] = {}
         self.actors: dict[int, hir.ActorDecl] = {}
         self.type_decls: dict[int, hir.TypeDecl] = {}
         for decl in module.decls:
             if isinstance(decl, hir.FnDecl):
-                self.fns.setdefault(decl.def_id, calls.FnCode(decl.name, decl, decl.span))
+                self.fns.setdefault(decl.def_id, functions.FnCode(decl.name, decl, decl.span))
             elif isinstance(decl, hir.ActorDecl):
                 self.actors[decl.def_id] = decl
             elif isinstance(decl, hir.TypeDecl):
                 self.type_decls[decl.def_id] = decl
         for code in self.fns.values():
-            calls.make_invoke(self, code)
+            functions.make_invoke(self, code)
         self.shared = _refs_in_bodies(module)  # top-level lets some function reads or writes
 
     def is_global(self, def_id: int) -> bool:
@@ -92,10 +88,10 @@ class Compiler:
             if code.decl is not None and code.decl.extern is None:
                 self.body(code, code.decl.params, code.decl.body)
             elif code.decl is not None:  # extern fn: no body (spec §10 U13)
-                code.run = calls.extern_body(code)
+                code.run = functions.extern_body(code)
                 code.nparams = len(code.decl.params)
 
-    def body(self, code: calls.FnCode, params: tuple[hir.Param, ...], block: hir.Block,
+    def body(self, code: functions.FnCode, params: tuple[hir.Param, ...], block: hir.Block,
              parent: FnScope | None = None) -> None:
         """Compile a function-like body into ``code`` (slots, defaults, statements)."""
         saved = self.scope
@@ -191,243 +187,12 @@ class Compiler:
     # ------------------------------------------------------------------ statements
 
     def block(self, b: hir.Block) -> Run:
-        """A block in statement position: returns a signal."""
-        guarded = self.guard_then_ret(b)
-        if guarded is not None:
-            return guarded
-        if len(b.stmts) > 1 and isinstance(b.stmts[-1], hir.Ret) and b.stmts[-1].value is not None:
-            head = self.block(hir.Block(b.stmts[:-1], b.span))
-            val = self.owned(b.stmts[-1].value, top_only=True)
-
-            def then_ret(f: list[Any]) -> Any:
-                sig = head(f)
-                if sig is not None:
-                    return sig
-                f[1] = val(f)
-                return RET
-            return then_ret
-        runs = [self.stmt(s) for s in b.stmts]
-        if not runs:
-            return lambda f: None
-        if len(runs) == 1:
-            return runs[0]
-        if len(runs) == 2:
-            r0, r1 = runs
-
-            def two(f: list[Any]) -> Any:
-                sig = r0(f)
-                if sig is not None:
-                    return sig
-                return r1(f)
-            return two
-        if len(runs) == 3:
-            s0, s1, s2 = runs
-
-            def three(f: list[Any]) -> Any:
-                sig = s0(f)
-                if sig is not None:
-                    return sig
-                sig = s1(f)
-                if sig is not None:
-                    return sig
-                return s2(f)
-            return three
-        seq = tuple(runs)
-
-        def many(f: list[Any]) -> Any:
-            for r in seq:
-                sig = r(f)
-                if sig is not None:
-                    return sig
-            return None
-        return many
-
-    def guard_then_ret(self, b: hir.Block) -> Run | None:
-        """``if c { ret a }`` then ``ret b`` (the shape of most recursive functions) as one
-        closure, with a ``slot < const`` style condition inlined; ``None`` for other shapes."""
-        if len(b.stmts) != 2:
-            return None
-        first, last = b.stmts
-        if not (isinstance(first, hir.ExprStmt) and isinstance(first.expr, hir.If)
-                and isinstance(last, hir.Ret) and last.value is not None):
-            return None
-        e = first.expr
-        if not (isinstance(e.else_, hir.Block) and not e.else_.stmts and len(e.then.stmts) == 1):
-            return None
-        only = e.then.stmts[0]
-        if not (isinstance(only, hir.Ret) and only.value is not None):
-            return None
-        v1, v2 = self.owned(only.value, top_only=True), self.owned(last.value, top_only=True)
-        cond = e.cond
-        if isinstance(cond, hir.Binary) and cond.op in ("<", "<=", "==") and isinstance(cond.right, hir.Lit):
-            slot = self.local_slot(cond.left)
-            if slot is not None and cond.right.kind in ("int", "float"):
-                i, k = slot, self.expr(cond.right)([])
-                if cond.op == "<":
-                    def lt_guard(f: list[Any]) -> Any:
-                        f[1] = v1(f) if f[i] < k else v2(f)
-                        return RET
-                    return lt_guard
-                if cond.op == "<=":
-                    def le_guard(f: list[Any]) -> Any:
-                        f[1] = v1(f) if f[i] <= k else v2(f)
-                        return RET
-                    return le_guard
-
-                def eq_guard(f: list[Any]) -> Any:
-                    f[1] = v1(f) if f[i] == k else v2(f)
-                    return RET
-                return eq_guard
-        test = self.expr(cond)
-
-        def guard(f: list[Any]) -> Any:
-            f[1] = v1(f) if test(f) else v2(f)
-            return RET
-        return guard
-
-    def stmt(self, s: hir.Stmt) -> Run:
-        if isinstance(s, hir.ExprStmt):
-            return self.expr_stmt(s.expr)
-        if isinstance(s, hir.Let):
-            return self.let(s)
-        if isinstance(s, hir.Assign):
-            return calls.assign(self, s)
-        if isinstance(s, hir.Ret):
-            if s.value is None:
-                def ret_unit(f: list[Any]) -> Any:
-                    f[RET_SLOT] = None
-                    return RET
-                return ret_unit
-            val = self.owned(s.value, top_only=True)
-
-            def ret(f: list[Any]) -> Any:
-                f[RET_SLOT] = val(f)
-                return RET
-            return ret
-        if isinstance(s, hir.While):
-            return self.while_(s)
-        if isinstance(s, hir.For):
-            return self.for_(s)
-        if isinstance(s, hir.Break):
-            return lambda f: BRK
-        if isinstance(s, hir.Continue):
-            return lambda f: CNT
-        raise Internal(f"statement {type(s).__name__}")
+        """A block in statement position (:func:`vox_lang.runtime.statements.block`)."""
+        return statements.block(self, b)
 
     def expr_stmt(self, e: hir.Expr) -> Run:
-        """An expression whose value is dropped; ``if``/``match``/blocks keep statement signals."""
-        if isinstance(e, hir.If):
-            cond, then = self.expr(e.cond), self.block(e.then)
-            if isinstance(e.else_, hir.Block) and not e.else_.stmts:
-                only = e.then.stmts[0] if len(e.then.stmts) == 1 else None
-                if isinstance(only, hir.Ret) and only.value is not None:
-                    val = self.owned(only.value, top_only=True)
-
-                    def if_ret(f: list[Any]) -> Any:
-                        if cond(f):
-                            f[1] = val(f)
-                            return RET
-                        return None
-                    return if_ret
-
-                def if_then(f: list[Any]) -> Any:
-                    if cond(f):
-                        return then(f)
-                    return None
-                return if_then
-            other = self.expr_stmt(e.else_)
-
-            def if_else(f: list[Any]) -> Any:
-                if cond(f):
-                    return then(f)
-                return other(f)
-            return if_else
-        if isinstance(e, hir.Block):
-            return self.block(e)
-        if isinstance(e, hir.Match):
-            scrut = self.expr(e.scrutinee)
-            arms = tuple((self.pattern(a.pattern), self.expr_stmt(a.body)) for a in e.arms)
-            return self.matcher(scrut, arms, e, statement=True)
-        ev = self.expr(e)
-
-        def drop(f: list[Any]) -> Any:
-            ev(f)
-        return drop
-
-    def let(self, s: hir.Let) -> Run:
-        val = self.owned(s.value, always=s.mutable)
-        if s.def_id is None:
-            return self.expr_stmt(s.value)
-        put = self.store(s.def_id)
-        if not self.is_global(s.def_id) and self.scope.locate(s.def_id) == (0, self.scope.slots.get(s.def_id)):
-            i = self.scope.slots[s.def_id]
-
-            def let_here(f: list[Any]) -> Any:
-                f[i] = val(f)
-            return let_here
-
-        def let_any(f: list[Any]) -> Any:
-            put(f, val(f))
-        return let_any
-
-    def tick(self, span: Any) -> Callable[[], None]:
-        budget = self.rt.budget
-        return lambda: budget.checkpoint(span)
-
-    def while_(self, s: hir.While) -> Run:
-        cond, body = self.expr(s.cond), self.block(s.body)
-        counter, budget, span = self.rt.counter, self.rt.budget, s.span
-
-        def loop(f: list[Any]) -> Any:
-            while cond(f):
-                counter[0] -= 1
-                if counter[0] < 0:
-                    budget.checkpoint(span)
-                try:
-                    sig = body(f)
-                except BrkExc:
-                    break
-                except CntExc:
-                    continue
-                if sig is not None:
-                    if sig == BRK:
-                        break
-                    if sig == RET:
-                        return sig
-            return None
-        return loop
-
-    def for_(self, s: hir.For) -> Run:
-        items = self.expr(s.iterable)
-        body = self.block(s.body)
-        put = self.store(s.var_id) if s.var_id is not None else None
-        put_i = self.store(s.index_id) if s.index_id is not None else None
-        counter, budget, span = self.rt.counter, self.rt.budget, s.span
-
-        def loop(f: list[Any]) -> Any:
-            seq = items(f)
-            seq = tuple(seq.fields) if type(seq) is Record else tuple(seq)
-            for i, x in enumerate(seq):
-                counter[0] -= 1
-                if counter[0] < 0:
-                    budget.checkpoint(span)
-                if put is not None:
-                    put(f, x)
-                if put_i is not None:
-                    put_i(f, i)
-                try:
-                    sig = body(f)
-                except BrkExc:
-                    break
-                except CntExc:
-                    continue
-                if sig is not None:
-                    if sig == BRK:
-                        break
-                    if sig == RET:
-                        return sig
-            return None
-        return loop
+        """An expression whose value is dropped (:func:`vox_lang.runtime.statements.expr_stmt`)."""
+        return statements.expr_stmt(self, e)
 
     # ------------------------------------------------------------------ match
 
@@ -493,9 +258,9 @@ class Compiler:
         if isinstance(e, hir.Try):
             return self.try_(e)
         if isinstance(e, hir.Lambda):
-            return calls.lambda_(self, e)
+            return functions.lambda_(self, e)
         if isinstance(e, hir.Spawn):
-            return calls.spawn(self, e)
+            return functions.spawn(self, e)
         if isinstance(e, hir.Children):
             return self.children(e)
         raise Internal(f"expression {type(e).__name__} at offset {e.span.start}")

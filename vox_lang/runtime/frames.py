@@ -28,6 +28,10 @@ class _Missing:
 MISSING: Final = _Missing()
 
 
+class Internal(Exception):
+    """A HIR shape the executor does not handle (a bug here, reported as an internal error)."""
+
+
 class RetExc(Exception):
     """``ret`` (or ``?``) inside an expression: caught by the function being returned from."""
 
