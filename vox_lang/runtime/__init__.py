@@ -9,9 +9,11 @@ Public API::
     report.summary()                               # "3 passed, 0 failed"
 
 Modules: :mod:`.values` (values and their text), :mod:`.limits` (configuration, budget),
-:mod:`.builtins` and :mod:`.stdlib` (prelude and std with capabilities), :mod:`.compiler`,
-:mod:`.calls`, :mod:`.ops`, :mod:`.patterns` (HIR → closures), :mod:`.errors` (R-code faults
-with the Vox call stack), :mod:`.runner` (entry points and tests). Imports only ``vox_lang``.
+:mod:`.builtins`, :mod:`.stdlib` (+ :mod:`.stdlib_host`, :mod:`.stdlib_pure`: std with
+capabilities), :mod:`.typed` (the checker's expression types), :mod:`.compiler`,
+:mod:`.statements`, :mod:`.calls`, :mod:`.functions`, :mod:`.ops`, :mod:`.patterns`,
+:mod:`.frames` (HIR → closures), :mod:`.errors` (R-code faults with the Vox call stack),
+:mod:`.runner` (entry points and tests). Imports only ``vox_lang``.
 """
 
 from vox_lang.runtime.errors import RuntimeFault, StackFrame

@@ -1,0 +1,176 @@
+"""The std members that act on the host (spec §5, §10 U2): ``std.fs``, ``std.process``,
+``std.http`` and ``std.env``. They run only when the capability was granted; the check lives in
+:func:`vox_lang.runtime.stdlib.std_function`. Host errors become ``Error(message)``; reads are
+capped, and child processes and HTTP requests get the run's remaining time as their timeout.
+"""
+
+from __future__ import annotations
+
+import glob as globmod
+import os
+import shutil
+import subprocess
+import urllib.request
+from collections.abc import Callable
+from typing import Any, Final
+
+from vox_lang.runtime.errors import ExitRequest
+from vox_lang.runtime.limits import RunState
+from vox_lang.runtime.stdlib_pure import Impl, io_result, json_object
+from vox_lang.runtime.values import NONE, Ok, Record, Some
+from vox_lang.source import Span
+
+#: bytes read from a file or an HTTP response at most (larger reads give Error)
+MAX_READ: Final = 10_000_000
+
+
+# --------------------------------------------------------------------------- fs
+
+
+def _read(path: str) -> str:
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        text = fh.read(MAX_READ + 1)
+    if len(text) > MAX_READ:
+        raise ValueError(f"{path} is larger than {MAX_READ} characters")
+    return text
+
+
+def _write(path: str, text: str) -> None:
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(text)
+
+
+def _file_record(path: str) -> Record:
+    st = os.lstat(path)
+    return Record({
+        "name": os.path.basename(path), "path": path, "size": st.st_size,
+        "modified_ms": int(st.st_mtime * 1000), "is_dir": os.path.isdir(path),
+        "is_file": os.path.isfile(path), "is_symlink": os.path.islink(path),
+    })
+
+
+def _then(action: Callable[[str], None], path: str) -> str:
+    action(path)
+    return path
+
+
+def _unit(fn: Callable[[], Any]) -> Callable[[], None]:
+    def run() -> None:
+        fn()
+    return run
+
+
+FS: Final[dict[str, Impl]] = {
+    "read": lambda rt, a, sp: io_result(lambda: _read(a[0])),
+    "read_bytes": lambda rt, a, sp: io_result(lambda: _read(a[0])),
+    "write": lambda rt, a, sp: io_result(_unit(lambda: _write(a[0], a[1]))),
+    "exists": lambda rt, a, sp: os.path.exists(a[0]),
+    "is_file": lambda rt, a, sp: os.path.isfile(a[0]),
+    "is_dir": lambda rt, a, sp: os.path.isdir(a[0]),
+    "list": lambda rt, a, sp: io_result(lambda: sorted(os.listdir(a[0]))),
+    "list_dir": lambda rt, a, sp: io_result(lambda: sorted(os.listdir(a[0]))),
+    "list_dir_detailed": lambda rt, a, sp: io_result(
+        lambda: [_file_record(os.path.join(a[0], n)) for n in sorted(os.listdir(a[0]))]),
+    "stat": lambda rt, a, sp: io_result(lambda: _file_record(a[0])),
+    "remove": lambda rt, a, sp: io_result(lambda: _then(os.remove, a[0])),
+    "mkdir": lambda rt, a, sp: io_result(lambda: _then(lambda p: os.makedirs(p, exist_ok=True), a[0])),
+    "canonicalize": lambda rt, a, sp: io_result(lambda: os.path.realpath(a[0], strict=True)),
+    "glob": lambda rt, a, sp: io_result(lambda: sorted(globmod.glob(a[0]))),
+    "remove_dir_all": lambda rt, a, sp: io_result(_unit(lambda: shutil.rmtree(a[0]))),
+    "copy": lambda rt, a, sp: io_result(_unit(lambda: shutil.copyfile(a[0], a[1]))),
+}
+
+# --------------------------------------------------------------------------- process
+
+
+def _run(rt: RunState, cmd: str, args: list[str], cwd: str | None = None,
+         env: list[str] | None = None) -> subprocess.CompletedProcess[str]:
+    environ = None
+    if env is not None:
+        environ = dict(os.environ)
+        environ.update(dict(e.split("=", 1) for e in env if "=" in e))
+    return subprocess.run([cmd, *args], capture_output=True, text=True, cwd=cwd or None, env=environ,
+                          timeout=max(rt.budget.time_left(), 0.01), check=False)
+
+
+def _run_text(rt: RunState, a: list[Any]) -> Any:
+    def go() -> str:
+        done = _run(rt, a[0], a[1])
+        if done.returncode != 0:
+            raise ValueError(done.stderr.strip() or f"{a[0]} exited with status {done.returncode}")
+        return done.stdout
+    return io_result(go)
+
+
+def _output(done: subprocess.CompletedProcess[str]) -> Record:
+    return Record({"exit": done.returncode, "stdout": done.stdout, "stderr": done.stderr})
+
+
+def _exit(rt: RunState, a: list[Any], span: Span) -> None:
+    raise ExitRequest(int(a[0]))
+
+
+def _lines(rt: RunState, a: list[Any], span: Span) -> Any:
+    r = _run_text(rt, a)
+    return Ok(r.value.splitlines()) if type(r) is Ok else r
+
+
+def _capture_json(rt: RunState, a: list[Any], span: Span) -> Any:
+    r = _run_text(rt, a)
+    return json_object(r.value) if type(r) is Ok else r
+
+
+def _exec(rt: RunState, a: list[Any], span: Span) -> Any:
+    r = _run_text(rt, a)
+    return Ok(None) if type(r) is Ok else r
+
+
+def _which(rt: RunState, a: list[Any], span: Span) -> Any:
+    found = shutil.which(a[0])
+    return Some(found) if found else NONE
+
+
+PROCESS: Final[dict[str, Impl]] = {
+    "run": lambda rt, a, sp: _run_text(rt, a),
+    "run_capture_lines": _lines,
+    "run_ex": lambda rt, a, sp: io_result(lambda: _run(rt, a[0], a[1], a[2], a[3]).returncode),
+    "run_capture": lambda rt, a, sp: io_result(lambda: _output(_run(rt, a[0], a[1]))),
+    "run_capture_ex": lambda rt, a, sp: io_result(lambda: _output(_run(rt, a[0], a[1], a[2], a[3]))),
+    "run_capture_json": _capture_json,
+    "spawn_background": lambda rt, a, sp: io_result(lambda: subprocess.Popen(
+        [a[0], *a[1]], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).pid),
+    "exec": _exec,
+    "which": _which,
+    "exit": _exit,
+}
+
+# --------------------------------------------------------------------------- http, env
+
+
+def _http(rt: RunState, url: str, body: str | None, content_type: str = "text/plain") -> Any:
+    def go() -> str:
+        if not url.startswith(("http://", "https://")):
+            raise ValueError(f"not an http(s) URL: {url}")
+        data = body.encode("utf-8") if body is not None else None
+        req = urllib.request.Request(url, data=data, headers={"Content-Type": content_type} if data else {})
+        with urllib.request.urlopen(req, timeout=max(rt.budget.time_left(), 0.01)) as resp:
+            raw = resp.read(MAX_READ + 1)
+        if len(raw) > MAX_READ:
+            raise ValueError(f"response larger than {MAX_READ} bytes")
+        return str(raw.decode("utf-8", errors="replace"))
+    return io_result(go)
+
+
+HTTP: Final[dict[str, Impl]] = {
+    "get": lambda rt, a, sp: _http(rt, a[0], None),
+    "get_text": lambda rt, a, sp: _http(rt, a[0], None),
+    "post": lambda rt, a, sp: _http(rt, a[0], a[1]),
+    "post_json": lambda rt, a, sp: _http(rt, a[0], a[1], "application/json"),
+}
+
+def _env_get(rt: RunState, a: list[Any], span: Span) -> Any:
+    value = os.environ.get(a[0])
+    return NONE if value is None else Some(value)
+
+
+ENV: Final[dict[str, Impl]] = {"get": _env_get}

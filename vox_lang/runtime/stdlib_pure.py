@@ -1,0 +1,276 @@
+"""The pure std modules at run time (spec §5, §10 U2/U5): ``json path crypto log regex csv
+toml yaml agentos`` and the clock (``time``); no capability needed. Also the opaque ``Regex`` and
+``Match`` values and their methods.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import re
+import subprocess
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any, Final
+
+from vox_lang.runtime.errors import VoxFault
+from vox_lang.runtime.limits import RunState
+from vox_lang.runtime.values import NONE, Err, Ok, Record, Some, Variant, VSet
+from vox_lang.source import Span
+
+Impl = Callable[[RunState, list[Any], Span], Any]
+
+
+def io_result(fn: Callable[[], Any]) -> Any:
+    """Run an operation that may fail on bad input or on the host, giving ``Ok(value)`` or
+    ``Error(message)``."""
+    try:
+        return Ok(fn())
+    except (OSError, ValueError, subprocess.SubprocessError) as exc:
+        return Err(str(exc.strerror if isinstance(exc, OSError) and exc.strerror else exc))
+
+# --------------------------------------------------------------------------- json
+
+
+def json_object(text: str) -> Any:
+    """``json.parse``: one entry per member of the top-level object, valued by its text (§10 U5)."""
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        return Err(f"invalid JSON: {exc}")
+    if not isinstance(data, dict):
+        return Err("JSON text is not an object")
+    return Ok({str(k): v if isinstance(v, str) else json.dumps(v) for k, v in data.items()})
+
+
+def json_scalar(text: str, kind: str) -> Any:
+    """A member's text read as ``int``, ``float`` or ``bool`` (``Error`` when it is not one)."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return Err(f"not {kind}: {text}")
+    if kind == "int" and type(value) is int:
+        return Ok(value)
+    if kind == "float" and type(value) in (int, float):
+        return Ok(float(value))
+    if kind == "bool" and type(value) is bool:
+        return Ok(value)
+    return Err(f"not {kind}: {text}")
+
+
+def to_json(v: Any, depth: int = 0) -> Any:
+    """A Vox value as JSON data (``json.dump``)."""
+    if depth > 200:
+        return None
+    t = type(v)
+    if t in (int, str, bool):
+        return v
+    if t is float:
+        return v if math.isfinite(v) else str(v)
+    if v is None or v is NONE:
+        return None
+    if t is list or t is VSet:
+        return [to_json(x, depth + 1) for x in v]
+    if t is dict:
+        return {k if isinstance(k, str) else json.dumps(to_json(k, depth + 1)): to_json(x, depth + 1)
+                for k, x in v.items()}
+    if t is Record:
+        return {k: to_json(x, depth + 1) for k, x in v.fields.items()}
+    if t is Some or t is Ok:
+        return to_json(v.value, depth + 1)
+    if t is Err:
+        return {"error": to_json(v.value, depth + 1)}
+    if t is Variant:
+        return v.name if not v.values else {v.name: [to_json(x, depth + 1) for x in v.values]}
+    from vox_lang.runtime.values import show
+
+    return show(v)
+
+
+def _read_key(text: str, key: str, kind: str) -> Any:
+    obj = json_object(text)
+    if type(obj) is Err:
+        return obj
+    if key not in obj.value:
+        return Err(f"missing key {json.dumps(key)}")
+    return Ok(obj.value[key]) if kind == "str" else json_scalar(obj.value[key], kind)
+
+
+JSON: Final[dict[str, Impl]] = {
+    "parse": lambda rt, a, sp: json_object(a[0]),
+    "dump": lambda rt, a, sp: json.dumps(to_json(a[0]), ensure_ascii=False),
+    "read_str": lambda rt, a, sp: _read_key(a[0], a[1], "str"),
+    "read_f64": lambda rt, a, sp: _read_key(a[0], a[1], "float"),
+    "quote": lambda rt, a, sp: json.dumps(a[0], ensure_ascii=False),
+}
+
+# --------------------------------------------------------------------------- time, path, crypto, log
+
+
+def _sleep(rt: RunState, a: list[Any], span: Span) -> None:
+    seconds = max(a[0], 0) / 1000
+    left = rt.budget.time_left()
+    time.sleep(min(seconds, left))
+    if seconds > left:
+        rt.budget.check_time(span)
+        raise VoxFault("R0010", span, detail=f"sleep({a[0]}) runs past the time limit")
+
+
+TIME: Final[dict[str, Impl]] = {
+    "now": lambda rt, a, sp: int(time.time()),
+    "now_ms": lambda rt, a, sp: int(time.time() * 1000),
+    "sleep": _sleep,
+}
+
+PATH: Final[dict[str, Impl]] = {
+    "join": lambda rt, a, sp: os.path.join(a[0], a[1]),
+    "join_many": lambda rt, a, sp: os.path.join(*a[0]) if a[0] else "",
+    "basename": lambda rt, a, sp: os.path.basename(a[0]),
+    "dirname": lambda rt, a, sp: os.path.dirname(a[0]),
+    "extension": lambda rt, a, sp: os.path.splitext(a[0])[1].lstrip("."),
+}
+
+CRYPTO: Final[dict[str, Impl]] = {
+    "hash_fast": lambda rt, a, sp: hashlib.blake2b(a[0].encode(), digest_size=8).hexdigest(),
+    "hash_secure": lambda rt, a, sp: hashlib.sha256(a[0].encode()).hexdigest(),
+    "uuid": lambda rt, a, sp: str(uuid.uuid4()),
+}
+
+
+def _log(level: str) -> Impl:
+    return lambda rt, a, sp: rt.print(f"[{level}] {a[0]}", sp)
+
+
+LOG: Final[dict[str, Impl]] = {name: _log(name) for name in ("debug", "info", "warn", "error")}
+
+# --------------------------------------------------------------------------- regex, csv
+
+
+class RegexVal:
+    """An opaque ``Regex`` (``std.regex.compile``)."""
+
+    __slots__ = ("pattern",)
+
+    def __init__(self, pattern: re.Pattern[str]) -> None:
+        self.pattern = pattern
+
+
+class MatchVal:
+    """An opaque ``Match``: the groups of one match."""
+
+    __slots__ = ("groups",)
+
+    def __init__(self, m: re.Match[str]) -> None:
+        self.groups = (m.group(0), *m.groups())
+
+
+def _compile(rt: RunState, a: list[Any], span: Span) -> Any:
+    try:
+        return Ok(RegexVal(re.compile(a[0])))
+    except (re.error, RecursionError, OverflowError) as exc:
+        return Err(f"invalid pattern: {exc}")
+
+
+def _find(r: RegexVal, text: str) -> Any:
+    m = r.pattern.search(text)
+    return Some(MatchVal(m)) if m else NONE
+
+
+def _csv_rows(text: str) -> list[list[str]]:
+    import csv
+    import io
+
+    return [list(r) for r in csv.reader(io.StringIO(text))]
+
+
+def _csv_records(text: str) -> list[dict[str, str]]:
+    rows = _csv_rows(text)
+    if not rows:
+        return []
+    head = rows[0]
+    return [dict(zip(head, r)) for r in rows[1:]]
+
+
+def _csv_render(rows: list[list[str]]) -> str:
+    import csv
+    import io
+
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="\n").writerows(rows)
+    return buf.getvalue()
+
+
+REGEX: Final[dict[str, Impl]] = {"compile": _compile}
+CSV: Final[dict[str, Impl]] = {
+    "parse": lambda rt, a, sp: io_result(lambda: _csv_rows(a[0])),
+    "parse_records": lambda rt, a, sp: io_result(lambda: _csv_records(a[0])),
+    "render": lambda rt, a, sp: io_result(lambda: _csv_render(a[0])),
+}
+AGENTOS: Final[dict[str, Impl]] = {
+    "mutation_kind_for_tool": lambda rt, a, sp: "write" if any(
+        w in a[0].lower() for w in ("write", "delete", "remove", "create", "update", "run", "exec")) else "read",
+}
+
+def _toml_parse(rt: RunState, a: list[Any], span: Span) -> Any:
+    import tomllib
+
+    try:
+        data = tomllib.loads(a[0])
+    except (tomllib.TOMLDecodeError, RecursionError) as exc:
+        return Err(f"invalid TOML: {exc}")
+    return Ok({str(k): v if isinstance(v, str) else json.dumps(v, default=str) for k, v in data.items()})
+
+
+def _yaml_parse(rt: RunState, a: list[Any], span: Span) -> Any:
+    try:
+        import yaml  # optional: only when a program uses std.yaml
+    except ImportError:
+        return Err("std.yaml is not available on this host")
+    try:
+        data = yaml.safe_load(a[0])
+    except (yaml.YAMLError, RecursionError) as exc:
+        return Err(f"invalid YAML: {exc}")
+    if not isinstance(data, dict):
+        return Err("YAML text is not a mapping")
+    return Ok({str(k): v if isinstance(v, str) else json.dumps(v, default=str) for k, v in data.items()})
+
+
+def _yaml_render(rt: RunState, a: list[Any], span: Span) -> Any:
+    try:
+        import yaml
+    except ImportError:
+        return Err("std.yaml is not available on this host")
+    return Ok(yaml.safe_dump(to_json(a[0]), sort_keys=False))
+
+
+def _toml_render(rt: RunState, a: list[Any], span: Span) -> Any:
+    data = to_json(a[0])
+    if not isinstance(data, dict):
+        return Err("only a map or record can be written as TOML")
+    lines = []
+    for k, v in data.items():
+        if isinstance(v, (dict, list)):
+            return Err(f"nested value under {json.dumps(k)} cannot be written as TOML here")
+        lines.append(f"{json.dumps(k)} = {json.dumps(v)}")
+    return Ok("\n".join(lines) + ("\n" if lines else ""))
+
+
+TOML: Final[dict[str, Impl]] = {"parse": _toml_parse, "render": _toml_render}
+YAML: Final[dict[str, Impl]] = {"parse": _yaml_parse, "render": _yaml_render}
+
+
+#: methods of the opaque prelude types: head → (value class, methods)
+OPAQUE_METHODS: Final[dict[str, tuple[type, dict[str, Any]]]] = {
+    "Regex": (RegexVal, {
+        "matches": lambda rt, r, a, sp: r.pattern.search(a[0]) is not None,
+        "find": lambda rt, r, a, sp: _find(r, a[0]),
+        "find_all": lambda rt, r, a, sp: [MatchVal(m) for m in r.pattern.finditer(a[0])],
+    }),
+    "Match": (MatchVal, {
+        "group": lambda rt, m, a, sp: Some(m.groups[a[0]]) if 0 <= a[0] < len(m.groups) and m.groups[a[0]] is not None
+        else NONE,
+    }),
+}
