@@ -153,8 +153,9 @@ def call(c: Compiler, e: hir.Call) -> Ev:
             params = decl.params if decl is not None else ()
             if all(a.name is None for a in e.args) and len(e.args) == len(params) and not any(
                     p.default is not None for p in params) and decl is not None and decl.extern is None:
-                return functions.direct_call(c, code, tuple(c.expr(a.value) for a in e.args), span)
-            args = bind_args(c, e.args, tuple(p.name for p in params), tuple(p.default is not None for p in params))
+                return functions.direct_call(c, code, tuple(c.owned(a.value) for a in e.args), span)
+            args = bind_args(c, e.args, tuple(p.name for p in params), tuple(p.default is not None for p in params),
+                             copy=True)
             return functions.user_call(code, args, span)
         if kind == "builtin":
             return _builtin_call(c, d.key, e)
@@ -246,7 +247,8 @@ def _member_call(c: Compiler, m: hir.Member, e: hir.Call) -> Ev:
         handler = _handler_decl(c, m.obj, name)
         if handler is not None:
             params = handler.params
-            bound = bind_args(c, e.args, tuple(p.name for p in params), tuple(p.default is not None for p in params))
+            bound = bind_args(c, e.args, tuple(p.name for p in params), tuple(p.default is not None for p in params),
+                              copy=True)
             return _guard(lambda f: obj(f).handlers[name](bound(f)), span)
     evs = tuple(c.expr(a.value) for a in e.args)
     method = bi.find_method(head, name) if head not in ("actor", "record", "") else None
