@@ -36,6 +36,7 @@ _CONTINUATIONS: Final = ("suffix_start", "call", "call_nb", "member", "index", "
 _REGEX_DISPLAY: Final = {
     "binop": tuple(f"`{op}`" for op in "|> or and == != <= >= < > + - * / %".split()),
     "suffix_start": ("`(`", "`.`", "`[`", "`?`"),
+    "raw_atom": ("<token>",),
 }
 
 

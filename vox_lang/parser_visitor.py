@@ -92,6 +92,8 @@ class AstBuilder(ExprBuilder):
             opaque = arg.text
         elif isinstance(arg, Token):
             string = s.StrLit(decode_string(self.src(arg)), arg.span)
+        elif isinstance(arg, str):  # unparsed `( … )` of an argument-taking decorator
+            opaque = arg
         elif isinstance(arg, list):  # `(WORD: NAME)`
             word, name, text = arg
             if word == "kind":
@@ -104,6 +106,14 @@ class AstBuilder(ExprBuilder):
     def visit_deco_args(self, node: Node, children: list[Any]) -> tuple[s.Arg, ...]:
         _, args, _ = children
         return tuple(opt(args, ()))
+
+    def visit_deco_raw(self, node: Node, children: list[Any]) -> str:
+        """Arguments of ``@test``/``@mcp.*``/``@endpoint`` that are not ``args``: their source
+        text (the checker reports E0523; spec §10 U9)."""
+        span = self.span(node)
+        return self.source_text[span.start : span.end]
+
+    visit_raw_tok = visit_raw_group = visit_raw_atom = ExprBuilder.generic_visit
 
     def visit_deco_kind(self, node: Node, children: list[Any]) -> list[str]:
         """``(WORD: NAME)`` → ``[word, name, source text]``."""
