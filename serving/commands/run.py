@@ -87,7 +87,11 @@ def run(
     if not res.ok:
         typer.echo(res.render(fmt.value), err=True)
         raise typer.Exit(1)
-    result = run_checked(res, cfg)
+    try:
+        result = run_checked(res, cfg)
+    except KeyboardInterrupt:
+        typer.echo("vox run: interrupted", err=True)
+        raise typer.Exit(130) from None
     if result.status == "usage":
         raise _fail("run", f"{label}: {result.message}")
     if result.fault is not None:
@@ -123,7 +127,11 @@ def test(
             else:
                 typer.echo(res.render(fmt.value))
             continue
-        report = run_tests_checked(res, cfg)
+        try:
+            report = run_tests_checked(res, cfg)
+        except KeyboardInterrupt:
+            typer.echo("vox test: interrupted", err=True)
+            raise typer.Exit(130) from None
         passed += report.passed
         failed += report.failed
         for o in report.outcomes:
