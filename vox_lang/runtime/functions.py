@@ -54,11 +54,9 @@ def extern_body(code: FnCode) -> Callable[[list[Any]], Any]:
     return unavailable
 
 
-def make_invoke(c: Compiler, code: FnCode, parent_frame: bool = False) -> None:
-    """Create ``code.invoke`` (the body is looked up at call time, so it may be compiled later).
-
-    With ``parent_frame`` the invoke takes ``(parent, args)`` (lambdas).
-    """
+def make_invoke(c: Compiler, code: FnCode) -> None:
+    """Create ``code.invoke(args)`` for calls through a value, named/defaulted arguments and
+    handlers (the body is looked up at call time, so it may be compiled later)."""
     counter, budget = c.rt.counter, c.rt.budget
     max_depth = c.rt.cfg.max_depth
     name, span = code.name, code.span
