@@ -300,6 +300,9 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     chosen = [s for s in STAGES if s in args.stages] if args.stages else list(STAGES)
     try:
+        from pipeline.recipes import validate_recipe
+
+        validate_recipe(args.recipe)  # the whole recipe, before any stage runs
         for name in chosen:
             result = run_stage(name, args.recipe)
             log.info("stage %s: version %s -> %s", name, result.version or "-", paths.artifacts_dir(name))

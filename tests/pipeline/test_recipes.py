@@ -143,3 +143,14 @@ def test_main_job_refuses_a_bad_recipe_before_dagster(tmp_path: Path, capsys: py
     assert main(["--recipe", str(path)]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith(f"error: {path}: unknown section 'trian'") and "\n" not in err
+
+
+def test_stage_runner_refuses_a_bad_recipe_before_the_first_stage(tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    from pipeline import paths
+    from pipeline.stages import main as stages_main
+
+    path = _recipe(tmp_path, _rename("eval", "n_samples", "samples"))
+    assert stages_main(["--recipe", str(path)]) == 2
+    assert "unknown key eval.samples" in capsys.readouterr().out
+    assert not (paths.artifacts_dir("system_prompt", create=False) / "result.json").exists()  # nothing ran
