@@ -21,24 +21,31 @@ from pipeline.stage_result import StageResult
 
 RECIPE = "corpus:\n  seed: 9\n  pairs: 120\n  size: 200\n  workers: 1\n"
 
-FAKE_DATA: dict[str, dict[str, Any]] = {
-    "base_model": {"model": "m", "bootstrap": True, "params": 1, "pretrain_losses": [1.0], "pretrain_tokens": 1,
-                   "seconds": 0.0, "reused": False, "fingerprint": "fp"},
-    "qlora_adapter": {"resumed_from": None, "losses": [[1, 1.0]], "adapter_dir": "a", "steps": 1, "train_loss": 1.0,
-                      "eval_loss": None, "tokens": 1, "tokens_per_s": 1.0, "quantized": True, "device": "cpu",
-                      "system_prompt_mode": "none", "corpus": {"version": "v"}, "mlflow_run_id": None,
-                      "reused": False, "seconds": 0.0, "base_model": "m"},
-    "eval_report": {"base": {"pass_at_1": 0.1, "pass_at_k": 0.1, "k": 2, "per_family": {}, "per_kind": {},
-                             "failure_codes": [], "seconds": 0.0},
-                    "adapter": {"pass_at_1": 0.2, "pass_at_k": 0.2, "k": 2, "per_family": {}, "per_kind": {},
-                                "failure_codes": [], "seconds": 0.0},
-                    "tasks": 1, "system_prompt_mode": "none", "threshold": 0.1, "leaked_tasks": [], "plot_path": None,
-                    "passed": True, "reason": "ok"},
-    "exported_model": {"path": "e", "published": False,
-                       "verify": {"passed": True, "detail": "ok", "max_logit_diff": 0.0},
-                       "card": {"model_name": "m", "eval_passed": True, "pass_at_1": 0.2, "system_prompt_mode": "none",
-                                "corpus_version": "v"}},
-}
+def _fake_data() -> dict[str, dict[str, Any]]:
+    """Results shaped like the real stages' (their own dataclasses), for the asset metadata code."""
+    from pipeline.base_model import BaseModelResult
+    from pipeline.evaluate import EvalReport, ModelEval
+    from pipeline.train import TrainResult
+
+    scores = ModelEval(pass_at_1=0.2, pass_at_k=0.2, k=2, n=2, per_family={}, per_kind={}, failure_codes=())
+    report = EvalReport(base=scores, adapter=scores, threshold=0.1, passed=True, reason="ok",
+                        system_prompt_mode="none", tasks=1)
+    train = TrainResult(adapter_dir="a", run_dir="r", fingerprint="fp", steps=1, train_loss=1.0, eval_loss=None,
+                        tokens=1, tokens_per_s=1.0, seconds=0.0, quantized=True, device="cpu",
+                        system_prompt_mode="none", base_model="m", losses=((1, 1.0),))
+    return {
+        "base_model": dataclasses.asdict(BaseModelResult(model="m", bootstrap=True, params=1, fingerprint="fp",
+                                                         pretrain_losses=(1.0,))),
+        "qlora_adapter": {**dataclasses.asdict(train), "corpus": {"version": "v"}},
+        "eval_report": dataclasses.asdict(report),
+        "exported_model": {"path": "e", "published": False,
+                           "verify": {"passed": True, "detail": "ok", "max_logit_diff": 0.0},
+                           "card": {"model_name": "m", "eval_passed": True, "pass_at_1": 0.2,
+                                    "system_prompt_mode": "none", "corpus_version": "v"}},
+    }
+
+
+FAKED = ("base_model", "qlora_adapter", "eval_report", "exported_model")
 
 
 def _fake(name: str, seen: dict[str, Path]) -> Any:
@@ -48,7 +55,7 @@ def _fake(name: str, seen: dict[str, Path]) -> Any:
         if tracker is not None:
             seen["mlflow"] = Path(tracker.tracking_uri.removeprefix("sqlite:///"))
         (out_dir / "made.txt").write_text(name)
-        return StageResult(name, "v", FAKE_DATA[name])
+        return StageResult(name, "v", _fake_data()[name])
     return run
 
 
@@ -63,16 +70,16 @@ def test_the_resource_state_dir_receives_everything(tmp_path: Path, monkeypatch:
     monkeypatch.setenv("VOX_STATE_DIR", str(env_dir))
     (tmp_path / "tiny.yaml").write_text(RECIPE)
     seen: dict[str, Path] = {}
-    for name in FAKE_DATA:  # the heavy stages are faked; the seam (root passing) is real
+    for name in FAKED:  # the heavy stages are faked; the seam (root passing) is real
         monkeypatch.setitem(stages.STAGES, name, dataclasses.replace(stages.STAGES[name], run=_fake(name, seen)))
     result = dg.materialize(
         [system_prompt, generated_pairs, compiler_gate, corpus, base_model, qlora_adapter, eval_report, exported_model],
         resources={"vox_state": VoxStateResource(state_dir=str(root), recipe=str(tmp_path / "tiny.yaml")),
                    "mlflow": MlflowResource()})
     assert result.success
-    for name in ("system_prompt", "generated_pairs", "gated_pairs", "corpus", *FAKE_DATA):
+    for name in ("system_prompt", "generated_pairs", "gated_pairs", "corpus", *FAKED):
         assert (root / "artifacts" / name / "result.json").is_file() or name == "corpus", name
-    assert {k: v for k, v in seen.items() if k != "mlflow"} == {name: root.resolve() for name in FAKE_DATA}
+    assert {k: v for k, v in seen.items() if k != "mlflow"} == {name: root.resolve() for name in FAKED}
     assert seen["mlflow"] == root.resolve() / "mlflow" / "mlflow.db"
     assert (root / "artifacts" / "corpus" / "train.parquet").is_file()
     assert not env_dir.exists() or not any(env_dir.rglob("*"))
