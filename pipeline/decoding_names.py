@@ -179,52 +179,80 @@ class NameMask(LogitsProcessor):
         self.tokenizer, self.table, self.specs, self.prompt_len = tokenizer, table, specs, prompt_len
         self.eos_ids, self.names, self.require = list(eos_ids), names, require
         self.report = NameReport()
+        self._vocab = len(tokenizer)
+        self._masks: dict[tuple[Position, frozenset[str], int], Any] = {}
+        self._lines_key, self._lines_names = "", set[str]()
+        self._hold: Any = None  # bool mask without backtick tokens and EOS, built on first use
         self._texts = [""] * len(specs)
         self._seen = [0] * len(specs)
         self._missing: dict[tuple[int, str], bool] = {}
 
     def _text(self, row: int, ids: Any) -> str:
-        generated = ids[self.prompt_len:].tolist()
-        if len(generated) != self._seen[row]:
-            self._texts[row] = self.tokenizer.decode(generated, skip_special_tokens=True)
-            self._seen[row] = len(generated)
+        """The row's generated text, decoded incrementally (only the ids new since the last call)."""
+        count = int(ids.shape[0]) - self.prompt_len
+        if count != self._seen[row]:
+            new = ids[self.prompt_len + self._seen[row]:].tolist()
+            self._texts[row] += self.tokenizer.decode(new, skip_special_tokens=True)
+            self._seen[row] = count
         return self._texts[row]
 
     def _name_mask(self, pos: Position, names: set[str], width: int) -> Any:
-        """Bool mask ``[width]`` of the tokens that keep identifier uses resolvable at ``pos``."""
+        """Bool mask ``[width]`` of the tokens that keep identifier uses resolvable at ``pos``
+        (cached: the name set changes only when the block declares something new)."""
+        key = (pos, frozenset(names), width)
+        cached = self._masks.get(key)
+        if cached is None:
+            cached = self._masks[key] = self._build_mask(pos, names, width)
+        return cached
+
+    def _build_mask(self, pos: Position, names: set[str], width: int) -> Any:
         import torch
 
         t = self.table
-        mask = torch.ones(width, dtype=torch.bool)
-
-        def put(ids: list[int], value: bool) -> None:
-            if ids:
-                mask[[i for i in ids if i < width]] = value
-
+        off: list[int] = []  # token classes switched off, then the compatible ids switched back on
+        on: list[int] = []
         if pos.continues_use:
-            put(t.glued, False)
+            off += t.glued
             for name in names:
                 if name.startswith(pos.partial):
                     rest = name[len(pos.partial):]
                     for k in range(1, len(rest) + 1):
-                        put(t.lead_only.get(rest[:k], []), True)
-                    put(t.lead_ends.get(rest, []), True)
+                        on += t.lead_only.get(rest[:k], ())
+                    on += t.lead_ends.get(rest, ())
             if not pos.partial:
-                put(t.digit_led, True)
-            elif pos.partial not in names:
-                put(t.terminators, False)  # the identifier must go on until it names something
+                on += t.digit_led
         if pos.fresh_use and (not pos.continues_use or not pos.partial or pos.partial in names):
-            put(t.ws_ident, False)
+            off += t.ws_ident
             for name in names:
                 for k in range(1, len(name) + 1):
-                    put(t.ws_lead_only.get(name[:k], []), True)
-                put(t.ws_lead_ends.get(name, []), True)
-        return mask
+                    on += t.ws_lead_only.get(name[:k], ())
+                on += t.ws_lead_ends.get(name, ())
+        mask = torch.ones(max(width, self._vocab), dtype=torch.bool)  # ids past the logits are cut below
+        if off:
+            mask[torch.tensor(off)] = False
+        if on:
+            mask[torch.tensor(on)] = True
+        if pos.continues_use and pos.partial and pos.partial not in names:
+            mask[torch.tensor(t.terminators)] = False  # the identifier must go on until it names something
+        return mask[:width]
 
-    def _missing_now(self, row: int, code: str) -> bool:
+    def _declared(self, code: str) -> set[str]:
+        """:func:`declared_names` of ``code``: finished lines cached, only the last line re-read."""
+        cut = code.rfind("\n") + 1
+        done = code[:cut]
+        if self._lines_key != done:
+            self._lines_key, self._lines_names = done, declared_names(done)
+        return self._lines_names | declared_names(code[cut:]) | _imported_std(done)
+
+    def _missing_now(self, row: int, code: str, declared: set[str]) -> bool:
+        """Whether a requested item is still undeclared (a lexical check first; the parser only
+        when every requested name is at least declared somewhere, i.e. rarely)."""
+        spec = self.specs[row]
+        if not spec.names <= declared:
+            return True
         key = (row, code)
         if key not in self._missing:
-            self._missing[key] = bool(missing_items(self.specs[row], code))
+            self._missing[key] = bool(missing_items(spec, code))
         return self._missing[key]
 
     def __call__(self, input_ids: Any, scores: Any) -> Any:
@@ -237,16 +265,18 @@ class NameMask(LogitsProcessor):
                 continue  # outside a block
             code = text[start + len(_FENCE):]
             mask: Any = None
+            declared = self._declared(code)
             if self.names:
                 pos = position(code)
                 if pos.continues_use or pos.fresh_use:
-                    names = declared_names(code) | PRELUDE_NAMES | set(self.specs[row].names) | _imported_std(code)
+                    names = declared | PRELUDE_NAMES | set(self.specs[row].names)
                     mask = self._name_mask(pos, names, scores.shape[1])
-            if self.require and self.specs[row] and code.rstrip(" ").endswith(("\n", "}")):
-                if self._missing_now(row, code.rstrip()):
-                    hold = torch.ones(scores.shape[1], dtype=torch.bool)
-                    hold[[i for i in self.table.backtick + self.eos_ids if i < scores.shape[1]]] = False
-                    mask = hold if mask is None else mask & hold
+            if self.require and self.specs[row]:
+                if self._missing_now(row, code.rstrip(), declared):
+                    if self._hold is None or self._hold.shape[0] != scores.shape[1]:
+                        self._hold = torch.ones(scores.shape[1], dtype=torch.bool)
+                        self._hold[[i for i in self.table.backtick + self.eos_ids if i < scores.shape[1]]] = False
+                    mask = self._hold if mask is None else mask & self._hold
             if mask is None:
                 continue
             masked = scores[row].masked_fill(~mask.to(scores.device), float("-inf"))
@@ -258,12 +288,12 @@ class NameMask(LogitsProcessor):
         return scores
 
 
+_STD_IMPORT: Final = re.compile(r"\bimport\s+std\b(?:\.(\w+))?")
+
+
 def _imported_std(code: str) -> set[str]:
     """``std`` members made visible by ``import std.fs`` (as ``fs``) or ``import std``."""
-    out = {m for m in STD if re.search(rf"\bimport\s+std\.{m}\b", code)}
-    if re.search(r"\bimport\s+std\b(?!\.)", code):
-        out.add("std")
-    return out
+    return {member if member in STD else "std" for member in _STD_IMPORT.findall(code) if not member or member in STD}
 
 
 def request_spec(messages: Iterable[dict[str, Any]]) -> RequestSpec:

@@ -1,0 +1,169 @@
+"""Decoding benchmark: cost of the Vox masks per token, and what they do to completed blocks.
+
+Builds, offline, the default recipe's model *shape* (``pipeline.base_model.BaseModelConfig`` as
+cpu-tiny sets it: vocab 2048 byte-level BPE trained here on generated corpus programs, 4 layers,
+hidden 256) with random weights — or loads ``--model DIR`` (an export) — then:
+
+1. µs per generated token: the plain decode step (``model.generate``, greedy, no processors) and
+   the added time of the grammar mask (llguidance) and of the name/request mask, measured inside
+   the processors while decoding ``--tokens`` tokens of one ```vox block (code mode). Goal: masks
+   ≤ 10% of the decode step.
+2. On the eval tasks (``pipeline/data/eval_tasks*.yaml``), one sampled answer per task in code
+   mode under three policies (grammar only, grammar + names, unconstrained): completed blocks,
+   blocks cut by the token limit, syntax errors (E01xx/E02xx) in completed blocks, E0401/E0403
+   in completed blocks, and "declares what was asked" among tasks that name something.
+
+A random model says nothing about quality; use ``--model`` on a trained export for that.
+Run: ``.venv/bin/python bench/decoding.py [--model DIR] [--tokens 128] [--max-new 160]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+def build_random(vocab: int = 2048) -> tuple[Any, Any]:
+    """The cpu-tiny base model shape with random weights and a tokenizer trained on generated programs."""
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    from pipeline.base_model import BaseModelConfig, tiny_config, train_tokenizer
+    from pipeline.generators import FAMILIES, generate_program
+
+    texts = []
+    for family in FAMILIES:
+        for i in range(60):
+            program = generate_program(family.name, 11, i)[2]
+            texts += [program.prompts[0], f"```vox\n{program.code}\n```\n{program.note}"]
+    tok = train_tokenizer(texts, vocab)
+    cfg = BaseModelConfig(vocab_size=vocab, max_positions=1024)
+    torch.manual_seed(0)
+    model = AutoModelForCausalLM.from_config(tiny_config(cfg, tok)).eval()
+    return model, tok
+
+
+class Timed:
+    """Wrap a LogitsProcessor and add up the seconds spent in it."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner, self.seconds, self.calls = inner, 0.0, 0
+
+    def __call__(self, input_ids: Any, scores: Any) -> Any:
+        start = time.perf_counter()
+        out = self.inner(input_ids, scores)
+        self.seconds += time.perf_counter() - start
+        self.calls += 1
+        return out
+
+
+def per_token(model: Any, tok: Any, tokens: int) -> dict[str, float]:
+    """µs/token of the decode step and of each mask (see module docstring, item 1)."""
+    from pipeline.decoding import SamplingParams, encode_chat, generate_ids
+    from pipeline.decoding_constraint import VoxGrammar
+    from pipeline.decoding_names import NameMask, token_table
+    from vox_lang.requests import extract_request
+
+    request = "Write a function `late_orders(days: List[int], limit: int) to int` counting late orders."
+    prompt = encode_chat(tok, [{"role": "user", "content": request}])
+    params = SamplingParams(max_new_tokens=tokens, temperature=1.0, seed=1)
+    list(generate_ids(model, prompt, SamplingParams(max_new_tokens=8)))  # warm-up
+    start = time.perf_counter()
+    n = sum(1 for _ in generate_ids(model, prompt, params))
+    plain = (time.perf_counter() - start) / n
+    grammar = VoxGrammar(tok, [tok.eos_token_id], model.config.vocab_size)
+    table = token_table(tok)
+    g = Timed(grammar.processor(1, len(prompt), "code"))
+    names = Timed(NameMask(tok, table, [extract_request(request)], len(prompt), [tok.eos_token_id]))
+    start = time.perf_counter()
+    m = sum(1 for _ in generate_ids(model, prompt, params, processors=[g, names]))
+    total = (time.perf_counter() - start) / m
+    return {"tokens_plain": n, "tokens_masked": m, "decode_us": plain * 1e6, "masked_decode_us": total * 1e6,
+            "grammar_us": g.seconds / max(g.calls, 1) * 1e6, "names_us": names.seconds / max(names.calls, 1) * 1e6}
+
+
+def tasks() -> list[dict[str, Any]]:
+    import yaml
+
+    out: list[dict[str, Any]] = []
+    for path in sorted((ROOT / "pipeline/data").glob("eval_tasks*.yaml")):
+        out += yaml.safe_load(path.read_text(encoding="utf-8"))["tasks"]
+    return out
+
+
+def block_stats(model: Any, tok: Any, max_new: int, policy: str) -> dict[str, Any]:
+    """Item 2 of the module docstring, for one policy: ``grammar``, ``names`` or ``none``."""
+    import vox_lang
+    from pipeline.decoding import HFGenerator
+    from pipeline.decoding_constraint import VoxGrammar, batch_processors
+    from vox_lang.requests import extract_request, missing_items
+
+    factory = None
+    if policy != "none":
+        grammar = VoxGrammar(tok, [tok.eos_token_id], model.config.vocab_size)
+        factory = batch_processors(grammar, "code", tok, names=policy == "names", require=policy == "names")
+    gen = HFGenerator(model, tok, max_new_tokens=max_new, temperature=1.0, batch_size=16, seed=3,
+                      constrained=False, constraint=factory)
+    ts = tasks()
+    start = time.perf_counter()
+    outs = gen([[{"role": "user", "content": t["prompt"]}] for t in ts], 1)
+    seconds = time.perf_counter() - start
+    codes: Counter[str] = Counter()
+    done = cut = syntax = named = declared = 0
+    for task, (text,) in zip(ts, outs):
+        begin = text.find("```vox")
+        end = text.find("```", begin + 6) if begin >= 0 else -1
+        if end < 0:
+            cut += 1
+            continue
+        done += 1
+        code = text[begin + 6:end]
+        result = vox_lang.check(code, strict=True)
+        found = {d.code for d in result.errors}
+        codes.update(found)
+        syntax += any(c.startswith(("E01", "E02")) for c in found)
+        spec = extract_request(task["prompt"])
+        if spec:
+            named += 1
+            declared += not missing_items(spec, code)
+    return {"policy": policy, "tasks": len(ts), "completed": done, "cut_by_limit": cut, "syntax_error_blocks": syntax,
+            "E0401_blocks": codes["E0401"], "E0403_blocks": codes["E0403"], "named_and_completed": named,
+            "declares_what_was_asked": declared, "seconds": round(seconds, 1)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    import torch
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", type=Path, default=None, help="an exported model directory (default: random)")
+    parser.add_argument("--tokens", type=int, default=128, help="tokens for the per-token timing")
+    parser.add_argument("--max-new", type=int, default=160, help="token limit per eval answer")
+    parser.add_argument("--threads", type=int, default=1)
+    args = parser.parse_args(argv)
+    torch.set_num_threads(args.threads)
+    if args.model:
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        model, tok = AutoModelForCausalLM.from_pretrained(args.model).eval(), AutoTokenizer.from_pretrained(args.model)
+    else:
+        model, tok = build_random()
+    timing = per_token(model, tok, args.tokens)
+    share = (timing["grammar_us"] + timing["names_us"]) / timing["decode_us"]
+    print(f"decode step: {timing['decode_us']:.0f} µs/token ({timing['tokens_plain']} tokens, no masks)")
+    print(f"grammar mask: {timing['grammar_us']:.0f} µs/token; name/request mask: {timing['names_us']:.0f} µs/token")
+    print(f"masks together: {share:.1%} of the decode step (goal <= 10%); masked decode "
+          f"{timing['masked_decode_us']:.0f} µs/token over {timing['tokens_masked']} tokens")
+    for policy in ("grammar", "names", "none"):
+        print(block_stats(model, tok, args.max_new, policy))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
