@@ -1,6 +1,6 @@
 """Gate boundaries (issue 14.19): a value exactly at a threshold is on the documented side.
 
-The release gate passes at ``adapter pass@1 == threshold`` (">= threshold") and fails at
+The release gate (compile or exec pass@1) passes at ``adapter pass@1 == threshold`` (">= threshold") and fails at
 ``adapter == base`` ("> base"); the gate-rate check passes at ``pass rate == minimum``. Swapping
 ``<`` and ``<=`` in either rule fails one of these cases.
 """
@@ -16,9 +16,12 @@ from pipeline.corpus import gate_rate_ok
 from pipeline.evaluate import ModelEval, gate
 
 
-def _scores(pass_at_1: float) -> ModelEval:
-    return ModelEval(pass_at_1=pass_at_1, pass_at_k=pass_at_1, k=2, n=4, per_family={}, per_kind={},
-                     failure_codes=())
+def _scores(pass_at_1: float, metric: str) -> ModelEval:
+    """Scores whose ``metric`` pass@1 is ``pass_at_1`` (the other metric is set the opposite way)."""
+    other = 1.0 - pass_at_1
+    compile_, exec_ = (pass_at_1, other) if metric == "compile" else (other, pass_at_1)
+    return ModelEval(pass_at_1=compile_, pass_at_k=compile_, k=2, n=4, per_family={}, per_kind={},
+                     failure_codes=(), exec_pass_at_1=exec_)
 
 
 @pytest.mark.parametrize("adapter, base, threshold, passed", [
@@ -28,8 +31,9 @@ def _scores(pass_at_1: float) -> ModelEval:
     (0.3001, 0.30, 0.25, True),   # just above base: passes
     (0.0, 0.0, 0.0, False),       # a zero threshold still needs beating the base
 ])
-def test_release_gate_boundaries(adapter: float, base: float, threshold: float, passed: bool) -> None:
-    ok, why = gate(_scores(base), _scores(adapter), threshold)
+@pytest.mark.parametrize("metric", ["compile", "exec"])
+def test_release_gate_boundaries(adapter: float, base: float, threshold: float, passed: bool, metric: str) -> None:
+    ok, why = gate(_scores(base, metric), _scores(adapter, metric), threshold, metric)
     assert ok is passed, why
 
 
