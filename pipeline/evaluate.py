@@ -324,58 +324,21 @@ def leaked(tasks: list[Task], train_prompts: Collection[str]) -> tuple[str, ...]
 
 
 def plot_report(report: EvalReport, path: Path) -> Path:
-    """Bar chart of headline pass@1 per family: base, then the adapter under each policy; PNG at ``path``."""
-    import matplotlib
+    """Bar chart of headline pass@1 per family (see :func:`pipeline.eval_report.plot_policies`)."""
+    from dataclasses import asdict
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from pipeline.eval_report import plot_policies
 
-    fams = list(report.adapter.per_family)
-    series = [(f"base ({report.gate_policy})", report.base)] + [
-        (f"adapter {name}", ev) for name, ev in (report.policies or {"adapter": report.adapter}).items()]
-    width = 0.8 / len(series)
-    fig, ax = plt.subplots(figsize=(9, 3.6), dpi=90)
-    for j, (label, ev) in enumerate(series):
-        ax.bar([i - 0.4 + width * (j + 0.5) for i in range(len(fams))],
-               [ev.per_family.get(f, {}).get("pass@1", 0) for f in fams], width, label=label)
-    ax.axhline(report.threshold, color="grey", linestyle="--", linewidth=1, label="threshold")
-    ax.set_xticks(list(range(len(fams))), fams, rotation=30, ha="right")
-    ax.set_ylim(0, 1)
-    ax.set_ylabel("pass@1 (strict + declared)")
-    ax.set_title(f"pass@1 base {report.base.pass_at_1:.2f} -> adapter {report.adapter.pass_at_1:.2f} "
-                 f"({report.gate_policy})")
-    ax.legend(loc="upper left", fontsize=7)
-    fig.tight_layout()
-    with atomic.staged(path) as tmp:
-        fig.savefig(tmp, format="png")
-    plt.close(fig)
-    return path
+    return plot_policies(asdict(report), path)
 
 
 def policy_table(report: EvalReport | Mapping[str, Any], key: str = "per_family") -> str:
-    """Markdown table: per group (``per_family``/``per_suite``/``per_kind``), headline pass@1 of the
-    base (gate policy) and of the adapter under each policy, plus the adapter's raw compile rate
-    and "declares what was asked" rate under the gate policy. ``report``: an :class:`EvalReport`
-    or its JSON form (``report.json``, the ``eval_report`` stage result)."""
+    """Markdown table of pass@1 per group and policy (see :func:`pipeline.eval_report.policy_table`)."""
     from dataclasses import asdict
 
-    r: Mapping[str, Any] = asdict(report) if isinstance(report, EvalReport) else report
-    adapter, base = r["adapter"], r["base"]
-    policies: Mapping[str, Any] = r.get("policies") or {r.get("gate_policy", "unconstrained"): adapter}
-    evs = list(policies.values())
-    head = ("| group | tasks | base | " + " | ".join(policies) + " | raw compile | declared |\n|"
-            + "---|" * (len(policies) + 5))
-    rows = []
-    for group, row in adapter[key].items():
-        cells = [f"{ev[key].get(group, {}).get('pass@1', 0):.2f}" for ev in evs]
-        declared = "-" if row.get("declared") is None else f"{row['declared']:.2f}"
-        rows.append(f"| {group} | {int(row['tasks'])} | {base[key].get(group, {}).get('pass@1', 0):.2f} "
-                    f"| {' | '.join(cells)} | {row['raw_pass@1']:.2f} | {declared} |")
-    total = " | ".join(f"**{ev['pass_at_1']:.2f}**" for ev in evs)
-    declared = "-" if adapter.get("declared_rate") is None else f"{adapter['declared_rate']:.2f}"
-    rows.append(f"| all | {r['tasks']} | {base['pass_at_1']:.2f} | {total} | {adapter['raw_pass_at_1']:.2f} "
-                f"| {declared} |")
-    return head + "\n" + "\n".join(rows)
+    from pipeline.eval_report import policy_table as table
+
+    return table(asdict(report) if isinstance(report, EvalReport) else report, key)
 
 
 def run_eval(base_gen: Generator, adapter_gen: Generator, tasks: list[Task], cfg: EvalConfig, mode: str,
