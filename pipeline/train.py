@@ -263,7 +263,7 @@ def build_trainer(cfg: TrainConfig, data: SFTData, run_dir: Path, callbacks: Seq
 
     from pipeline.quant import load_for_training, pick_device, torch_dtype
     from pipeline.train_callbacks import CountingSFTTrainer, SupervisedTokens, SupervisionGuard
-    from pipeline.train_data import encode_rows, require_trainable
+    from pipeline.train_data import encode_rows, require_trainable, warn_dropped
 
     device = pick_device(cfg.device)
     if not cfg.base_model:
@@ -280,6 +280,7 @@ def build_trainer(cfg: TrainConfig, data: SFTData, run_dir: Path, callbacks: Seq
     if data.eval is not None:
         eval_cols, eval_fit = encode_rows(tokenizer, data.eval["messages"], cfg.max_length)
         fit.update(eval_fit.metrics("eval"))
+        warn_dropped(eval_fit, "held-out")  # none left: no eval loss, training goes on
         eval_ds = datasets.Dataset.from_dict(eval_cols) if eval_fit.kept else None
     model, quantized = load_for_training(cfg.base_model, cfg.quantization, device, cfg.compute_dtype,
                                          cfg.double_quant)
@@ -307,7 +308,7 @@ def train(cfg: TrainConfig, dataset: SFTData, out_dir: Path, *, tracker: Any | N
         cfg: the train recipe section (``cfg.base_model`` must be set).
         dataset: see :func:`make_sft_data`.
         out_dir: stage folder; runs live in ``out_dir/runs/<fingerprint>``.
-        tracker: a :class:`pipeline.tracking.Tracker` (default: a new one on the local store).
+        tracker: a :class:`pipeline.tracking.Tracker` (default: :func:`pipeline.tracking.default_tracker`).
         callbacks: extra ``TrainerCallback`` s (tests use one to interrupt).
         recipe_name: recorded in MLflow.
 
@@ -323,7 +324,7 @@ def train(cfg: TrainConfig, dataset: SFTData, out_dir: Path, *, tracker: Any | N
             ``run.json`` says ``killed`` (rerunning resumes from the last checkpoint).
     """
     from pipeline.interrupts import interrupts_raise
-    from pipeline.tracking import Tracker
+    from pipeline.tracking import default_tracker
 
     start = time.perf_counter()
     fp = run_fingerprint(cfg, dataset)
@@ -345,7 +346,7 @@ def train(cfg: TrainConfig, dataset: SFTData, out_dir: Path, *, tracker: Any | N
     if not cfg.resume:
         for old in run_dir.glob("checkpoint-*"):
             shutil.rmtree(old)
-    tracker = tracker or Tracker()
+    tracker = tracker or default_tracker()  # VOX_TRACKING=off: no MLflow
     with interrupts_raise():  # SIGTERM/SIGINT end the run KILLED below instead of leaving it RUNNING
         run_id = tracker.start(f"qlora-{fp[:8]}", run_id=state.get("mlflow_run_id") if checkpoint else None,
                                tags={"fingerprint": fp, "recipe": recipe_name})

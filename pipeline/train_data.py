@@ -234,6 +234,11 @@ def require_trainable(report: FitReport, split: str = "train") -> None:
             f"no {split} row fits train.max_length={report.max_length} whole: {report.prompt_too_long} with the "
             f"prompt alone too long, {report.response_truncated} with the response cut, {report.no_response} with "
             f"no response; raise train.max_length or shorten the corpus rows (corpus.max_chars)")
+    warn_dropped(report, split)
+
+
+def warn_dropped(report: FitReport, split: str) -> None:
+    """Log how many ``split`` rows are left out, and why (nothing when none is)."""
     if report.dropped:
         log.warning("train: %d of %d %s rows do not fit max_length %d whole and are left out (%d prompt too long, "
                     "%d response cut, %d no response)", report.dropped, report.rows, split, report.max_length,
