@@ -90,7 +90,8 @@ def test_micro_run_gate_blocks_then_allows_export(tmp_path: Path, monkeypatch: p
     assert not blocked.asset_materializations_for_node("exported_model")
     assert paths.latest_export(require_passed=False) is None
 
-    monkeypatch.setattr(evaluate, "gate", lambda base, adapter, threshold: (True, "forced for the test"))
+    monkeypatch.setattr(evaluate, "gate",
+                        lambda base, adapter, threshold, metric="compile": (True, "forced for the test"))
     ok = dg.materialize(assets, resources=resources, raise_on_error=False)
     assert ok.success
     assert all(c.passed for c in ok.get_asset_check_evaluations())
