@@ -362,6 +362,7 @@ async def _stream(service: _Service, prepared: Prepared, completion_id: str, inc
                         "model": engine.model_id,
                         "choices": [],
                         "usage": _usage(item),
+                        "vox_constraint": item.constraint,
                     }
                     yield f"data: {json.dumps(usage_chunk)}\n\n"
                 else:
