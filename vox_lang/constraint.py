@@ -34,9 +34,27 @@ _STARTS: Final[dict[str, str]] = {
 }
 
 
+#: literals around which layout drops newlines (L1 inside brackets, L2 after, L3 before): in the
+#: constraint any newlines may stand on both sides of them; closers only before them. (Done in the
+#: grammar with ``NL*``, not in the lexemes: llguidance's lexer is greedy and does not backtrack.)
+_ABSORB_BOTH: Final = ("{", "(", "[", ",", ".", "=", "+=", "-=", "*=", "/=", "->", "|>", "|", "or", "and", "not",
+                       "+", "-", "*", "/", "%", "==", "!=", "<", ">", "<=", ">=", "to", "in", "else", ":", "?")
+_ABSORB_BEFORE: Final = (")", "]", "}")
+
+
 @cache
 def _body() -> str:
-    return GRAMMAR_PATH.read_text(encoding="utf-8")
+    """``constraint.lark`` with optional newlines around the layout literals of its rules."""
+    lines = GRAMMAR_PATH.read_text(encoding="utf-8").splitlines()
+    out = []
+    for line in lines:
+        if line and not line[0].isupper() and not line.startswith(("//", "%", "word:", "  | \"")):
+            for literal in _ABSORB_BOTH + _ABSORB_BEFORE:
+                after = " NL*" if literal in _ABSORB_BOTH else ""
+                line = line.replace(f'"{literal}"', f'(NL* "\x00{literal}"{after})')
+            line = line.replace("\x00", "")
+        out.append(line)
+    return "\n".join(out) + "\n"
 
 
 def constraint_grammar(mode: str = "response") -> str:
