@@ -1,4 +1,5 @@
-"""A small MLflow wrapper: one local store under the state dir, explicit run ids, no globals.
+"""A small MLflow wrapper: one local store under the state dir, explicit run ids, no globals
+(``VOX_TRACKING=off``: :class:`NullTracker`, nothing recorded, no MLflow import).
 
 The store is ``sqlite:///<state>/mlflow/mlflow.db`` with artifacts in ``<state>/mlflow/artifacts``
 (``make mlflow`` opens the UI on it). ``mlflow`` is imported lazily. Uses ``MlflowClient``
@@ -151,3 +152,55 @@ class Tracker:
             self.client._tracking_client.store.flush_async_logging()
             self.client.set_terminated(self.run_id, status=status)
             self.run_id = None
+
+
+class NullTracker:
+    """A tracker that records nothing: the same methods as :class:`Tracker`, no MLflow import.
+
+    Chosen by ``VOX_TRACKING=off`` (:func:`default_tracker`) where MLflow and its SQL store are not
+    installed, e.g. the GPU check on a bare CUDA machine (``tools/gpu_check.sh``).
+    """
+
+    def __init__(self) -> None:
+        self.run_id: str | None = None
+
+    def start(self, run_name: str, run_id: str | None = None, tags: dict[str, str] | None = None) -> str:
+        """Open a run that is never stored; returns ``run_id`` or ``"untracked"``."""
+        self.run_id = run_id or "untracked"
+        return self.run_id
+
+    def log_params(self, params: dict[str, Any]) -> None:
+        """Drop the params."""
+
+    def log_metrics(self, metrics: Mapping[str, Any], step: int) -> None:
+        """Drop the metrics."""
+
+    def set_tags(self, tags: dict[str, Any]) -> None:
+        """Drop the tags."""
+
+    def log_artifacts(self, local_dir: Path, artifact_path: str) -> None:
+        """Drop the artifacts."""
+
+    def log_dict(self, data: dict[str, Any], name: str) -> None:
+        """Drop the dict."""
+
+    def end(self, status: str = "FINISHED", message: str | None = None) -> None:
+        """Close the run."""
+        self.run_id = None
+
+
+def default_tracker() -> Tracker | NullTracker:
+    """The tracker a stage uses when none is passed: :class:`NullTracker` when ``VOX_TRACKING=off``,
+    else a :class:`Tracker` on the local store.
+
+    Raises:
+        PipelineError: ``VOX_TRACKING`` is set to something other than ``on`` or ``off``.
+    """
+    import os
+
+    from pipeline.errors import PipelineError
+
+    switch = os.environ.get("VOX_TRACKING", "on").strip().lower()
+    if switch not in ("on", "off"):
+        raise PipelineError(f"environment variable VOX_TRACKING={switch!r}: use on or off")
+    return NullTracker() if switch == "off" else Tracker()
