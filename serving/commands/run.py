@@ -51,6 +51,10 @@ def _read(cmd: str, arg: str) -> tuple[str, bytes]:
         raise _fail(cmd, f"cannot read {arg}: {exc.strerror or exc}") from None
 
 
+_MAX_TIMEOUT_S = 1_000_000.0
+"""The largest --timeout accepted, seconds (about 11.6 days; threading.TIMEOUT_MAX is far above it)."""
+
+
 def _config(cmd: str, allow: str, max_steps: int, timeout: float, write: Any = None) -> RunConfig:
     from vox_lang.runtime import RunConfig, parse_capabilities
 
@@ -60,8 +64,8 @@ def _config(cmd: str, allow: str, max_steps: int, timeout: float, write: Any = N
         raise _fail(cmd, f"--allow: {exc}") from None
     if max_steps < 1:
         raise _fail(cmd, "--max-steps must be at least 1")
-    if not timeout > 0:
-        raise _fail(cmd, "--timeout must be a positive number of seconds")
+    if not 0 < timeout <= _MAX_TIMEOUT_S:  # also refuses nan and inf (the thread join cannot wait that long)
+        raise _fail(cmd, f"--timeout must be a positive number of seconds, at most {_MAX_TIMEOUT_S:g}")
     return RunConfig(max_steps=max_steps, timeout_s=timeout, capabilities=caps, write=write)
 
 

@@ -83,3 +83,10 @@ def test_vox_test_prints_one_line_per_test_and_a_summary(runner: CliRunner, tmp_
     assert ok.exit_code == 0 and ok.stdout.splitlines()[-1] == "1 passed, 0 failed"
     data = json.loads(runner.invoke(app, ["test", str(tmp_path / "t.vox"), "--format", "json"]).stdout)
     assert data["passed"] == 1 and data["failed"] == 1 and data["tests"][1]["error"]["code"] == "R0002"
+
+
+@pytest.mark.parametrize("value", ["inf", "nan", "1e300", "0"])
+def test_timeout_out_of_range_is_a_usage_error(runner: CliRunner, tmp_path: Path, value: str) -> None:
+    """`--timeout inf` used to run the program and then fail inside the thread join (internal error, exit 3)."""
+    result = runner.invoke(app, ["run", write(tmp_path, "a.vox", GOOD), "--timeout", value])
+    assert result.exit_code == 2 and "--timeout must be a positive number" in result.stderr and result.stdout == ""
