@@ -49,8 +49,8 @@ def eval_report(context: dg.AssetExecutionContext, vox_state: VoxStateResource) 
             f"adapter_exec_pass@{k}": round(adapter.get("exec_pass_at_k", 0.0), 4),
             "threshold": r["threshold"],
             "per_family": dg.MetadataValue.md(_table(adapter["per_family"], base["per_family"])),
-            "policies_per_family": dg.MetadataValue.md(policy_table(r)),  # unconstrained/constrained/verified
-            "policies_per_suite": dg.MetadataValue.md(policy_table(r, "per_suite")),
+            "policies_per_family": dg.MetadataValue.md(policy_table(r.data)),  # unconstrained/constrained/verified
+            "policies_per_suite": dg.MetadataValue.md(policy_table(r.data, "per_suite")),
             "adapter_raw_compile@1": round(adapter.get("raw_pass_at_1", 0.0), 4),
             "adapter_declared_rate": (
                 "n/a" if adapter.get("declared_rate") is None else round(adapter["declared_rate"], 4)),
