@@ -19,6 +19,10 @@ import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pipeline.train import SFTData, TrainConfig
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -39,7 +43,7 @@ def corpus_rows(rows: int) -> tuple[list[dict], list[dict], str]:
         return [r for r in sample if r["split"] == "train"][:rows], [], "sample corpus (no corpus built)"
 
 
-def bare_sft(cfg, data, out: Path) -> float:
+def bare_sft(cfg: TrainConfig, data: SFTData, out: Path) -> float:
     """A plain SFTTrainer run with the same settings; returns non-pad tokens/s."""
     from peft import LoraConfig, prepare_model_for_kbit_training
     from transformers import AutoModelForCausalLM, AutoTokenizer, BitsAndBytesConfig
@@ -75,7 +79,7 @@ def bare_sft(cfg, data, out: Path) -> float:
     return trainer.state.num_input_tokens_seen / out_metrics["train_runtime"]
 
 
-def ours(cfg, data, out: Path) -> tuple[float, float]:
+def ours(cfg: TrainConfig, data: SFTData, out: Path) -> tuple[float, float]:
     """Our pipeline; returns (non-pad tokens/s, non-pad fraction of its batches)."""
     from pipeline.tracking import Tracker
     from pipeline.train import build_trainer, train
@@ -91,7 +95,7 @@ def ours(cfg, data, out: Path) -> tuple[float, float]:
     return res.tokens_per_s, real / total
 
 
-def padded_fraction(data, tokenizer, batch_size: int, max_length: int) -> float:
+def padded_fraction(data: SFTData, tokenizer: Any, batch_size: int, max_length: int) -> float:
     """Non-pad fraction plain padded batching (no packing) would have on the same rows."""
     lens = [min(len(tokenizer.apply_chat_template(m, tokenize=True, return_dict=True)["input_ids"]), max_length)
             for m in data.train["messages"]]
