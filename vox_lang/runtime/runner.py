@@ -194,13 +194,14 @@ def _execute(res: CheckResult, types: TypeInfo, cfg: RunConfig, entry: str) -> t
     assert module is not None
     outer = "script"
     try:
-        if entry.startswith("test "):
-            lets = tuple(s for s in module.script if isinstance(s, hir.Let))
-            c, (body, size) = _compile(res, types, rt, lets)
-        else:
-            c, (body, size) = _compile(res, types, rt, module.script if entry == "script" else ())
-
         def go() -> None:
+            # compiled on the big thread too: compiling a long operator chain (`1 + 1 + … + 1`)
+            # recurses once per operand, beyond the default recursion limit
+            if entry.startswith("test "):
+                lets = tuple(s for s in module.script if isinstance(s, hir.Let))
+                c, (body, size) = _compile(res, types, rt, lets)
+            else:
+                c, (body, size) = _compile(res, types, rt, module.script if entry == "script" else ())
             frame: list[Any] = [None] * size
             body(frame)
             if entry != "script":
