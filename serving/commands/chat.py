@@ -11,9 +11,12 @@ from __future__ import annotations
 import sys
 import threading
 from collections.abc import Callable
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
+
+if TYPE_CHECKING:
+    from serving.chat import ChatResult
 
 MODEL_HELP = ("Mode: free | auto | efficient | balanced | genius (aliases auto-free, fast, standard, "
               "sota, frontier, max), or a concrete model id such as openai/gpt-5 or vox-mens-tiny.")
@@ -65,7 +68,7 @@ def chat(
 def _run(prompt: str | None, model: str, system: str | None, explain: bool, dry_run: bool, local_only: bool,
          max_cost: float | None, max_repairs: int, k: int, vox: bool | None, key_opts: list[str],
          max_tokens: int, timeout: float, stream: bool, err: Callable[[str], None],
-         candidates: int | None = None) -> object:
+         candidates: int | None = None) -> ChatResult | None:
     from pipeline.prompt import system_prompt
     from serving.catalog import load_or_build, with_live_local
     from serving.chat import ChatOptions, routed_sender, run_chat

@@ -89,7 +89,7 @@ def test_every_valid_program_is_accepted_token_by_token(mode: str) -> None:
     assert not blocked, "\n".join(blocked[:10])
 
 
-PROSE = st.text(st.characters(blacklist_characters="`", blacklist_categories=("Cs",)), max_size=60)
+PROSE = st.text(st.characters(blacklist_characters="`", blacklist_categories=["Cs"]), max_size=60)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

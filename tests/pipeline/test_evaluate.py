@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -78,7 +79,7 @@ OK, BAD, NONE = "```vox\nok\n```", "```vox\nbroken\n```", "sorry, no code"
 SCRIPT = {"one": [OK, OK, BAD, NONE], "two": [BAD, BAD, BAD, NONE], "three": [OK, OK, OK, OK]}
 
 
-def scripted(conversations: list[list[dict[str, str]]], n: int) -> list[list[str]]:
+def scripted(conversations: Sequence[list[dict[str, str]]], n: int) -> list[list[str]]:
     """Known outputs keyed by the user prompt (the last message)."""
     return [SCRIPT[c[-1]["content"]][:n] for c in conversations]
 
@@ -102,7 +103,7 @@ def test_scripted_generator_gives_known_pass_at_k() -> None:
 def test_presentation_follows_system_prompt_mode() -> None:
     seen: list[list[dict[str, str]]] = []
 
-    def spy(conversations: list[list[dict[str, str]]], n: int) -> list[list[str]]:
+    def spy(conversations: Sequence[list[dict[str, str]]], n: int) -> list[list[str]]:
         seen.extend(conversations)
         return [[OK] * n for _ in conversations]
 
@@ -124,7 +125,7 @@ def test_gate_needs_threshold_and_improvement() -> None:
 
 
 def test_run_eval_writes_report_and_plot(tmp_path: Path) -> None:
-    def base(conversations: list[list[dict[str, str]]], n: int) -> list[list[str]]:
+    def base(conversations: Sequence[list[dict[str, str]]], n: int) -> list[list[str]]:
         return [[NONE] * n for _ in conversations]
 
     cfg = EvalConfig(n_samples=4, k=2, temperature=0.5, pass_threshold=0.3)
@@ -182,15 +183,15 @@ GOOD, WRONG = "```vox\nfn double(n: int) to int { ret n * 2 }\n```", "```vox\nfn
 
 
 def test_report_has_policies_declared_rate_and_classes(tmp_path: Path) -> None:
-    def unconstrained(conversations: list[list[dict[str, str]]], n: int) -> list[list[str]]:
+    def unconstrained(conversations: Sequence[list[dict[str, str]]], n: int) -> list[list[str]]:
         return [[WRONG, WRONG, WRONG, GOOD] if c[-1]["content"] == ASK else ["```vox\nprint(x)\n```"] * n
                 for c in conversations]
 
-    def constrained(conversations: list[list[dict[str, str]]], n: int) -> list[list[str]]:
+    def constrained(conversations: Sequence[list[dict[str, str]]], n: int) -> list[list[str]]:
         return [[GOOD, WRONG, GOOD, GOOD] if c[-1]["content"] == ASK else [OK.replace("ok", "print(1)")] * n
                 for c in conversations]
 
-    def base(conversations: list[list[dict[str, str]]], n: int) -> list[list[str]]:
+    def base(conversations: Sequence[list[dict[str, str]]], n: int) -> list[list[str]]:
         return [[NONE] * n for _ in conversations]
 
     cfg = EvalConfig(n_samples=4, k=2, temperature=0.5, pass_threshold=0.3)
@@ -210,7 +211,7 @@ def test_report_has_policies_declared_rate_and_classes(tmp_path: Path) -> None:
 
 
 def test_without_a_constrained_decoder_the_gate_uses_unconstrained_and_marks_it_pending() -> None:
-    def gen(conversations: list[list[dict[str, str]]], n: int) -> list[list[str]]:
+    def gen(conversations: Sequence[list[dict[str, str]]], n: int) -> list[list[str]]:
         return [[GOOD] * n for _ in conversations]
 
     report = run_eval(gen, gen, NAMED[:1], EvalConfig(n_samples=2, k=1, temperature=0.5), "none")
