@@ -3,24 +3,26 @@
 ``probe(base_url)`` answers within a hard deadline (default 200 ms) whether the endpoint is up
 and which model ids it serves (with their context window and system-prompt mode when the
 server says: ``vox serve`` cards carry ``max_model_len`` and ``system_prompt_mode``), by
-calling ``GET {base_url}/models``. ``probe_all`` probes several
-endpoints in parallel under one deadline. Standard library only: importing this is free.
+calling ``GET {base_url}/models`` with httpx (no proxies: a loopback probe must never leave the
+machine or wait on a proxy). ``probe_all`` probes several endpoints in parallel under one
+deadline. httpx is imported when the first probe runs, so importing this module is free.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Final
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    import httpx
 
 DEFAULT_ENDPOINT: Final = "http://127.0.0.1:8000/v1"
 DEFAULT_TIMEOUT_S: Final = 0.2
+MAX_BODY_BYTES: Final = 1_000_000  # a /models list is a few KB; more is not an OpenAI server
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,26 +76,45 @@ def _card(item: dict[str, object]) -> ServedModel:
     return ServedModel(str(item["id"]), window, mode if isinstance(mode, str) and mode in ("ssot", "none") else None)
 
 
+_CLIENT: httpx.Client | None = None
+_CLIENT_LOCK = threading.Lock()
+
+
+def _client() -> httpx.Client:
+    """The process's probe client (``httpx.Client``, thread-safe), built once outside any deadline:
+    building one costs tens of milliseconds (TLS context), a probe's whole budget is 200.
+    ``trust_env=False``: no proxy from the environment; no keep-alive: every probe closes its
+    connection, so a probed server is left with no idle connection from us."""
+    global _CLIENT
+    with _CLIENT_LOCK:
+        if _CLIENT is None:
+            import httpx
+
+            _CLIENT = httpx.Client(trust_env=False, limits=httpx.Limits(max_keepalive_connections=0))
+        return _CLIENT
+
+
 def _fetch(base_url: str, timeout: float) -> tuple[tuple[ServedModel, ...], str | None]:
     """GET ``/models``; return ``(model cards, None)`` or ``((), reason)``."""
-    request = urllib.request.Request(f"{base_url}/models", headers={"Accept": "application/json"})
-    # No proxies: a probe of a loopback URL must never leave the machine or wait on a proxy.
-    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    import httpx
+
     try:
-        with opener.open(request, timeout=timeout) as response:
-            body = json.loads(response.read(1_000_000))
-    except urllib.error.HTTPError as exc:
-        return (), f"HTTP {exc.code}"
-    except urllib.error.URLError as exc:
-        reason = exc.reason
-        if isinstance(reason, ConnectionRefusedError):
-            return (), "connection refused"
-        if isinstance(reason, TimeoutError):
-            return (), "timeout"
-        return (), str(reason)
-    except TimeoutError:
+        with _client().stream("GET", f"{base_url}/models", headers={"Accept": "application/json"},
+                              timeout=timeout) as response:
+            if response.status_code >= 400:
+                return (), f"HTTP {response.status_code}"
+            raw = b""
+            for piece in response.iter_bytes():
+                raw += piece
+                if len(raw) > MAX_BODY_BYTES:
+                    return (), f"bad response: body over {MAX_BODY_BYTES} bytes"
+        body = httpx.Response(200, content=raw).json()
+    except httpx.TimeoutException:
         return (), "timeout"
-    except (OSError, ValueError) as exc:
+    except httpx.ConnectError as exc:
+        refused = isinstance(exc.__cause__, ConnectionRefusedError) or "refused" in str(exc).lower()
+        return (), "connection refused" if refused else str(exc) or type(exc).__name__
+    except (httpx.HTTPError, ValueError) as exc:
         return (), f"bad response: {exc}"
     data = body.get("data") if isinstance(body, dict) else None
     if not isinstance(data, list):
@@ -112,6 +133,7 @@ def probe_all(base_urls: Iterable[str], timeout: float = DEFAULT_TIMEOUT_S) -> l
     Returns:
         One :class:`ProbeResult` per URL, in the given order. Never raises for a bad endpoint.
     """
+    _client()  # built before the deadline starts
     urls = [url.rstrip("/") for url in base_urls]
     results: list[ProbeResult | None] = [None] * len(urls)
     start = time.perf_counter()

@@ -347,7 +347,8 @@ def decide(request: RouteRequest, mode: str, *, catalog: Catalog, keys: Collecti
 
 def _excluded_lines(excluded: Mapping[str, Exclusion] | None) -> tuple[str, ...]:
     """One ``--explain`` line per provider left out (sorted)."""
-    return tuple(excluded[p].describe() for p in sorted(excluded or {}))
+    found = excluded or {}
+    return tuple(found[p].describe() for p in sorted(found))
 
 
 def _no_local_model(catalog: Catalog, why: str) -> str:

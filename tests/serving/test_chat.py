@@ -97,8 +97,11 @@ def test_reasoning_is_hidden_from_display_and_from_the_check() -> None:
     seen: list[str] = []
     answer = "<think>try ```vox\nbroken(\n```</think>```vox\nprint(2)\n```"
     out: list[str] = []
-    run_chat(FakeModel(answer), lambda _p: None, out.append, prompt="write vox code",
-             check=lambda src: seen.append(src) or FakeResult())
+    def check(src: str) -> FakeResult:
+        seen.append(src)
+        return FakeResult()
+
+    run_chat(FakeModel(answer), lambda _p: None, out.append, prompt="write vox code", check=check)
     text = "".join(out)
     assert "broken(" not in text and "[reasoning hidden:" in text
     assert seen == ["print(2)\n"]
@@ -112,7 +115,8 @@ def test_mid_stream_abandonment_is_marked_and_excluded() -> None:
     ]
     model = FakeModel(events, "next")
     text, result = transcript(model, None, ["q1", "q2"])
-    assert "[abandoned: partial answer from a/one above; APIConnectionError: reset; the next model answers afresh]" in text
+    assert ("[abandoned: partial answer from a/one above; APIConnectionError: reset; "
+            "the next model answers afresh]") in text
     assert "[b/two]\nfull answer" in text and "~13 prompt" in text  # estimated usage is marked ~
     assert model.calls[1][0][1] == {"role": "assistant", "content": "full answer"}  # not the partial one
 
@@ -237,3 +241,18 @@ def test_repair_that_no_model_can_take_ends_with_fail_not_an_error(exc: Exceptio
     assert result.verdicts == ("FAIL",) and result.calls == 1 and len(model.calls) == 2
     tail = text[text.index("[check] repair stopped"):]
     assert tail.startswith(note + "vox-script-verify: FAIL\nLine 1, Col 1: error[E0401] E\n[session] 1 model call(s)")
+
+
+def test_abandoned_last_model_does_not_promise_a_next_one() -> None:
+    # "the next model answers afresh" used to be printed even when no model was left.
+    events: list[ChatEvent] = [TextDelta("partial ans", "a/one"),
+                               AttemptFailed("a/one", "APIConnectionError: reset", "partial ans", next_model=None)]
+
+    def send(messages: Any, turn: Any) -> Any:
+        yield from events
+        raise AllProvidersFailed("all models failed: a/one: APIConnectionError: reset")
+
+    text, result = transcript(send, None, ["q1"])
+    assert "[abandoned: partial answer from a/one above; APIConnectionError: reset; no model is left to answer]" \
+        in text and "answers afresh" not in text
+    assert "error: all models failed: a/one: APIConnectionError: reset" in text and result.calls == 0

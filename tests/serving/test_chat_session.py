@@ -93,7 +93,8 @@ def test_out_of_credit_is_cached_with_an_expiry_and_shown_by_the_cli(monkeypatch
             monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-openai-000000")
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-000000")
-    for name, value in {"VOX_NO_KEYRING": "1", "VOX_OFFLINE": "1", "VOX_LOCAL_ENDPOINTS": "", "VOX_OLLAMA": "0"}.items():
+    offline = {"VOX_NO_KEYRING": "1", "VOX_OFFLINE": "1", "VOX_LOCAL_ENDPOINTS": "", "VOX_OLLAMA": "0"}
+    for name, value in offline.items():
         monkeypatch.setenv(name, value)
     runner = CliRunner()
     result = runner.invoke(app, ["chat", "--dry-run", "-m", "balanced", "hello there"])

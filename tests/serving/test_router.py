@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 import pytest
 
@@ -241,10 +242,10 @@ def test_cli_provider_qualified_unknown_id_is_a_usage_error(monkeypatch: pytest.
     assert "no API key for vercel_ai_gateway" not in result.output and "Traceback" not in result.output
 
 
-def sized(total: int, system: int, **kw: object) -> RouteRequest:
+def sized(total: int, system: int, **kw: Any) -> RouteRequest:
     """A request of ``total`` tokens, ``system`` of them the SSOT system prompt, as each local
     ``system_prompt_mode`` presents it (``none``: without it; ``ssot``: with it)."""
-    return RouteRequest(CODE, est_input_tokens=total, est_system_tokens=system,  # type: ignore[arg-type]
+    return RouteRequest(CODE, est_input_tokens=total, est_system_tokens=system,
                         presented_tokens={"none": total - system, "ssot": total}, **kw)
 
 
