@@ -55,11 +55,11 @@ def main() -> None:
                         "seconds": round(time.perf_counter() - t0, 1), "transcript": out})
         print(f"{task.id}: {'PASS' if ok else 'FAIL'}{'' if names_ok else ' (asked item not declared)'} "
               f"{time.perf_counter() - t0:.1f}s", flush=True)
+        if args.out:  # after every task, so an interrupted run keeps its transcripts
+            args.out.write_text(json.dumps(records, indent=1))
     n = len(tasks)
     print(f"vox chat --model free: PASS {passed}/{n} = {passed / n:.2f}; declares what was asked {declared}/{n}; "
           f"{time.perf_counter() - start:.0f}s")
-    if args.out:
-        args.out.write_text(json.dumps(records, indent=1))
 
 
 if __name__ == "__main__":
