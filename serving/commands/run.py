@@ -13,6 +13,7 @@ library are imported at load time.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -69,9 +70,24 @@ def _config(cmd: str, allow: str, max_steps: int, timeout: float, write: Any = N
     return RunConfig(max_steps=max_steps, timeout_s=timeout, capabilities=caps, write=write)
 
 
+_SIGPIPE_EXIT = 141
+"""Exit status when the reader of standard output has gone (128 + SIGPIPE, as a shell reports it)."""
+
+
 def _write_out(text: str) -> None:
-    sys.stdout.write(text)
-    sys.stdout.flush()
+    """Write program output; when the reader closed the pipe (`vox run f.vox | head -1`) the
+    program stops quietly with exit 141 instead of an executor 'internal error'."""
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        from vox_lang.runtime.errors import ExitRequest
+
+        try:  # later flushes (interpreter exit included) must not fail again
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+        raise ExitRequest(_SIGPIPE_EXIT) from None
 
 
 def run(

@@ -90,3 +90,20 @@ def test_timeout_out_of_range_is_a_usage_error(runner: CliRunner, tmp_path: Path
     """`--timeout inf` used to run the program and then fail inside the thread join (internal error, exit 3)."""
     result = runner.invoke(app, ["run", write(tmp_path, "a.vox", GOOD), "--timeout", value])
     assert result.exit_code == 2 and "--timeout must be a positive number" in result.stderr and result.stdout == ""
+
+
+def test_closed_stdout_stops_the_program_quietly(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`vox run f.vox | head -1` used to end in 'internal error in the executor: BrokenPipeError'."""
+    import io
+
+    from serving.commands import run as run_cmd
+    from vox_lang.runtime.errors import ExitRequest
+
+    class Closed(io.StringIO):
+        def write(self, s: str) -> int:
+            raise BrokenPipeError(32, "Broken pipe")
+
+    monkeypatch.setattr("sys.stdout", Closed())
+    with pytest.raises(ExitRequest) as info:
+        run_cmd._write_out("1\n")
+    assert info.value.code == 141
