@@ -143,7 +143,7 @@ def load_or_build(force: bool = False, max_age: float | None = None, warn: Warn 
     return catalog, True
 
 
-def with_live_local(catalog: Catalog, urls: list[str] | None = None, timeout: float = 0.2) -> Catalog:
+def with_live_local(catalog: Catalog, urls: list[str] | None = None, timeout: float | None = None) -> Catalog:
     """Replace the catalog's local entries by a fresh probe; stale ones stay, marked unreachable."""
     live, status = probe_local(urls if urls is not None else local_endpoint_urls(), timeout)
     live_ids = {e.id for e in live}

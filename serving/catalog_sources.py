@@ -41,9 +41,11 @@ def per_token_to_per_mtok(value: object, where: str) -> float | None:
     Negative values (OpenRouter's "variable price" marker), non-numbers and results above
     :data:`MAX_SANE_USD_PER_MTOK` (a unit mix-up at the source) give ``None``.
     """
+    if not isinstance(value, int | float | str):  # JSON gives numbers or numeric strings
+        return None
     try:
-        per_token = float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
+        per_token = float(value)
+    except ValueError:
         return None
     per_mtok = round(per_token * 1_000_000, 6)
     if per_token < 0 or per_mtok > MAX_SANE_USD_PER_MTOK or per_mtok != per_mtok:
@@ -73,8 +75,8 @@ def litellm_cost_map() -> dict[str, Any]:
     """LiteLLM's bundled cost map, read offline from the installed package.
 
     Reads ``model_prices_and_context_window_backup.json`` next to LiteLLM's ``__init__`` without
-    importing LiteLLM (≈5 s), once per process (treat the result as read-only); falls back to ``litellm.model_cost`` with
-    ``LITELLM_LOCAL_MODEL_COST_MAP=True`` set first so the import never fetches.
+    importing LiteLLM (≈5 s), once per process (treat the result as read-only); falls back to
+    ``litellm.model_cost`` with ``LITELLM_LOCAL_MODEL_COST_MAP=True`` set first so the import never fetches.
     """
     import importlib.util
 
@@ -165,10 +167,9 @@ def export_pass_at_1() -> dict[str, float]:
     from pipeline import paths
 
     found: dict[str, float] = {}
-    root = Path(os.environ.get("VOX_STATE_DIR") or paths.PROJECT_ROOT / ".vox-state")
-    exports = root / "artifacts" / "exported_model"
+    exports = paths.exports_dir(create=False)  # pipeline.paths is the one place resolving the state dir
     dirs = [d for d in exports.iterdir() if d.is_dir()] if exports.is_dir() else []
-    latest = paths.latest_export(require_passed=False) if (exports / "latest.json").is_file() else None
+    latest = paths.latest_export(require_passed=True)  # what `vox serve` serves by default
     if latest is not None:
         dirs.append(latest)  # newest last: wins for a repeated model name
     for d in dirs:
@@ -191,11 +192,21 @@ def _read_pass_at_1(model_dir: Path) -> tuple[str | None, float | None]:
     return (name if isinstance(name, str) else None), (float(value) if ok else None)
 
 
-def probe_local(urls: list[str], timeout: float = 0.2) -> tuple[list[CatalogEntry], dict[str, Any]]:
-    """Probe local endpoints (in parallel, ≤ ``timeout`` s) and build one entry per served model
-    (context window and system-prompt mode from the server's model card when it gives them)."""
-    from serving.probe import probe_all
+def probe_local(urls: list[str], timeout: float | None = None) -> tuple[list[CatalogEntry], dict[str, Any]]:
+    """Probe local endpoints (in parallel, ≤ ``timeout`` s, default ``VOX_PROBE_TIMEOUT`` or 0.2)
+    and build one entry per served model (context window and system-prompt mode from the
+    server's model card when it gives them).
 
+    Raises:
+        CatalogError: ``VOX_PROBE_TIMEOUT`` is malformed.
+    """
+    from serving.probe import probe_all, probe_timeout_s
+
+    if timeout is None:
+        try:
+            timeout = probe_timeout_s()
+        except ValueError as exc:
+            raise CatalogError(str(exc)) from None
     results = probe_all(urls, timeout=timeout)
     passes = export_pass_at_1() if any(r.up for r in results) else {}
     entries: list[CatalogEntry] = []

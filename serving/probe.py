@@ -61,6 +61,27 @@ class ProbeResult:
     served: tuple[ServedModel, ...] = ()
 
 
+def probe_timeout_s() -> float:
+    """``VOX_PROBE_TIMEOUT`` seconds (default :data:`DEFAULT_TIMEOUT_S`): how long routing waits
+    for local endpoints. Raise it for an endpoint on another machine, or in a process whose
+    garbage collector can pause it longer than 200 ms (a full collection with torch and LiteLLM
+    loaded takes ~1.5 s on a busy 2-core machine: a probe caught in one reads as "timeout").
+
+    Raises:
+        ValueError: the variable is not a positive number (the message names it).
+    """
+    raw = os.environ.get("VOX_PROBE_TIMEOUT")
+    if raw is None or not raw.strip():
+        return DEFAULT_TIMEOUT_S
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not value > 0:
+        raise ValueError(f"VOX_PROBE_TIMEOUT must be a positive number of seconds, got {raw!r}")
+    return value
+
+
 def local_endpoints() -> list[str]:
     """Base URLs from ``$VOX_LOCAL_ENDPOINTS`` (comma-separated), default ``[DEFAULT_ENDPOINT]``."""
     raw = os.environ.get("VOX_LOCAL_ENDPOINTS")

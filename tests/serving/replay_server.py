@@ -5,6 +5,11 @@ and records the request body, so tests can assert exactly what the client sent. 
 fail with an HTTP status, or stream a few chunks and then drop the connection (a provider dying
 mid-stream). ``GET /v1/models`` lists the served model id. Standard library only.
 
+A client that hangs up (a timeout, an abandoned stream, a pooled keep-alive connection closed
+later) ends its connection quietly, as real servers treat it, instead of printing a traceback
+into whatever test is running then; and leaving the ``with`` block closes every connection and
+waits for its handler, so no handler thread outlives the test that started the server.
+
 Load it from a test with::
 
     replay = load_replay_module()   # see the test files; plain import works too when on sys.path
@@ -13,6 +18,7 @@ Load it from a test with::
 from __future__ import annotations
 
 import json
+import socket
 import threading
 import time
 from dataclasses import dataclass
@@ -49,6 +55,9 @@ class ReplayServer:
         self.card = card or {}  # extra fields of the /v1/models item (e.g. max_model_len)
         self.requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
+        self._closing = threading.Event()  # set on exit: scripted delays end at once
+        self._connections: list[socket.socket] = []
+        self._handlers: list[threading.Thread] = []
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
@@ -62,8 +71,18 @@ class ReplayServer:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self._closing.set()
         self._httpd.shutdown()
         self._httpd.server_close()
+        with self._lock:
+            connections, handlers = list(self._connections), list(self._handlers)
+        for conn in connections:  # unblocks a handler waiting for the next request on a kept-alive connection
+            try:
+                conn.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass  # already closed by the client or the handler
+        for thread in handlers:
+            thread.join(5)
 
     def _next(self, body: dict[str, Any]) -> Scripted:
         with self._lock:
@@ -78,6 +97,24 @@ class ReplayServer:
 
             def log_message(self, *args: object) -> None:  # keep test output clean
                 pass
+
+            def setup(self) -> None:
+                super().setup()
+                with server._lock:
+                    server._connections.append(self.connection)
+                    server._handlers.append(threading.current_thread())
+
+            def handle_one_request(self) -> None:
+                try:
+                    super().handle_one_request()
+                except (ConnectionResetError, BrokenPipeError, ConnectionAbortedError):
+                    self.close_connection = True  # the client hung up: end this connection quietly
+
+            def finish(self) -> None:
+                try:
+                    super().finish()
+                except (ConnectionResetError, BrokenPipeError, ConnectionAbortedError):
+                    pass  # flushing to a client that hung up
 
             def _json(self, status: int, obj: Any) -> None:
                 data = json.dumps(obj).encode()
@@ -101,7 +138,7 @@ class ReplayServer:
                 body = json.loads(self.rfile.read(length) or b"{}")
                 answer = server._next(body)
                 if answer.delay_s:
-                    time.sleep(answer.delay_s)
+                    server._closing.wait(answer.delay_s)
                 if answer.status != 200:
                     self._json(answer.status, {"error": {"message": answer.text, "code": answer.status}})
                     return

@@ -13,6 +13,12 @@ from typer.testing import CliRunner
 from serving.cli import app
 from serving.keys import PROVIDER_ENV
 
+# The servers run in this test process, which holds torch, transformers and LiteLLM: one full
+# garbage collection takes ~1.5 s on a busy machine, and one landing inside the 200 ms default probe
+# window made the probe time out (model "unreachable") while the replay server then wrote its late
+# answer to the closed socket (the ConnectionResetError/BrokenPipeError traceback in the output).
+PROBE_TIMEOUT = "10"
+
 
 @pytest.fixture
 def offline_env(monkeypatch: pytest.MonkeyPatch, local_server: str, tiny_export_dir: Path) -> str:
@@ -21,6 +27,7 @@ def offline_env(monkeypatch: pytest.MonkeyPatch, local_server: str, tiny_export_
         for name in names:
             monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("VOX_NO_KEYRING", "1")
+    monkeypatch.setenv("VOX_PROBE_TIMEOUT", PROBE_TIMEOUT)
     monkeypatch.setenv("VOX_LOCAL_ENDPOINTS", local_server)
     monkeypatch.setenv("VOX_OLLAMA", "0")
     monkeypatch.setenv("VOX_OPENROUTER_URL", "http://127.0.0.1:9/api/v1")
@@ -64,6 +71,7 @@ def _only_local(monkeypatch: pytest.MonkeyPatch, url: str) -> None:
         for name in names:
             monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("VOX_NO_KEYRING", "1")
+    monkeypatch.setenv("VOX_PROBE_TIMEOUT", PROBE_TIMEOUT)
     monkeypatch.setenv("VOX_LOCAL_ENDPOINTS", url)
     monkeypatch.setenv("VOX_OLLAMA", "0")
     monkeypatch.setenv("VOX_OPENROUTER_URL", "http://127.0.0.1:9/api/v1")
