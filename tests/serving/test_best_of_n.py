@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from serving.best_of_n import Samples, best_of_n_events, candidate_count, pick
-from serving.cascade import Completed, TextDelta
+from serving.cascade import AttemptFailed, Completed, TextDelta
 from serving.chat import ChatOptions, routed_sender, run_chat
 
 REQUEST = "Write a Vox function `double(n: int) to int` that doubles n."
@@ -87,7 +87,7 @@ def test_failed_sampling_falls_back_to_the_cascade() -> None:
 
     events = list(best_of_n_events(Local(), [], 4, REQUEST, sample=broken,
                                    fallback=lambda: [Completed("local/tiny", GOOD, 1, 1, 0.0, False, ())]))
-    assert "best-of-4: ConnectionError: refused" in events[0].reason  # type: ignore[union-attr]
+    assert isinstance(events[0], AttemptFailed) and "best-of-4: ConnectionError: refused" in events[0].reason
     assert isinstance(events[-1], Completed) and events[-1].text == GOOD
 
 
