@@ -101,7 +101,7 @@ def _process(cls: Any, config: dict[str, Any]) -> None:
     from dagster._config import process_config  # the instance loader's own check (no public API for it)
 
     result = process_config(cls.config_type(), config)
-    assert result.success, [e.message for e in result.errors]
+    assert result.success, [e.message for e in result.errors or ()]
 
 
 def test_k8s_instance_config_validates(monkeypatch: pytest.MonkeyPatch) -> None:
