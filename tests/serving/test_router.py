@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from serving.catalog import Catalog, CatalogEntry, entries_from_litellm, entries_from_openrouter
+from serving.decision import Decision
 from serving.errors import NoCandidates, UnknownModel
 from serving.router import RouteRequest, decide, resolve_model
 from serving.scoring import ALIASES, MODES, infer_category, is_vox_request
@@ -63,8 +64,15 @@ CHAT = "hello there, how are you today?"
 ANALYSIS = "analyze the trade-offs of actors versus workflows"
 
 
-def ids(decision: object) -> list[str]:
-    return [c.id for c in decision.candidates]  # type: ignore[attr-defined]
+def ids(decision: Decision) -> list[str]:
+    return [c.id for c in decision.candidates]
+
+
+def entry_id(spec: str, catalog: Catalog) -> str:
+    """The catalog id ``spec`` resolves to (fails the test if it names a routing mode instead)."""
+    found = resolve_model(spec, catalog)
+    assert isinstance(found, CatalogEntry), found
+    return found.id
 
 
 def test_category_and_vox_inference() -> None:
@@ -168,8 +176,8 @@ def test_local_only_and_context_window(catalog: Catalog) -> None:
 
 
 def test_concrete_model_ids(catalog: Catalog) -> None:
-    assert resolve_model("gpt-5", catalog).id == "openai/gpt-5"  # type: ignore[union-attr]
-    assert resolve_model("vox-mens-large", catalog).id == "local/vox-mens-large"  # type: ignore[union-attr]
+    assert entry_id("gpt-5", catalog) == "openai/gpt-5"
+    assert entry_id("vox-mens-large", catalog) == "local/vox-mens-large"
     d = decide(RouteRequest(CHAT), "anthropic/claude-haiku-4-5", catalog=catalog, keys=ALL_KEYS)
     assert ids(d) == ["anthropic/claude-haiku-4-5"]
     with pytest.raises(NoCandidates, match="ANTHROPIC_API_KEY"):
@@ -216,7 +224,7 @@ def test_provider_qualified_id_never_resolves_to_another_provider(gateway_catalo
 
 def test_openrouter_style_and_unambiguous_suffix_ids(gateway_catalog: Catalog) -> None:
     def resolved(spec: str) -> str:
-        return resolve_model(spec, gateway_catalog).id  # type: ignore[union-attr]
+        return entry_id(spec, gateway_catalog)
 
     assert resolved("qwen/qwen3-coder:free") == "openrouter/qwen/qwen3-coder:free"
     assert resolved("openai/gpt-oss-120b:free") == "openrouter/openai/gpt-oss-120b:free"
