@@ -5,8 +5,26 @@ from __future__ import annotations
 
 from vox_lang.prelude import BUILTINS, CONSTRUCTORS, METHODS, STD, parse_sig, std_member
 from vox_lang.types import (
-    ANY, BOOL, FLOAT, INT, NEVER, STR, UNIT, UNKNOWN, TActor, TCon, TFn, TNamedRec, TOneOf, TParam,
-    TRecord, TSum, Unifier, list_of, option_of, result_of,
+    ANY,
+    BOOL,
+    FLOAT,
+    INT,
+    NEVER,
+    STR,
+    UNIT,
+    UNKNOWN,
+    TActor,
+    TCon,
+    TFn,
+    TNamedRec,
+    TOneOf,
+    TParam,
+    TRecord,
+    TSum,
+    Unifier,
+    list_of,
+    option_of,
+    result_of,
 )
 
 POINT = ((("x", INT), ("y", INT)))
