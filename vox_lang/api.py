@@ -49,12 +49,15 @@ class CheckResult:
         diagnostics: every diagnostic, sorted by position then code (strict mode applied).
         module: the AST (items with syntax errors dropped).
         hir: the lowered module, or ``None`` when syntax errors stopped name/type checking.
+        complete: False only from :func:`check_here` when part of the module was left
+            unchecked for lack of stack (such a result is never :attr:`ok`).
     """
 
     source: SourceFile
     diagnostics: tuple[Diagnostic, ...]
     module: syntax.Module
     hir: hir.Module | None
+    complete: bool = True
 
     @property
     def errors(self) -> tuple[Diagnostic, ...]:
@@ -68,8 +71,8 @@ class CheckResult:
 
     @property
     def ok(self) -> bool:
-        """True when there is no error (warnings allowed)."""
-        return not self.errors
+        """True when there is no error (warnings allowed) and the whole module was checked."""
+        return self.complete and not self.errors
 
     @property
     def codes(self) -> tuple[str, ...]:
@@ -104,23 +107,26 @@ def check(source: str | bytes, path: str = "<input>", strict: bool = False) -> C
         path: display name for renderings.
         strict: promote every warning to an error (same code).
     """
-    result, incomplete = _check(source, path, strict)
-    if not incomplete:
+    result, sink = _check(source, path, strict)
+    if not sink.incomplete:
         return result
     from vox_lang.deep import DeepCheckError, check_in_child
 
     try:
         return check_in_child(source, path, strict)
     except DeepCheckError:
-        return result  # the deepest parts stay unchecked rather than raise (never expected)
+        # never expected (a broken install): the unchecked part is reported, not passed over
+        sink.report(codes.E0206, sink.incomplete_at or Span(0, 0))
+        return CheckResult(result.source, sink.sorted(strict=strict), result.module, result.hir)
 
 
 def check_here(source: str | bytes, path: str = "<input>", strict: bool = False) -> CheckResult:
-    """:func:`check` in this thread only (parts deeper than its stack are left unchecked)."""
+    """:func:`check` in this thread only: parts deeper than its stack are left unchecked, and
+    then the result says so (``complete`` is False, so it is not :attr:`~CheckResult.ok`)."""
     return _check(source, path, strict)[0]
 
 
-def _check(source: str | bytes, path: str, strict: bool) -> tuple[CheckResult, bool]:
+def _check(source: str | bytes, path: str, strict: bool) -> tuple[CheckResult, DiagnosticSink]:
     from vox_lang.checker import check_module
     from vox_lang.lower import lower_module
     from vox_lang.parser import parse_module
@@ -135,7 +141,8 @@ def _check(source: str | bytes, path: str, strict: bool) -> tuple[CheckResult, b
     if not sink.has_code_prefix(*_BLOCKING_PREFIXES):
         lowered = lower_module(module, sink)
         check_module(lowered, sink)
-    return CheckResult(src, sink.sorted(strict=strict), module, lowered), sink.incomplete
+    result = CheckResult(src, sink.sorted(strict=strict), module, lowered, complete=not sink.incomplete)
+    return result, sink
 
 
 def is_empty_program(source: str | bytes) -> bool:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from vox_lang import hir
-from vox_lang.depth import PASS_FRAMES_PER_LEVEL, level_budget
+from vox_lang.depth import PASS_FRAMES_PER_LEVEL, level_budget, out_of_budget
 from vox_lang.diagnostics import DiagnosticSink
 from vox_lang.prelude import BUILTINS, CONSTRUCTORS, PRELUDE_RECORD_FIELDS, ParamSig, Sig, prelude_type, std_member
 from vox_lang.source import Span
@@ -131,10 +131,11 @@ class CheckerEnv:
     def show(self, t: Type) -> str:
         return self.u.show(t)
 
-    def enter(self) -> bool:
-        """Count one level of nesting; False (the sink marked incomplete) past the stack budget."""
+    def enter(self, span: Span) -> bool:
+        """Count one level of nesting; False past the stack budget, which
+        :func:`vox_lang.depth.out_of_budget` records at ``span`` (never silently)."""
         if self.depth >= self.max_depth:
-            self.sink.incomplete = True
+            out_of_budget(self.sink, span)
             return False
         self.depth += 1
         return True

@@ -45,7 +45,7 @@ class ExprChecker(CheckerPart):
 
     def expr(self, e: hir.Expr, expected: Type | None = None, used: bool = True) -> Type:
         """Check ``e`` and return its type (``?`` past the depth cap)."""
-        if not self.env.enter():
+        if not self.env.enter(e.span):
             return UNKNOWN
         try:
             return self._expr(e, expected, used)
@@ -91,17 +91,47 @@ class ExprChecker(CheckerPart):
 
     # ------------------------------------------------------------------ operators
 
+    def noted(self, e: hir.Expr, t: Type) -> None:
+        """Called with the type of each operator inside a chain, which :meth:`binary` checks
+        without a call to :meth:`expr` (a hook for subclasses that record types)."""
+
     def binary(self, e: hir.Binary, expected: Type | None) -> Type:
+        """A binary operator and the left-nested operators under it (``a + b + … + z``),
+        checked along the chain's left spine in a loop, so that a flat chain of any length
+        costs one nesting level, not one per operand. Operands are checked left to right."""
+        spine = [(e, expected)]
+        node, want = e, expected
+        while isinstance(node.left, hir.Binary):
+            want = self.left_expected(node, want)
+            node = node.left
+            spine.append((node, want))
+        lt = self.expr(node.left, self.left_expected(node, want))
+        for i in range(len(spine) - 1, -1, -1):
+            node, want = spine[i]
+            lt = self.binary_step(node, want, lt)
+            if i:
+                self.noted(node, lt)
+        return lt
+
+    def left_expected(self, e: hir.Binary, expected: Type | None) -> Type | None:
+        """The type the left operand of ``e`` is checked against, given ``e``'s expected type."""
+        if e.op in ("and", "or"):
+            return BOOL
+        if e.op in _ARITH and expected is not None and is_con(self.env.u, expected, "float"):
+            return expected
+        return None
+
+    def binary_step(self, e: hir.Binary, expected: Type | None, lt: Type) -> Type:
+        """The type of ``e`` given its left operand's type ``lt`` (checks the right operand)."""
         op = e.op
         if op in ("and", "or"):
-            lt, rt = self.expr(e.left, BOOL), self.expr(e.right, BOOL)
+            rt = self.expr(e.right, BOOL)
             if self.loose(lt) or self.loose(rt):
                 return UNKNOWN if self.unknown(lt, rt) else BOOL
             if not (is_con(self.env.u, lt, "bool") and is_con(self.env.u, rt, "bool")):
                 self.env.sink.report(codes.E0510, e.left.span, op=op, t=self.env.show(lt), u=self.env.show(rt))
             return BOOL
-        want = expected if op in _ARITH and expected is not None and is_con(self.env.u, expected, "float") else None
-        lt = self.expr(e.left, want)
+        want = self.left_expected(e, expected)
         rt = self.expr(e.right, lt if is_con(self.env.u, lt, "float") else want)
         if is_int_literal(e.left) and is_con(self.env.u, rt, "float"):
             lt = FLOAT

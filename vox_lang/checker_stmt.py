@@ -18,7 +18,7 @@ class StmtChecker(CheckerPart):
 
     def block(self, b: hir.Block, expected: Type | None = None, used: bool = False) -> Type:
         """Check a block; its value is its final expression (else Unit, or never after ``ret``)."""
-        if not self.env.enter():
+        if not self.env.enter(b.span):
             return UNKNOWN
         try:
             last = len(b.stmts) - 1

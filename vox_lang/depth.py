@@ -17,7 +17,13 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
-from typing import Final
+from typing import TYPE_CHECKING, Final
+
+from vox_lang import codes
+
+if TYPE_CHECKING:
+    from vox_lang.diagnostics import DiagnosticSink
+    from vox_lang.source import Span
 
 #: deepest tree a pass descends into even with stack to spare (deeper subtrees are left
 #: unchecked, never a crash); also the child process's budget
@@ -58,6 +64,25 @@ def allow_unbounded() -> None:
     calls this, after raising its own recursion limit and stack size)."""
     global _unbounded
     _unbounded = True
+
+
+def out_of_budget(sink: DiagnosticSink, span: Span) -> None:
+    """A pass stopped descending at ``span`` for lack of stack budget: never a silent result.
+
+    In the caller's process this marks ``sink`` :attr:`~vox_lang.diagnostics.DiagnosticSink.incomplete`
+    (remembering the first place, ``incomplete_at``), so :func:`vox_lang.check` reruns the
+    whole check in the child process of :mod:`vox_lang.deep`, or reports E0206 there if the
+    child cannot answer. In that child the budget is the deepest the front end ever goes, so
+    the place is reported as E0206 ("any internal recursion failure", spec §2), once per module.
+    """
+    if _unbounded:
+        if sink.incomplete_at is None:
+            sink.incomplete_at = span
+            sink.report(codes.E0206, span)
+        return
+    sink.incomplete = True
+    if sink.incomplete_at is None:
+        sink.incomplete_at = span
 
 
 @contextmanager

@@ -157,6 +157,8 @@ class DiagnosticSink:
         self._items: list[Diagnostic] = []
         #: a pass left part of the module unchecked for lack of stack (see :mod:`vox_lang.depth`)
         self.incomplete = False
+        #: where a pass first stopped for lack of stack (see :func:`vox_lang.depth.out_of_budget`)
+        self.incomplete_at: Span | None = None
 
     def report(
         self,

@@ -225,7 +225,7 @@ class Lowerer(ExprLowerer):
     def block(self, block: syntax.Block, scope: Scope, own_scope: bool = True) -> hir.Block:
         """Lower a block; ``own_scope=False`` puts its ``let``s directly into ``scope``."""
         inner = Scope("block", scope) if own_scope else scope
-        if not self.enter():
+        if not self.enter(block.span):
             return hir.Block((), block.span)
         try:
             return hir.Block(tuple(self.stmt(s, inner) for s in block.stmts), block.span)
@@ -233,7 +233,7 @@ class Lowerer(ExprLowerer):
             self.depth -= 1
 
     def stmt(self, stmt: syntax.Stmt, scope: Scope) -> hir.Stmt:
-        if not self.enter():
+        if not self.enter(stmt.span):
             return hir.ExprStmt(hir.ErrorExpr(stmt.span), stmt.span)
         try:
             return self._stmt(stmt, scope)

@@ -4,7 +4,7 @@ that resolves uses), plus the definition table and scope bookkeeping it shares."
 from __future__ import annotations
 
 from vox_lang import codes, hir, syntax
-from vox_lang.depth import PASS_FRAMES_PER_LEVEL, level_budget
+from vox_lang.depth import PASS_FRAMES_PER_LEVEL, level_budget, out_of_budget
 from vox_lang.diagnostics import DiagnosticSink
 from vox_lang.prelude import STD, std_member
 from vox_lang.scopes import Scope, suggest
@@ -102,11 +102,11 @@ class ExprLowerer:
         order = self.let_order.get(def_id)
         return order is None or order < self.script_pos
 
-    def enter(self) -> bool:
-        """Count one level of nesting; False (nothing counted, the sink marked incomplete) past
-        the stack budget."""
+    def enter(self, span: Span) -> bool:
+        """Count one level of nesting; False (nothing counted) past the stack budget, which
+        :func:`vox_lang.depth.out_of_budget` records at ``span`` (never silently)."""
         if self.depth >= self.max_depth:
-            self.sink.incomplete = True
+            out_of_budget(self.sink, span)
             return False
         self.depth += 1
         return True
@@ -114,7 +114,7 @@ class ExprLowerer:
     # ------------------------------------------------------------------ expressions
 
     def expr(self, e: syntax.Expr, scope: Scope) -> hir.Expr:
-        if not self.enter():
+        if not self.enter(e.span):
             return hir.ErrorExpr(e.span)
         try:
             return self._expr(e, scope)
@@ -139,9 +139,7 @@ class ExprLowerer:
         if isinstance(e, syntax.Member):
             return self.member(e, scope)
         if isinstance(e, syntax.Binary):
-            if e.op == "|>":
-                return self.pipe(e, scope)
-            return hir.Binary(e.op, self.expr(e.left, scope), self.expr(e.right, scope), e.span, e.op_span)
+            return self.binary_chain(e, scope)
         if isinstance(e, syntax.Unary):
             return hir.Unary(e.op, self.expr(e.operand, scope), e.span, e.op_span)
         if isinstance(e, syntax.ListLit):
@@ -215,9 +213,24 @@ class ExprLowerer:
             args.append(hir.Arg("children", hir.Children(items, ch.span), ch.span, ch.span))
         return hir.Call(callee, tuple(args), e.span)
 
-    def pipe(self, e: syntax.Binary, scope: Scope) -> hir.Expr:
-        """``a |> f(b)`` → ``f(a, b)``; ``a |> g`` → ``g(a)``."""
-        left = self.expr(e.left, scope)
+    def binary_chain(self, e: syntax.Binary, scope: Scope) -> hir.Expr:
+        """A binary operator and the left-nested operators under it (``a + b + … + z``,
+        ``x |> f |> g``), lowered along the chain's left spine in a loop: a flat chain of any
+        length is one nesting level, not one per operand (spec §2 counts brackets, blocks and
+        prefix operators). Operands are lowered left to right, as written."""
+        spine = [e]
+        while isinstance(spine[-1].left, syntax.Binary):
+            spine.append(spine[-1].left)
+        acc = self.expr(spine[-1].left, scope)
+        for node in reversed(spine):
+            if node.op == "|>":
+                acc = self.pipe(node, acc, scope)
+            else:
+                acc = hir.Binary(node.op, acc, self.expr(node.right, scope), node.span, node.op_span)
+        return acc
+
+    def pipe(self, e: syntax.Binary, left: hir.Expr, scope: Scope) -> hir.Expr:
+        """``a |> f(b)`` → ``f(a, b)``; ``a |> g`` → ``g(a)`` (``left``: ``a`` lowered)."""
         first = hir.Arg(None, left, e.left.span)
         if isinstance(e.right, syntax.Call):
             inner = self.call(e.right, scope)
@@ -258,7 +271,7 @@ class ExprLowerer:
     # ------------------------------------------------------------------ patterns
 
     def pattern(self, p: syntax.Pattern, scope: Scope) -> hir.Pattern:
-        if not self.enter():
+        if not self.enter(p.span):
             return hir.WildcardPat(p.span)
         try:
             return self._pattern(p, scope)
@@ -286,7 +299,7 @@ class ExprLowerer:
     # ------------------------------------------------------------------ types
 
     def type_ref(self, t: syntax.TypeExpr, scope: Scope) -> hir.TypeRef:
-        if not self.enter():
+        if not self.enter(t.span):
             return hir.ErrType(t.span)
         try:
             return self._type_ref(t, scope)

@@ -27,7 +27,7 @@ from parsimonious.grammar import Grammar
 from parsimonious.nodes import Node
 
 from vox_lang import codes, syntax
-from vox_lang.depth import MAX_DEPTH, PARSE_FRAMES_PER_LEVEL, level_budget
+from vox_lang.depth import MAX_DEPTH, PARSE_FRAMES_PER_LEVEL, level_budget, out_of_budget
 from vox_lang.diagnostics import DiagnosticSink
 from vox_lang.layout import Item, tokenize
 from vox_lang.lexer import CONTEXTUAL, KEYWORDS, PUNCTUATION, Token
@@ -152,7 +152,7 @@ def parse_module(source: SourceFile, sink: DiagnosticSink) -> syntax.Module:
         if not item.parse:
             continue
         if item.depth > budget:
-            sink.incomplete = True
+            out_of_budget(sink, item.tokens[0].span)
             continue
         node = parse_item(item, sink)
         if node is not None:
@@ -172,7 +172,7 @@ def parse_item(item: Item, sink: DiagnosticSink) -> syntax.Item | None:
         if level_budget(PARSE_FRAMES_PER_LEVEL) >= MAX_DEPTH:
             sink.report(codes.E0206, item.tokens[0].span)
         else:
-            sink.incomplete = True
+            out_of_budget(sink, item.tokens[0].span)
         return None
 
 

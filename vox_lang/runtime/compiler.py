@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from operator import itemgetter
-from typing import Any
+from typing import Any, Final
 
 from vox_lang import hir
 from vox_lang.runtime import calls, functions, ops, statements
@@ -41,6 +41,9 @@ from vox_lang.runtime.values import (
 
 Ev = Callable[[list[Any]], Any]
 Run = Callable[[list[Any]], Any]
+
+#: operator chains with more operators than this run in a loop (see :meth:`Compiler.binary`)
+FLAT_CHAIN: Final = 32
 
 
 class Compiler:
@@ -287,13 +290,42 @@ class Compiler:
         return value
 
     def binary(self, e: hir.Binary) -> Ev:
+        """A binary operator and the left-nested operators under it (``a + b + … + z``),
+        compiled along the chain's left spine in a loop (never one Python call per operand).
+        A chain longer than :data:`FLAT_CHAIN` also *runs* in a loop, its running value kept in
+        a scratch slot of the frame; a shorter one nests one closure per operator (fastest)."""
+        spine = [e]
+        while isinstance(spine[-1].left, hir.Binary):
+            spine.append(spine[-1].left)
+        spine.reverse()  # innermost operator first
+        if len(spine) <= FLAT_CHAIN:
+            left = self.operand(spine[0].left)
+            ev = self.operator(spine[0], left)
+            for node in spine[1:]:
+                ev = self.operator(node, ops.Operand(ev))
+            return ev
+        first = self.expr(spine[0].left)
+        tmp = self.scope.temp()
+        acc = ops.Operand(itemgetter(tmp), slot=tmp)
+        steps = tuple(self.operator(node, acc) for node in spine)
+
+        def chain(f: list[Any]) -> Any:
+            f[tmp] = first(f)
+            for step in steps:
+                f[tmp] = step(f)
+            value, f[tmp] = f[tmp], None
+            return value
+        return chain
+
+    def operator(self, e: hir.Binary, left: ops.Operand) -> Ev:
+        """One binary operator whose left operand is read as ``left``."""
         op = e.op
         if op in ("and", "or"):
-            a, b = self.expr(e.left), self.expr(e.right)
+            a, b = left.ev, self.expr(e.right)
             if op == "and":
                 return lambda f: a(f) and b(f)
             return lambda f: a(f) or b(f)
-        left, right = self.operand(e.left), self.operand(e.right)
+        right = self.operand(e.right)
         if op in ("<", "<=", ">", ">=", "==", "!="):
             cmp = ops.compare(op, left, right)
             if self.types.head(e.left) in ("int", "float", "str", "bool"):

@@ -74,6 +74,11 @@ class FnScope:
             self.size += 1
         return slot
 
+    def temp(self) -> int:
+        """A fresh slot bound to no variable (scratch space of one expression)."""
+        self.size += 1
+        return self.size - 1
+
     def locate(self, def_id: int) -> tuple[int, int] | None:
         """``(hops, slot)`` of ``def_id`` seen from this body, or ``None`` if it is unbound."""
         scope: FnScope | None = self

@@ -32,6 +32,9 @@ class _RecordingExprs(ExprChecker):
         self.seen[id(e)] = (e, t)  # the node is kept alive with its id
         return t
 
+    def noted(self, e: hir.Expr, t: Type) -> None:
+        self.seen[id(e)] = (e, t)  # an operator inside a chain (checked without expr())
+
 
 class _Recorder(Checker):
     """The checker with the recording expression part."""
