@@ -92,9 +92,14 @@ def load_for_training(model_id: str, quantization: str, device: str, compute_dty
         quantized = False
     kwargs: dict[str, Any] = {"dtype": dtype, "device_map": {"": device}}
     if quantized:
+        import os
+
+        # FSDP flattens parameters of one dtype: store the packed 4-bit weights in the compute dtype
+        # (QLoRA + FSDP, pipeline/accelerate/fsdp_qlora.yaml; the launcher sets ACCELERATE_USE_FSDP)
+        storage = dtype if os.environ.get("ACCELERATE_USE_FSDP", "").lower() == "true" else torch_dtype("uint8", device)
         kwargs["quantization_config"] = BitsAndBytesConfig(
             load_in_4bit=True, bnb_4bit_quant_type="nf4", bnb_4bit_use_double_quant=double_quant,
-            bnb_4bit_compute_dtype=dtype,
+            bnb_4bit_compute_dtype=dtype, bnb_4bit_quant_storage=storage,
         )
     try:
         model = AutoModelForCausalLM.from_pretrained(model_id, **kwargs)

@@ -27,6 +27,7 @@ SECTIONS: Final[dict[str, str]] = {
     "train": "pipeline.train:TrainConfig",
     "eval": "pipeline.evaluate:EvalConfig",
     "export": "pipeline.export:ExportConfig",
+    "distributed": "pipeline.distributed:DistributedConfig",
 }
 
 #: errors listed in one message before "... and N more"

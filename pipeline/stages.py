@@ -125,8 +125,13 @@ def run_qlora_adapter(config: Any, inputs: Inputs, out_dir: Path, *, recipe: str
     ``config.base_model`` empty means the ``base_model`` input's model. ``data`` is the
     ``TrainResult`` plus the corpus summary; ``version`` is the run fingerprint.
     """
+    from pipeline.distributed import DistributedConfig, world_size
+    from pipeline.recipes import stage_config
     from pipeline.train import make_sft_data, train
 
+    dist = stage_config(DistributedConfig, "distributed", recipe, {})
+    if dist.num_processes > 1 and world_size() == 1:
+        return _launch_training(dist, config, recipe, out_dir)
     _threads()
     base = inputs["base_model"]
     if not config.base_model:
@@ -135,6 +140,38 @@ def run_qlora_adapter(config: Any, inputs: Inputs, out_dir: Path, *, recipe: str
     data = make_sft_data(corpus.train_rows(), corpus.heldout_rows(), config, corpus.version, base["fingerprint"])
     result = train(config, data, out_dir, recipe_name=str(recipe or ""), callbacks=list(callbacks), tracker=tracker)
     return StageResult("qlora_adapter", result.fingerprint, {**asdict(result), "corpus": corpus.summary()})
+
+
+def _launch_training(dist: Any, config: Any, recipe: str | None, out_dir: Path) -> StageResult:
+    """Run the training stage in ``dist.num_processes`` processes under ``accelerate launch``.
+
+    The children run ``python -m pipeline.train`` on a copy of the recipe whose ``train:`` section is
+    ``config`` (flags included) and no ``distributed:`` section; this process keeps the run lock
+    (``VOX_RUN_LOCK_HELD``) and reads rank 0's ``result.json``.
+
+    Raises:
+        TrainingError: a worker failed or died (its exit status; the run resumes from the last checkpoint).
+    """
+    import subprocess
+
+    import yaml
+
+    from pipeline.distributed import accelerate_command
+    from pipeline.errors import TrainingError
+    from pipeline.recipes import load_recipe
+
+    sections = {k: v for k, v in load_recipe(recipe).items() if k != "distributed"}
+    sections["train"] = {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(config).items()}
+    launch_recipe = out_dir / "distributed_recipe.yaml"
+    launch_recipe.write_text(yaml.safe_dump(sections, sort_keys=False))
+    command = accelerate_command(dist, ["-m", "pipeline.train", "--config", str(launch_recipe), "--out", str(out_dir)])
+    env = {**os.environ, "VOX_STATE_DIR": str(paths.state_dir()), "VOX_RUN_LOCK_HELD": "1"}
+    log.info("train: %s", " ".join(command))
+    done = subprocess.run(command, env=env, check=False)
+    if done.returncode != 0:
+        raise TrainingError(f"distributed training ({dist.num_processes} x {dist.strategy}) failed with exit status "
+                            f"{done.returncode}; run it again to resume from the last checkpoint")
+    return StageResult.read(out_dir, "qlora_adapter")
 
 
 def run_eval_report(config: Any, inputs: Inputs, out_dir: Path, *, checker: Any = None) -> StageResult:
@@ -270,7 +307,10 @@ def run_stage(name: str, recipe: str | None = None, root: str | os.PathLike[str]
         inputs = {up: read_result(up, state) for up in stage.inputs}
         out = out_dir or paths.artifacts_dir(name, state)
         out.mkdir(parents=True, exist_ok=True)
-        if stage.locked:
+        from pipeline.distributed import is_main_process
+
+        main = is_main_process()  # under `accelerate launch`, rank 0 holds the lock and writes result.json
+        if stage.locked and main and not os.environ.get("VOX_RUN_LOCK_HELD"):  # held by a launching parent
             from pipeline.run_lock import run_lock
 
             with run_lock(out, name):
@@ -278,7 +318,8 @@ def run_stage(name: str, recipe: str | None = None, root: str | os.PathLike[str]
                 result.write(out)
         else:
             result = stage.run(config, inputs, out, **extras)
-            result.write(out)
+            if main:
+                result.write(out)
     return result
 
 

@@ -323,8 +323,9 @@ def train(cfg: TrainConfig, dataset: SFTData, out_dir: Path, *, tracker: Any | N
         pipeline.interrupts.Interrupted: SIGTERM/SIGINT; the run ends KILLED with an end time and
             ``run.json`` says ``killed`` (rerunning resumes from the last checkpoint).
     """
+    from pipeline.distributed import is_main_process
     from pipeline.interrupts import interrupts_raise
-    from pipeline.tracking import default_tracker
+    from pipeline.tracking import NullTracker, default_tracker
 
     start = time.perf_counter()
     fp = run_fingerprint(cfg, dataset)
@@ -336,22 +337,25 @@ def train(cfg: TrainConfig, dataset: SFTData, out_dir: Path, *, tracker: Any | N
         previous = json.loads(latest_path.read_text()).get("fingerprint")
         if previous and previous != fp:
             log.info("train: recipe, base model or corpus changed (run %s -> %s): starting a new run", previous, fp)
-    atomic.write_json(latest_path, {"fingerprint": fp, "run_dir": str(run_dir)}, default=str)
+    main = is_main_process()  # under `accelerate launch` only rank 0 logs and writes (pipeline.distributed)
+    if main:
+        atomic.write_json(latest_path, {"fingerprint": fp, "run_dir": str(run_dir)}, default=str)
     if cfg.resume and state.get("status") == "complete" and Path(state["result"]["adapter_dir"]).is_dir():
         log.info("train: run %s already finished; reusing its adapter", fp)
         return TrainResult(**{**state["result"], "reused": True, "seconds": time.perf_counter() - start,
                               "losses": tuple(map(tuple, state["result"]["losses"])),
                               "eval_losses": tuple(map(tuple, state["result"]["eval_losses"]))})
     checkpoint = last_checkpoint(run_dir) if cfg.resume else None
-    if not cfg.resume:
+    if not cfg.resume and main:
         for old in run_dir.glob("checkpoint-*"):
             shutil.rmtree(old)
-    tracker = tracker or default_tracker()  # VOX_TRACKING=off: no MLflow
+    tracker = (tracker or default_tracker()) if main else NullTracker()  # VOX_TRACKING=off: no MLflow
     with interrupts_raise():  # SIGTERM/SIGINT end the run KILLED below instead of leaving it RUNNING
         run_id = tracker.start(f"qlora-{fp[:8]}", run_id=state.get("mlflow_run_id") if checkpoint else None,
                                tags={"fingerprint": fp, "recipe": recipe_name})
         record = {"fingerprint": fp, "mlflow_run_id": run_id}
-        atomic.write_json(state_path, {"status": "running", **record}, default=str)
+        if main:
+            atomic.write_json(state_path, {"status": "running", **record}, default=str)
         built: list[Any] = []  # the trainer, once built (for the step reached)
         try:
             return _fit(cfg, dataset, run_dir, tracker, list(callbacks), recipe_name, checkpoint, built, start)
@@ -361,9 +365,10 @@ def train(cfg: TrainConfig, dataset: SFTData, out_dir: Path, *, tracker: Any | N
             message = _end_message(exc, step)
             exc.add_note(message)  # the CLI prints it as the one line (pipeline.train_cli.run_cli)
             tracker.end("KILLED" if killed else "FAILED", message)
-            atomic.write_json(state_path, {"status": "killed" if killed else "failed", "message": message,
-                                           "step": step, "ended": datetime.now(UTC).isoformat(), **record},
-                              default=str)
+            if main:
+                atomic.write_json(state_path, {"status": "killed" if killed else "failed", "message": message,
+                                               "step": step, "ended": datetime.now(UTC).isoformat(), **record},
+                                  default=str)
             if killed or isinstance(exc, PipelineError):
                 raise
             raise TrainingError(f"training run {fp} failed: {message}") from exc
@@ -400,11 +405,14 @@ def _fit(cfg: TrainConfig, dataset: SFTData, run_dir: Path, tracker: Any, callba
     output = trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
     adapter_dir = run_dir / "adapter"
     tmp = run_dir / "adapter.tmp"
-    shutil.rmtree(tmp, ignore_errors=True)
-    trainer.model.save_pretrained(tmp)
-    trainer.processing_class.save_pretrained(tmp)
-    shutil.rmtree(adapter_dir, ignore_errors=True)
-    os.replace(tmp, adapter_dir)
+    main = trainer.is_world_process_zero()  # one writer under DDP; the others wait for the adapter
+    if main:
+        shutil.rmtree(tmp, ignore_errors=True)
+        trainer.model.save_pretrained(tmp)
+        trainer.processing_class.save_pretrained(tmp)
+        shutil.rmtree(adapter_dir, ignore_errors=True)
+        os.replace(tmp, adapter_dir)
+    trainer.accelerator.wait_for_everyone()
     hist = trainer.state.log_history
     losses = tuple((h["step"], float(h["loss"])) for h in hist if "loss" in h)
     eval_losses = tuple((h["step"], float(h["eval_loss"])) for h in hist if "eval_loss" in h)
@@ -421,12 +429,14 @@ def _fit(cfg: TrainConfig, dataset: SFTData, run_dir: Path, tracker: Any, callba
     )
     tracker.log_metrics({"final_train_loss": result.train_loss or 0.0, "tokens_per_s": result.tokens_per_s,
                          "tokens": result.tokens}, step=result.steps)
-    (adapter_dir / "vox_train.json").write_text(json.dumps(asdict(result), indent=1, default=str))
+    if main:
+        (adapter_dir / "vox_train.json").write_text(json.dumps(asdict(result), indent=1, default=str))
     tracker.log_artifacts(adapter_dir, "adapter")
     tracker.end("FINISHED")
-    atomic.write_json(run_dir / "run.json", {"status": "complete", "fingerprint": fp, "mlflow_run_id": run_id,
-                                             "ended": datetime.now(UTC).isoformat(), "result": asdict(result)},
-                      default=str)
+    if main:
+        atomic.write_json(run_dir / "run.json", {"status": "complete", "fingerprint": fp, "mlflow_run_id": run_id,
+                                                 "ended": datetime.now(UTC).isoformat(), "result": asdict(result)},
+                          default=str)
     log.info("train: %d steps, loss %s, eval loss %s, %.0f tok/s, %.0fs", result.steps, result.train_loss,
              result.eval_loss, result.tokens_per_s, result.seconds)
     return result
