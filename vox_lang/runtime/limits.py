@@ -9,6 +9,7 @@ one list decrement and one comparison. ``counter[1]`` is the current call depth.
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -38,6 +39,7 @@ class RunConfig:
             longer one ends the run with R0006 instead of exhausting the host's memory.
         max_output: characters ``print`` may write in total (R0006 past it).
         write: where ``print`` output goes (``None``: collected in the result only).
+        log: where ``std.log`` lines go (``None``: the host's stderr); never program output.
     """
 
     max_steps: int = 10_000_000
@@ -47,6 +49,7 @@ class RunConfig:
     max_len: int = 10_000_000
     max_output: int = 10_000_000
     write: Callable[[str], Any] | None = field(default=None, compare=False)
+    log: Callable[[str], Any] | None = field(default=None, compare=False)
 
 
 def parse_capabilities(text: str) -> frozenset[str]:
@@ -129,6 +132,15 @@ class RunState:
         self.output.append(text)
         if self.cfg.write is not None:
             self.cfg.write(text + "\n")
+
+    def log(self, text: str, span: Span | None) -> None:
+        """Write one ``std.log`` line to the log stream (stderr unless ``cfg.log``); it counts
+        toward ``max_output`` like ``print`` (R0006 past it) but is not program output."""
+        b = self.budget
+        b.output += len(text) + 1
+        if b.output > self.cfg.max_output:
+            raise VoxFault("R0006", span, detail=f"more than {self.cfg.max_output} characters of output")
+        (self.cfg.log or sys.stderr.write)(text + "\n")
 
     def granted(self, cap: str) -> bool:
         """True when the capability (``fs process net env``) was granted."""

@@ -28,8 +28,12 @@ MAX_READ: Final = 10_000_000
 
 
 def _read(path: str) -> str:
-    with open(path, encoding="utf-8", errors="replace") as fh:
-        text = fh.read(MAX_READ + 1)
+    """A file's text; ``ValueError`` (so ``Error(…)``) when it is not UTF-8, never a lossy read."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read(MAX_READ + 1)
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path} is not UTF-8 text (byte 0x{exc.object[exc.start]:02X} at {exc.start})") from None
     if len(text) > MAX_READ:
         raise ValueError(f"{path} is larger than {MAX_READ} characters")
     return text

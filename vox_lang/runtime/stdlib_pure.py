@@ -43,7 +43,33 @@ def json_object(text: str) -> Any:
         return Err(f"invalid JSON: {exc}")
     if not isinstance(data, dict):
         return Err("JSON text is not an object")
-    return Ok({str(k): v if isinstance(v, str) else json.dumps(v) for k, v in data.items()})
+    return Ok(_member_texts(text))
+
+
+_DECODER: Final = json.JSONDecoder()
+
+
+def _skip_ws(text: str, i: int) -> int:
+    while i < len(text) and text[i] in " \t\n\r":
+        i += 1
+    return i
+
+
+def _member_texts(text: str) -> dict[str, str]:
+    """The members of a valid JSON object text, each valued by a string's contents or else its
+    JSON text exactly as written (``[1,2]`` stays ``[1,2]``); a repeated key keeps its first
+    position and last value, as ``json.loads`` does."""
+    out: dict[str, str] = {}
+    i = _skip_ws(text, _skip_ws(text, 0) + 1)  # past `{`
+    while text[i] != "}":
+        key, i = _DECODER.raw_decode(text, i)
+        i = _skip_ws(text, _skip_ws(text, i) + 1)  # past `:`
+        value, end = _DECODER.raw_decode(text, i)
+        out[key] = value if isinstance(value, str) else text[i:end]
+        i = _skip_ws(text, end)
+        if text[i] == ",":
+            i = _skip_ws(text, i + 1)
+    return out
 
 
 def json_scalar(text: str, kind: str) -> Any:
@@ -141,7 +167,9 @@ CRYPTO: Final[dict[str, Impl]] = {
 
 
 def _log(level: str) -> Impl:
-    return lambda rt, a, sp: rt.print(f"[{level}] {a[0]}", sp)
+    """``log.<level>(msg)``: one ``[level] msg`` line on the run's log stream (stderr), never
+    in the program's output."""
+    return lambda rt, a, sp: rt.log(f"[{level}] {a[0]}", sp)
 
 
 LOG: Final[dict[str, Impl]] = {name: _log(name) for name in ("debug", "info", "warn", "error")}
