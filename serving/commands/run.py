@@ -116,7 +116,7 @@ def run(
         raise _fail("run", f"{label}: {result.message}")
     if result.fault is not None:
         typer.echo(result.fault.render(fmt.value, res.source), err=True)
-    elif result.status == "internal":
+    elif result.status == "internal" or result.message:  # internal error, or process.exit's note
         typer.echo(f"vox run: {label}: {result.message}", err=True)
     raise typer.Exit(result.exit_code)
 

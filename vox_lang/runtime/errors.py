@@ -50,10 +50,18 @@ class VoxFault(VoxError):
 
 
 class ExitRequest(VoxError):
-    """``std.process.exit(code)`` with the process capability: end the run with ``code``."""
+    """``std.process.exit(code)`` with the process capability: end the run with ``code``.
 
-    def __init__(self, code: int) -> None:
+    Attributes:
+        code: the exit status, 0 to 255.
+        note: why ``code`` differs from the one asked for ("" when it does not).
+        span: the call (for the note's position).
+    """
+
+    def __init__(self, code: int, note: str = "", span: Span | None = None) -> None:
         self.code = code
+        self.note = note
+        self.span = span
         super().__init__(f"exit {code}")
 
 

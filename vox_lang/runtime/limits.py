@@ -122,6 +122,8 @@ class RunState:
         self.budget = Budget(cfg)
         self.counter = self.budget.counter
         self.output: list[str] = []
+        #: set when ``process.exit`` changed the status it was given (shown by ``vox run``)
+        self.exit_note = ""
 
     def print(self, text: str, span: Span | None) -> None:
         """Write one line of program output (R0006 once ``max_output`` characters are written)."""

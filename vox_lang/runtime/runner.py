@@ -41,11 +41,12 @@ class RunResult:
 
     Attributes:
         status: ``ok``, ``compile_error``, ``usage``, ``runtime_error`` or ``internal``.
-        exit_code: what ``vox run`` exits with (0, 1, 2, 3; ``process.exit(n)`` gives ``n``).
+        exit_code: what ``vox run`` exits with (0, 1, 2, 3; ``process.exit(n)`` gives ``n``,
+            or 1 when ``n`` is outside 0..255).
         output: everything ``print`` wrote.
         fault: the runtime error, if any.
         check: the front end's result (diagnostics, source).
-        message: the usage or internal error, one line.
+        message: the usage or internal error, or why ``process.exit`` changed its status; one line.
         steps: steps used (calls + loop iterations).
         seconds: wall time of the run itself.
     """
@@ -219,6 +220,10 @@ def _execute(res: CheckResult, types: TypeInfo, cfg: RunConfig, entry: str) -> t
     except VoxFault as exc:
         return "runtime_error", rt, to_fault(exc, res.source, outer)
     except ExitRequest as exc:
+        rt.exit_note = exc.note
+        if exc.note and exc.span is not None:
+            line, col = res.source.line_col(exc.span.start)
+            rt.exit_note = f"{line}:{col}: {exc.note}"
         return "exit", rt, exc.code
     except RecursionError:
         return "runtime_error", rt, to_fault(VoxFault("R0007", None, n=cfg.max_depth), res.source, outer)
@@ -254,7 +259,7 @@ def run_checked(res: CheckResult, config: RunConfig = DEFAULT_CONFIG, types: Typ
     if status == "ok":
         return RunResult("ok", 0, output, res, steps=steps, seconds=seconds)
     if status == "exit":
-        return RunResult("ok", int(detail), output, res, steps=steps, seconds=seconds)
+        return RunResult("ok", int(detail), output, res, message=rt.exit_note, steps=steps, seconds=seconds)
     if status == "runtime_error":
         return RunResult("runtime_error", 3, output, res, fault=detail, steps=steps, seconds=seconds)
     return RunResult("internal", 3, output, res, message=str(detail), steps=steps, seconds=seconds)

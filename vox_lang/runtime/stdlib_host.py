@@ -111,7 +111,12 @@ def _output(done: subprocess.CompletedProcess[str]) -> Record:
 
 
 def _exit(rt: RunState, a: list[Any], span: Span) -> None:
-    raise ExitRequest(int(a[0]))
+    """``process.exit(code)``: a status outside 0..255 (which the OS would wrap, 256 to a
+    success) ends the run with status 1 and a note saying so."""
+    code = int(a[0])
+    if 0 <= code <= 255:
+        raise ExitRequest(code)
+    raise ExitRequest(1, f"process.exit({code}): an exit status is 0 to 255; exiting with 1", span)
 
 
 def _lines(rt: RunState, a: list[Any], span: Span) -> Any:

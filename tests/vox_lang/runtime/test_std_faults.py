@@ -45,3 +45,26 @@ def test_log_goes_to_stderr_not_program_output(capsys: pytest.CaptureFixture[str
     lines: list[str] = []
     run_source('import std.log\nlog.warn("w")\n', config=RunConfig(log=lines.append))
     assert lines == ["[warn] w\n"]
+
+
+@pytest.mark.parametrize(("n", "status"), [(0, 0), (7, 7), (255, 255), (256, 1), (300, 1), (-1, 1)])
+def test_process_exit_outside_0_255_is_status_1_with_a_note(n: int, status: int) -> None:
+    text = f"import std.process\nprint(\"a\")\nprocess.exit({n})\n"
+    result = run_source(text, config=RunConfig(capabilities=frozenset({"process"})))
+    assert result.exit_code == status and result.output == "a\n"
+    if status == n:
+        assert result.message == ""
+    else:
+        assert result.message == f"3:1: process.exit({n}): an exit status is 0 to 255; exiting with 1"
+
+
+def test_vox_run_shows_the_exit_note(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from serving.cli import app
+
+    path = tmp_path / "x.vox"
+    path.write_text("import std.process\nprocess.exit(256)\n")
+    result = CliRunner().invoke(app, ["run", "--allow", "process", str(path)])
+    assert result.exit_code == 1
+    assert result.stderr == f"vox run: {path}: 2:1: process.exit(256): an exit status is 0 to 255; exiting with 1\n"
