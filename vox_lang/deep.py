@@ -5,7 +5,8 @@ out of stack budget, :func:`vox_lang.check` calls :func:`check_in_child`: a fres
 process (``python -m vox_lang.deep``) raises *its own* recursion limit, runs the whole check
 in a thread with a large stack and sends the :class:`~vox_lang.api.CheckResult` back pickled
 over a pipe (our own child: trusted data). Only pathological inputs (nesting beyond about 30
-levels, operator chains of hundreds of terms) take this path; it costs one interpreter start.
+levels, call or method chains of hundreds of links) take this path; it costs one interpreter
+start.
 """
 
 from __future__ import annotations

@@ -7,8 +7,10 @@ limit, the garbage collector or any other process-wide setting — and each desc
 (:attr:`~vox_lang.diagnostics.DiagnosticSink.incomplete`) and leaves the deeper part
 unchecked; :func:`vox_lang.check` then reruns the whole check in a child process
 (:mod:`vox_lang.deep`) that has its own large recursion limit and thread stack, so results
-never depend on how deep the caller's stack is. Ordinary programs (nesting up to about 30
-levels) never need the child.
+never depend on how deep the caller's stack is; a part the child cannot reach either is
+E0206 (:func:`out_of_budget`), so no pass ever stops early silently. Ordinary programs
+(nesting up to about 30 levels) never need the child. Flat operator chains (``a + b + … + z``)
+are one level whatever their length: every pass walks a chain's left spine in a loop.
 """
 
 from __future__ import annotations
