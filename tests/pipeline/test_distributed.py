@@ -66,3 +66,29 @@ def test_ddp_two_processes_match_one(micro_base: str, tmp_path: Path) -> None:
     assert any("lora_A" in name for name, _ in model.named_parameters())
     print(f"eval loss 1 process {one['eval_loss']:.4f}, 2 processes {two['eval_loss']:.4f}; "
           f"tokens/s {one['tokens_per_s']:.0f} vs {two['tokens_per_s']:.0f}")
+
+
+@pytest.mark.parametrize(("strategy", "kind"), [("ddp", "MULTI_GPU"), ("fsdp", "FSDP"), ("deepspeed", "DEEPSPEED")])
+def test_accelerate_configs_load(strategy: str, kind: str) -> None:
+    from accelerate.commands.config.config_args import ClusterConfig
+
+    from pipeline.distributed import ACCELERATE_CONFIGS, CONFIG_DIR
+
+    config = ClusterConfig.from_yaml_file(str(CONFIG_DIR / ACCELERATE_CONFIGS[strategy]))
+    assert config.distributed_type.name == kind
+    command = accelerate_command(DistributedConfig(num_processes=3, strategy=strategy), ["-m", "pipeline.train"])
+    assert command[command.index("--num_processes") + 1] == "3" and command[-2:] == ["-m", "pipeline.train"]
+
+
+def test_distributed_section_is_validated(tmp_path: Path) -> None:
+    from pipeline.errors import RecipeError
+    from pipeline.recipes import validate_recipe
+    from pipeline.sample_corpus import write_micro_recipe
+
+    good = write_micro_recipe(tmp_path / "good.yaml")
+    text = good.read_text()
+    (tmp_path / "ddp.yaml").write_text(text + "distributed: {num_processes: 2, strategy: ddp}\n")
+    assert validate_recipe(tmp_path / "ddp.yaml")["distributed"] == DistributedConfig(2, "ddp")
+    (tmp_path / "bad.yaml").write_text(text + "distributed: {num_processes: 0, strategy: dpp}\n")
+    with pytest.raises(RecipeError, match="distributed.strategy"):
+        validate_recipe(tmp_path / "bad.yaml")
