@@ -13,7 +13,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 
@@ -69,7 +69,7 @@ def test_ddp_two_processes_match_one(micro_base: str, tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("strategy", "kind"), [("ddp", "MULTI_GPU"), ("fsdp", "FSDP"), ("deepspeed", "DEEPSPEED")])
-def test_accelerate_configs_load(strategy: str, kind: str) -> None:
+def test_accelerate_configs_load(strategy: Literal["ddp", "fsdp", "deepspeed"], kind: str) -> None:
     from accelerate.commands.config.config_args import ClusterConfig
 
     from pipeline.distributed import ACCELERATE_CONFIGS, CONFIG_DIR
