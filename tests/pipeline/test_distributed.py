@@ -92,3 +92,24 @@ def test_distributed_section_is_validated(tmp_path: Path) -> None:
     (tmp_path / "bad.yaml").write_text(text + "distributed: {num_processes: 0, strategy: dpp}\n")
     with pytest.raises(RecipeError, match="distributed.strategy"):
         validate_recipe(tmp_path / "bad.yaml")
+
+
+def test_training_stage_launches_accelerate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``distributed.num_processes: 2`` makes the qlora_adapter stage run NF4 QLoRA under accelerate
+    launch; rank 0's result comes back through result.json and the adapter is written once."""
+    from pipeline import paths
+    from pipeline.sample_corpus import write_micro_recipe, write_sample_corpus
+    from pipeline.stages import run_stage
+
+    monkeypatch.setenv("VOX_TRACKING", "off")
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(Path(__file__).parents[2]), *sys.path]))
+    write_sample_corpus(paths.artifacts_dir("corpus"), n=80)
+    recipe = write_micro_recipe(tmp_path / "micro.yaml")
+    recipe.write_text(recipe.read_text() + "distributed: {num_processes: 2, strategy: ddp}\n")
+    run_stage("base_model", str(recipe))
+    result = run_stage("qlora_adapter", str(recipe))
+    assert result["steps"] == MICRO_RECIPE["train"]["max_steps"] and result["quantized"]
+    assert (Path(result["adapter_dir"]) / "adapter_model.safetensors").is_file()
+    out = paths.artifacts_dir("qlora_adapter")
+    assert (out / "distributed_recipe.yaml").is_file() and (out / "result.json").is_file()
