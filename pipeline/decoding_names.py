@@ -16,8 +16,10 @@ written before its first use. This trades a few valid orders for blocking the un
 
 Request-aware: when the request names items (``late_orders(days: List[int]) to int``), the block
 cannot be closed (no token holding a backtick, no EOS) while :func:`vox_lang.requests.missing_items`
-still lists one of them. Scope is approximated lexically (any earlier declaration counts), an
-over-approximation of the real scopes.
+still lists one of them, and at each item start the header of the next missing requested item is
+forced (``fn late_orders(days: List[int]) to int {``; the rule is in :mod:`pipeline.decoding_declare`).
+Scope is approximated lexically (any earlier declaration counts), an over-approximation of the
+real scopes.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from typing import Any, Final
 
 from transformers import LogitsProcessor
 
+from pipeline.decoding_declare import TokenIndex, header, item_start
 from vox_lang.lexer import KEYWORDS
 from vox_lang.prelude import BUILTIN_TYPES, BUILTINS, CONSTRUCTORS, STD, VIEW_ELEMENTS
 from vox_lang.requests import RequestSpec, missing_items
@@ -121,6 +124,7 @@ class _TokenTable:
     terminators: list[int]  # ids that end an open identifier (non-identifier char first)
     ws_ident: list[int]  # ids starting a new identifier after whitespace
     backtick: list[int]  # ids holding a backtick (could close the fence)
+    index: TokenIndex | None = None  # every token's text, for forcing requested headers
 
 
 def token_table(tokenizer: Any) -> _TokenTable:
@@ -131,8 +135,10 @@ def token_table(tokenizer: Any) -> _TokenTable:
     terminators: list[int] = []
     ws_ident: list[int] = []
     backtick: list[int] = []
+    texts: list[str] = []
     for i in range(len(tokenizer)):
         text = tokenizer.decode([i])
+        texts.append(text)
         if "`" in text:
             backtick.append(i)
         body = text.lstrip(" \t\n\r")
@@ -151,7 +157,7 @@ def token_table(tokenizer: Any) -> _TokenTable:
             maps[3 if len(lead) == len(body) else 2][lead].append(i)
     lead_ends, lead_only, ws_lead_ends, ws_lead_only = (dict(m) for m in maps)
     return _TokenTable(lead_ends, lead_only, ws_lead_ends, ws_lead_only, glued, digit_led, terminators, ws_ident,
-                       backtick)
+                       backtick, TokenIndex(texts))
 
 
 @dataclass
@@ -171,7 +177,8 @@ class NameMask(LogitsProcessor):
         prompt_len: padded prompt length of the batch.
         eos_ids: ids that end a completion (held back, like the fence, while items are missing).
         names: apply the name mask (a).
-        require: apply the request mask (b).
+        require: apply the request mask (b): hold the fence, and force the headers of missing
+            requested items at item starts (:mod:`pipeline.decoding_declare`).
     """
 
     def __init__(self, tokenizer: Any, table: _TokenTable, specs: list[RequestSpec], prompt_len: int,
@@ -186,6 +193,9 @@ class NameMask(LogitsProcessor):
         self._texts = [""] * len(specs)
         self._seen = [0] * len(specs)
         self._missing: dict[tuple[int, str], bool] = {}
+        self._forced: list[set[str]] = [set() for _ in specs]  # requested names already forced per row
+        self._forcing: list[tuple[str, int] | None] = [None] * len(specs)  # (header, start offset in code)
+        self._no_force = [False] * len(specs)
 
     def _text(self, row: int, ids: Any) -> str:
         """The row's generated text, decoded incrementally (only the ids new since the last call)."""
@@ -255,6 +265,31 @@ class NameMask(LogitsProcessor):
             self._missing[key] = bool(missing_items(spec, code))
         return self._missing[key]
 
+    def _force_ids(self, row: int, code: str) -> list[int] | None:
+        """Ids continuing the header being forced for ``row`` (``None``: nothing forced here)."""
+        state = self._forcing[row]
+        if state is None:
+            if not item_start(code):
+                return None
+            spec = self.specs[row]
+            missing = set(missing_items(spec, code.rstrip()))
+            item = next((i for i in spec.items if i.name in missing and i.name not in self._forced[row]
+                         and header(i) is not None), None)
+            if item is None:
+                return None
+            target = str(header(item))
+            if not code.endswith("\n") and code.strip() == "":
+                target = "\n" + target
+            self._forced[row].add(item.name)
+            state = self._forcing[row] = (target, len(code))
+        target, start = state
+        written = code[start:]
+        if len(written) >= len(target) or not target.startswith(written):
+            self._forcing[row] = None  # complete (a last token may run past it)
+            return None
+        index = self.table.index
+        return index.continuing(target[len(written):]) if index is not None else []
+
     def __call__(self, input_ids: Any, scores: Any) -> Any:
         import torch
 
@@ -277,6 +312,20 @@ class NameMask(LogitsProcessor):
                         self._hold = torch.ones(scores.shape[1], dtype=torch.bool)
                         self._hold[[i for i in self.table.backtick + self.eos_ids if i < scores.shape[1]]] = False
                     mask = self._hold if mask is None else mask & self._hold
+                if not self._no_force[row]:
+                    forced = self._force_ids(row, code)
+                    if forced is not None:
+                        keep = torch.zeros(scores.shape[1], dtype=torch.bool)
+                        keep[[i for i in forced if i < scores.shape[1]]] = True
+                        both = keep if mask is None else mask & keep
+                        masked = scores[row].masked_fill(~both.to(scores.device), float("-inf"))
+                        if bool(torch.isfinite(masked).any()):
+                            scores[row] = masked
+                            self.report.masked_steps += 1
+                            continue
+                        self._no_force[row], self._forcing[row] = True, None
+                        self.report.events.append(f"row {row}: no allowed token continues the requested header; "
+                                                  "header forcing off for this row")
             if mask is None:
                 continue
             masked = scores[row].masked_fill(~mask.to(scores.device), float("-inf"))

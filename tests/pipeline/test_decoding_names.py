@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from pipeline.decoding_names import NameMask, declared_names, position, token_table
-from vox_lang.requests import RequestSpec, extract_request
+from vox_lang.requests import RequestSpec, extract_request, missing_items
 
 _HELPERS = Path(__file__).with_name("test_decoding_constraint.py")  # its tokenizer (tests are not a package)
 _spec = importlib.util.spec_from_file_location("vox_tests_constraint", _HELPERS)
@@ -97,3 +97,110 @@ def test_outside_a_block_nothing_is_masked() -> None:
     proc = NameMask(tok, token_table(tok), [RequestSpec()], 0)
     ids = tok.encode("Here is a sentence with + undefined", add_special_tokens=False)
     assert torch.isfinite(proc(torch.tensor([ids]), torch.zeros(1, len(tok)))).all()
+
+
+def _drive(request: str, body: str = "", steps: int = 80, require: bool = True,
+           seed: int = 0) -> tuple[str, Any]:
+    """Generate after a teacher-forced "```vox\\n": the grammar and the name mask pick freely from
+    seeded random scores until no header is being forced (or ``steps`` run out), then ``body`` is
+    teacher-forced (each of its tokens must be allowed). Returns the block text and the mask."""
+    import torch
+
+    tok = tokenizer()
+    gen = torch.Generator().manual_seed(seed)
+    prompt = [1, 2]
+    grammar = _helpers.grammar().processor(1, len(prompt), "response")
+    proc = NameMask(tok, token_table(tok), [extract_request(request)], len(prompt), eos_ids=[tok.eos_token_id],
+                    require=require)
+    ids = list(prompt)
+
+    def step(forced_token: int | None) -> int:
+        scores = torch.rand(1, len(tok), generator=gen)
+        scores = proc(torch.tensor([ids]), grammar(torch.tensor([ids]), scores))
+        assert bool(torch.isfinite(scores[0]).any()), "dead end"
+        token = int(scores[0].argmax()) if forced_token is None else forced_token
+        assert bool(torch.isfinite(scores[0, token])), repr(tok.decode(ids[len(prompt):] + [token]))
+        ids.append(token)
+        return token
+
+    for t in tok.encode("```vox\n", add_special_tokens=False):
+        step(t)
+    for _ in range(steps):
+        step(None)
+        if proc._forcing[0] is None and (proc._forced[0] or not require):
+            break
+    text = tok.decode(ids[len(prompt):])
+    if body:
+        for t in tok.encode(("" if text.endswith("\n") else "\n") + body, add_special_tokens=False):
+            step(t)
+    return tok.decode(ids[len(prompt):]), proc
+
+
+def test_requested_signature_is_forced_as_the_block_header() -> None:
+    request = "Write a function `late_orders(days: List[int], limit: int) to int` please."
+    text, proc = _drive(request, body="  ret limit\n}\n```")
+    code = text.removeprefix("```vox\n")
+    assert code.startswith("fn late_orders(days: List[int], limit: int) to int {"), code
+    assert text.endswith("```")
+    assert missing_items(extract_request(request), code.removesuffix("```")) == []
+    assert not proc.report.events
+
+
+def test_several_requested_items_are_forced_in_request_order() -> None:
+    request = "Write a type `type Answer = | Yes | No` and a function `pick(flag: bool) to Answer`."
+    text, _ = _drive(request)
+    assert text.startswith("```vox\ntype Answer = "), text
+    # after the type, the next item start forces the function's header
+    more, _ = _drive_from(request, "```vox\ntype Answer = | Yes | No\n")
+    assert more.startswith("fn pick(flag: bool) to Answer {"), more
+
+
+def _drive_from(request: str, prefix: str, steps: int = 60) -> tuple[str, Any]:
+    """Teacher-force ``prefix`` then pick freely until the forced header is complete."""
+    import torch
+
+    tok = tokenizer()
+    gen = torch.Generator().manual_seed(1)
+    prompt = [1, 2]
+    grammar = _helpers.grammar().processor(1, len(prompt), "response")
+    proc = NameMask(tok, token_table(tok), [extract_request(request)], len(prompt), eos_ids=[tok.eos_token_id])
+    ids = list(prompt)
+    forced = tok.encode(prefix, add_special_tokens=False)
+    for i in range(len(forced) + steps):
+        scores = proc(torch.tensor([ids]), grammar(torch.tensor([ids]), torch.rand(1, len(tok), generator=gen)))
+        assert bool(torch.isfinite(scores[0]).any())
+        ids.append(forced[i] if i < len(forced) else int(scores[0].argmax()))
+        if i >= len(forced) and proc._forcing[0] is None:
+            break
+    return tok.decode(ids[len(prompt):])[len(prefix):], proc
+
+
+def test_no_request_or_require_off_forces_nothing() -> None:
+    for request, require in (("Write something nice.", True),
+                             ("Write a function `late_orders(days: List[int], limit: int) to int`.", False)):
+        text, proc = _drive(request, steps=12, require=require)
+        assert not proc._forced[0] and proc.report.masked_steps >= 0
+        assert not text.removeprefix("```vox\n").startswith("fn late_orders")
+
+
+def test_forcing_never_dead_ends() -> None:
+    request = "An actor `Bank`, a workflow `settle`, and `late(x: int)` as a function."
+    for seed in range(3):
+        text, proc = _drive(request, steps=40, seed=seed)  # _drive asserts a token is always allowed
+        assert text.strip() != "```vox"
+
+
+def test_header_rule() -> None:
+    from pipeline.decoding_declare import header, item_start
+    from vox_lang.requests import RequestedItem
+
+    assert header(RequestedItem("function", "f", "(a: int) to int")) == "fn f(a: int) to int {"
+    assert header(RequestedItem("function", "f", "(a: int)")) == "fn f(a: int)"
+    assert header(RequestedItem("function", "f")) == "fn f("
+    assert header(RequestedItem("workflow", "w")) == "workflow w("
+    assert header(RequestedItem("type", "T", "= | A")) == "type T = "
+    assert header(RequestedItem("actor", "A")) == "actor A {"
+    assert header(RequestedItem("handler", "h")) is None
+    assert item_start("") and item_start("\n") and item_start("fn f() {\n}\n")
+    assert not item_start("fn f() {\n") and not item_start("fn f() {\n  let s = \"{\"\n")
+    assert not item_start("fn f() { }") and item_start("type T = | A | B\n") and not item_start("type T =\n")
