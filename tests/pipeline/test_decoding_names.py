@@ -204,3 +204,13 @@ def test_header_rule() -> None:
     assert item_start("") and item_start("\n") and item_start("fn f() {\n}\n")
     assert not item_start("fn f() {\n") and not item_start("fn f() {\n  let s = \"{\"\n")
     assert not item_start("fn f() { }") and item_start("type T = | A | B\n") and not item_start("type T =\n")
+
+
+def test_names_off_means_no_request_mask_in_the_eval_factory() -> None:
+    from pipeline.decoding_constraint import batch_processors
+
+    tok = tokenizer()
+    convo = [{"role": "user", "content": "Write a function `late(x: int) to int`."}]
+    on = batch_processors(_helpers.grammar(), "code", tok, names=True, require=True)(2, [convo], 1)
+    off = batch_processors(_helpers.grammar(), "code", tok, names=False, require=False)(2, [convo], 1)
+    assert any(isinstance(p, NameMask) for p in on) and not any(isinstance(p, NameMask) for p in off)
