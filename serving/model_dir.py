@@ -146,6 +146,22 @@ def _read_meta(model_dir: Path) -> dict[str, Any]:
     return meta
 
 
+def _with_training_mode(adapter_dir: Path, meta: dict[str, Any]) -> dict[str, Any]:
+    """The base's ``meta`` with the adapter's own ``system_prompt_mode`` (adapter without ``vox_mens.json``).
+
+    A training run's adapter records how its prompts were presented in ``vox_train.json``
+    (:mod:`pipeline.train`); serving it with another mode (e.g. the 3.8k-token SSOT prompt on a
+    1024-token model) would present prompts unlike training.
+    """
+    file = adapter_dir / "vox_train.json"
+    if not file.is_file():
+        return meta
+    mode = _read_json(file).get("system_prompt_mode")
+    if mode not in SYSTEM_PROMPT_MODES:
+        raise ModelLoadError(f"{file}: 'system_prompt_mode' must be one of {SYSTEM_PROMPT_MODES}, got {mode!r}")
+    return {**meta, "system_prompt_mode": mode}
+
+
 def _sampling_defaults(model_dir: Path) -> tuple[float | None, float | None]:
     """``temperature`` and ``top_p`` from ``generation_config.json``, when it sets valid ones."""
     file = model_dir / "generation_config.json"
@@ -197,7 +213,7 @@ def inspect_model_dir(path: str | Path, adapter: str | Path | None = None) -> Mo
             raise ModelLoadError(f"{adapter_dir} is not an adapter: adapter_config.json is missing")
         if not any((adapter_dir / name).is_file() for name in _ADAPTER_WEIGHTS):
             raise ModelLoadError(f"{adapter_dir} has no adapter weights ({' or '.join(_ADAPTER_WEIGHTS)})")
-        meta = _read_meta(adapter_dir) or meta
+        meta = _read_meta(adapter_dir) or _with_training_mode(adapter_dir, meta)
     named_dir = adapter_dir or model_dir
     temperature, top_p = _sampling_defaults(model_dir)
     return ModelDirInfo(

@@ -314,6 +314,28 @@ def test_base_plus_adapter(engine: Engine, tiny_export_dir: Path, tmp_path: Path
         Engine.load(tiny_export_dir, tmp_path, device="cpu")
 
 
+def test_adapter_without_card_is_presented_as_it_was_trained(tmp_path: Path) -> None:
+    """A training run's adapter (no vox_mens.json) keeps the system_prompt_mode of its vox_train.json."""
+    from serving.model_dir import inspect_model_dir
+
+    base = tmp_path / "base"
+    base.mkdir()
+    (base / "config.json").write_text(json.dumps({"model_type": "qwen3", "max_position_embeddings": 1024}))
+    (base / "tokenizer.json").write_text("{}")
+    (base / "model.safetensors").write_bytes(b"")
+    (base / "chat_template.jinja").write_text("{{ messages }}")
+    (base / "vox_mens.json").write_text(json.dumps({"model_name": "base", "system_prompt_mode": "ssot"}))
+    adapter = tmp_path / "adapter"
+    adapter.mkdir()
+    (adapter / "adapter_config.json").write_text(json.dumps({"base_model_name_or_path": str(base)}))
+    (adapter / "adapter_model.safetensors").write_bytes(b"")
+    (adapter / "vox_train.json").write_text(json.dumps({"system_prompt_mode": "none"}))
+    assert inspect_model_dir(base, adapter).system_prompt_mode == "none"
+    (adapter / "vox_train.json").write_text(json.dumps({"system_prompt_mode": "bogus"}))
+    with pytest.raises(ModelLoadError, match="vox_train.json"):
+        inspect_model_dir(base, adapter)
+
+
 def test_streamed_text_is_the_decoded_text(engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
     import serving.engine
 
