@@ -19,7 +19,18 @@ log = logging.getLogger(__name__)
 # Private-use code points: never produced by templates, and stripped from contents first.
 _OPEN: Final = "\ue000"
 _CLOSE: Final = "\ue001"
-_MARK: Final = re.compile(_OPEN + r"(\d+)" + _CLOSE)
+#: a content placeholder in a rendered template; group 1 is the message index
+CONTENT_MARK: Final = re.compile(_OPEN + r"(\d+)" + _CLOSE)
+
+
+def strip_marks(content: str) -> str:
+    """``content`` without the placeholder code points (so user text can never forge a placeholder)."""
+    return content.replace(_OPEN, "").replace(_CLOSE, "")
+
+
+def marked(messages: Sequence[dict[str, str]]) -> list[dict[str, str]]:
+    """The messages with each content replaced by its placeholder (index ``i`` -> ``CONTENT_MARK``)."""
+    return [{**m, "content": f"{_OPEN}{i}{_CLOSE}"} for i, m in enumerate(messages)]
 
 
 def encode_text(tokenizer: Any, text: str) -> list[int]:
@@ -42,10 +53,9 @@ def encode_chat(tokenizer: Any, messages: Sequence[dict[str, str]], add_generati
         template that alters contents (so the placeholders do not survive once each) falls back,
         after a warning, to encoding the rendered text whole (contents then unprotected).
     """
-    clean = [{**m, "content": m["content"].replace(_OPEN, "").replace(_CLOSE, "")} for m in messages]
-    marked = [{**m, "content": f"{_OPEN}{i}{_CLOSE}"} for i, m in enumerate(clean)]
-    text = tokenizer.apply_chat_template(marked, tokenize=False, add_generation_prompt=add_generation_prompt)
-    pieces = _MARK.split(text)
+    clean = [{**m, "content": strip_marks(m["content"])} for m in messages]
+    text = tokenizer.apply_chat_template(marked(clean), tokenize=False, add_generation_prompt=add_generation_prompt)
+    pieces = CONTENT_MARK.split(text)
     found = [int(p) for p in pieces[1::2]]
     if sorted(found) != list(range(len(clean))):
         log.warning("chat template altered message contents; encoding the prompt without placeholders")

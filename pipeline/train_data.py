@@ -22,16 +22,12 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, cast
 
+from pipeline.decoding_prompt import CONTENT_MARK, marked, strip_marks
 from pipeline.errors import TrainingError
 
 log = logging.getLogger(__name__)
 
 IGNORE: Final = -100  # label of tokens outside the loss (torch cross-entropy ignore_index)
-
-# Private-use code points around a message index stand in for its content while rendering.
-_OPEN: Final = "\ue000"
-_CLOSE: Final = "\ue001"
-_MARK: Final = re.compile(_OPEN + r"(\d+)" + _CLOSE)
 
 
 @dataclass(frozen=True)
@@ -140,12 +136,13 @@ class ChatEncoder:
         """
         from transformers.utils.chat_template_utils import render_jinja_template
 
-        marked = [{"role": m["role"], "content": f"{_OPEN}{i}{_CLOSE}"} for i, m in enumerate(messages)]
+        # the placeholder scheme is encode_chat's (pipeline.decoding_prompt), so ids match serving's
+        roles = [{"role": m["role"], "content": m["content"]} for m in messages]
         # returns (texts, generation spans) per conversation (annotated as str upstream)
         rendered, spans = cast(tuple[list[str], list[list[tuple[int, int]]]], render_jinja_template(
-            conversations=[marked], chat_template=self.template, return_assistant_tokens_mask=True,
+            conversations=[marked(roles)], chat_template=self.template, return_assistant_tokens_mask=True,
             **self.tokenizer.special_tokens_map))
-        marks = list(_MARK.finditer(rendered[0]))
+        marks = list(CONTENT_MARK.finditer(rendered[0]))
         if sorted(int(m.group(1)) for m in marks) != list(range(len(messages))):
             raise TrainingError("the chat template alters message contents; cannot encode them as plain text")
         return rendered[0], sorted(spans[0]), marks
@@ -153,7 +150,7 @@ class ChatEncoder:
     def encode(self, conversations: Sequence[Sequence[dict[str, str]]]) -> list[Encoded]:
         """:class:`Encoded` ids and labels for each conversation."""
         renders = [self._render(messages) for messages in conversations]
-        texts = [messages[int(m.group(1))]["content"].replace(_OPEN, "").replace(_CLOSE, "")
+        texts = [strip_marks(messages[int(m.group(1))]["content"])
                  for messages, (_, _, marks) in zip(conversations, renders) for m in marks]
         content_ids = iter(self.tokenizer(texts, add_special_tokens=False, split_special_tokens=True)["input_ids"]
                            if texts else [])
