@@ -38,7 +38,7 @@ def _builder() -> Any:
 
 def decode_rate(engine: Any, new_tokens: int, use_cache: bool) -> tuple[float, float]:
     """Return (tokens/s, seconds) for ``new_tokens`` greedy tokens, EOS ignored."""
-    from serving.generation import SamplingParams, generate_ids
+    from pipeline.decoding import SamplingParams, generate_ids
 
     prompt = engine.render(PROMPT)
     params = SamplingParams(max_new_tokens=new_tokens)

@@ -157,7 +157,7 @@ def export_model(base: str, adapter_dir: str, out_root: Path, cfg: ExportConfig,
     """
     from transformers import GenerationConfig
 
-    from pipeline.generation import eos_ids
+    from pipeline.decoding import eos_ids
     from pipeline.paths import new_export_dir, publish_export
 
     model, tokenizer = merged_model(base, adapter_dir, cfg.dtype)
@@ -166,7 +166,7 @@ def export_model(base: str, adapter_dir: str, out_root: Path, cfg: ExportConfig,
     final, tmp = new_export_dir(out_root, cfg.model_name, created)
     try:
         gen = model.generation_config.to_dict() if model.generation_config else {}
-        model.generation_config = GenerationConfig(**{**gen, "eos_token_id": eos_ids(model, tokenizer),
+        model.generation_config = GenerationConfig(**{**gen, "eos_token_id": list(eos_ids(model, tokenizer)),
                                                       "pad_token_id": tokenizer.pad_token_id})
         model.save_pretrained(tmp)
         tokenizer.save_pretrained(tmp, save_jinja_files=False)
@@ -208,8 +208,7 @@ def verify_export(export_dir: Path, base: str, adapter_dir: str, cfg: ExportConf
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from pipeline.chat_format import user_turn
-    from pipeline.decoding import encode_chat
-    from pipeline.generation import eos_ids
+    from pipeline.decoding import encode_chat, eos_ids
 
     mode = json.loads((export_dir / "vox_mens.json").read_text())["system_prompt_mode"]
     exported = AutoModelForCausalLM.from_pretrained(export_dir, dtype=_dtype(cfg.dtype)).eval()
@@ -217,7 +216,7 @@ def verify_export(export_dir: Path, base: str, adapter_dir: str, cfg: ExportConf
     ref_base = AutoModelForCausalLM.from_pretrained(base, dtype=_dtype(cfg.dtype), device_map={"": "cpu"})
     reference = PeftModel.from_pretrained(ref_base, adapter_dir).eval()
     max_diff, equal = 0.0, True
-    stop = eos_ids(exported, tokenizer)
+    stop = list(eos_ids(exported, tokenizer))
     for prompt in prompts:
         ids = torch.tensor([encode_chat(tokenizer, user_turn(prompt, mode))])  # as the server encodes it
         with torch.inference_mode():

@@ -61,7 +61,7 @@ def test_hf_id_is_passed_through_without_network(tmp_path: Path) -> None:
 def test_generation_stops_once_the_first_vox_block_closes() -> None:
     import torch
 
-    from pipeline.generation import FirstBlockClosed
+    from pipeline.decoding import FirstBlockClosed
 
     tok = train_tokenizer(["```vox\nlet x = 1\n```\nmore text", "plain words"] * 20, 300)
     texts = ["```vox\nlet x = 1\n```", "```vox\nlet x = 1", "Sure:\n```vox\nlet y = 2\n``` and"]

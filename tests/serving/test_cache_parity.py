@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
+from pipeline.decoding import SamplingParams, cache_is_consistent, generate_ids
 from serving.engine import Engine
-from serving.generation import SamplingParams, cache_is_consistent, generate_ids
 
 NEW_TOKENS = 40
 ATOL = 1e-4  # float32 on CPU; observed differences are ~3e-7

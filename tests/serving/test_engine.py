@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
+from pipeline.decoding import SamplingParams, generate_ids
 from serving.engine import Engine, StreamEvent, _safe_prefix_len
 from serving.errors import ModelLoadError, RequestError, ServingError
-from serving.generation import SamplingParams, generate_ids
 from serving.model_dir import eos_token_ids, inspect_model_dir
 
 USER = [{"role": "user", "content": "Write a function that adds two integers."}]
