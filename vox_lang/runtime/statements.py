@@ -231,9 +231,11 @@ def while_(c: Compiler, s: hir.While) -> Run:
 
 def for_(c: Compiler, s: hir.For) -> Run:
     items = c.expr(s.iterable)
-    body = block(c, s.body)
+    # bind the loop variables before compiling the body, so a lambda in the body that reads them
+    # finds their slots in this frame instead of allocating its own (empty) ones
     put = c.store(s.var_id) if s.var_id is not None else None
     put_i = c.store(s.index_id) if s.index_id is not None else None
+    body = block(c, s.body)
     counter, budget, span = c.rt.counter, c.rt.budget, s.span
 
     def loop(f: list[Any]) -> Any:
