@@ -13,7 +13,7 @@ import dataclasses
 import hashlib
 import io
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -94,50 +94,72 @@ def _pair_rows(pairs: Any) -> list[dict[str, Any]]:
     return [dataclasses.asdict(p) for p in pairs]
 
 
-def generate(cfg: CorpusConfig, out_dir: Path) -> dict[str, Any]:
-    """Generate pairs and write ``out_dir/pairs.parquet``.
+def generate(cfg: CorpusConfig, out_dir: Path, partition: str | None = None) -> dict[str, Any]:
+    """Generate pairs (all, or one partition's: :data:`pipeline.generators.PARTITIONS`) and write
+    ``out_dir/pairs.parquet``.
+
+    A partition is generated on its own: program ``i`` of family ``f`` is seeded from
+    ``(cfg.seed, f, i)``, and the plan (programs per family, repair rate) from the whole config, so
+    any subset of partitions can be rebuilt and the partitions' rows together are the rows of ``None``.
 
     Returns:
-        Summary: ``path``, ``rows``, ``programs``, ``sha256``, ``per_source``, ``per_family``.
+        Summary: ``path``, ``rows``, ``programs`` (new programs: 0 for the preflight partition, whose
+        rows derive from the other partitions' programs), ``sha256``, ``per_source``, ``per_family``,
+        ``partition``.
     """
-    from pipeline.generators import generate_pairs, plan
+    from pipeline.generators import PREFLIGHT_PARTITION, generate_pairs, plan
 
     gplan = plan(cfg.pairs, cfg.weights, cfg.seed, cfg.paraphrase_rate)
-    pairs = generate_pairs(gplan, workers=cfg.workers)
+    pairs = generate_pairs(gplan, workers=cfg.workers, partition=partition)
     path = out_dir / "pairs.parquet"
     digest = write_parquet(_pair_rows(pairs), path, "pairs")
-    return {"path": str(path), "rows": len(pairs), "programs": gplan.total_programs, "sha256": digest,
+    programs = (gplan.total_programs if partition is None else 0 if partition == PREFLIGHT_PARTITION
+                else gplan.programs.get(partition, 0))
+    return {"path": str(path), "rows": len(pairs), "programs": programs, "sha256": digest,
             "per_source": dict(sorted(Counter(p.source for p in pairs).items())),
-            "per_family": dict(sorted(Counter(p.family for p in pairs).items()))}
+            "per_family": dict(sorted(Counter(p.family for p in pairs).items())), "partition": partition}
 
 
-def gate(cfg: CorpusConfig, pairs_path: Path, out_dir: Path, rejections_dir: Path) -> dict[str, Any]:
+def gate(cfg: CorpusConfig, pairs_path: Path, out_dir: Path, rejections_dir: Path,
+         partition: str | None = None) -> dict[str, Any]:
     """Gate the generated pairs; write ``out_dir/pairs.parquet`` and ``rejections_dir/rejections.parquet``.
 
     Returns:
         Summary: ``rows_in``, ``rows_kept``, ``pass_rate``, ``family_pass_rates``, ``top_codes``,
         ``checks``, ``cache_hits``, ``path``, ``rejections_path``, ``rejections`` (first rows),
         ``test_runs`` (programs whose @test functions ran) and ``tests_rejected`` (rows whose tests failed).
+
+    Raises:
+        GateRejectedAll: a partition had pairs and the gate kept none. Its rejection table is
+            written; its ``pairs.parquet`` and ``result.json`` are removed (no older file survives
+            to be mixed).
     """
+    from pipeline.corpus_partitions import SHOWN_REJECTIONS, GateRejectedAll, clear_partition
     from pipeline.gate import gate_pairs
     from pipeline.generators.base import Pair
 
     pairs = [Pair(**r) for r in read_rows(pairs_path, kind="pairs")]
     result = gate_pairs(pairs, workers=cfg.workers)
     path, rej_path = out_dir / "pairs.parquet", rejections_dir / "rejections.parquet"
-    write_parquet(_pair_rows(result.passed), path, "pairs")
     rej_rows = [r.as_row() for r in result.rejections]
     write_parquet(rej_rows, rej_path, "rejections")
-    return {"path": str(path), "rejections_path": str(rej_path), "rows_in": result.total,
-            "rows_kept": len(result.passed), "pass_rate": result.pass_rate,
-            "family_pass_rates": result.family_pass_rates(), "top_codes": result.top_codes(),
-            "checks": result.checks, "cache_hits": result.cache_hits, "rejections": rej_rows[:20],
-            "reasons": dict(Counter(r.reason for r in result.rejections)),
-            "test_runs": result.test_runs, "tests_rejected": result.tests_rejected}
+    summary = {"path": str(path), "rejections_path": str(rej_path), "rows_in": result.total,
+               "rows_kept": len(result.passed), "pass_rate": result.pass_rate,
+               "family_pass_rates": result.family_pass_rates(), "top_codes": result.top_codes(),
+               "checks": result.checks, "cache_hits": result.cache_hits, "rejections": rej_rows[:SHOWN_REJECTIONS],
+               "reasons": dict(Counter(r.reason for r in result.rejections)),
+               "test_runs": result.test_runs, "tests_rejected": result.tests_rejected, "partition": partition}
+    if partition is not None and result.total and not result.passed:
+        clear_partition(out_dir)
+        raise GateRejectedAll(partition, summary)
+    write_parquet(_pair_rows(result.passed), path, "pairs")
+    return summary
 
 
-def build(cfg: CorpusConfig, gated_path: Path, out_dir: Path) -> dict[str, Any]:
-    """Mix the gated pairs and write the corpus (train/heldout Parquet, manifest, plot).
+def build(cfg: CorpusConfig, gated: Path | Sequence[Path], out_dir: Path) -> dict[str, Any]:
+    """Mix the gated pairs (one file, or the union of the partitions' files) and write the corpus
+    (train/heldout Parquet, manifest, plot). The mix sorts rows by id, so how the pairs are split
+    over files never changes the corpus.
 
     Returns:
         The manifest (also written to ``out_dir/manifest.json``) plus ``plot_png`` bytes.
@@ -147,7 +169,8 @@ def build(cfg: CorpusConfig, gated_path: Path, out_dir: Path) -> dict[str, Any]:
 
     mcfg = MixConfig(cfg.seed, cfg.size, dict(cfg.weights), cfg.heldout_fraction, cfg.near_dup_threshold,
                      cfg.max_chars)
-    result = mix(read_rows(gated_path, kind="pairs"), mcfg, system_prompt())
+    files = [gated] if isinstance(gated, Path) else list(gated)
+    result = mix([row for f in files for row in read_rows(f, kind="pairs")], mcfg, system_prompt())
     hashes = {split: write_parquet(rows, out_dir / f"{split}.parquet", "corpus")
               for split, rows in (("train", result.train), ("heldout", result.heldout))}
     lengths = {s: [approx_tokens(r["prompt"] + "\n" + r["response"]) for r in rows]

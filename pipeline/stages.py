@@ -71,35 +71,71 @@ def run_system_prompt(config: None, inputs: Inputs, out_dir: Path) -> StageResul
         "vox_blocks": audit.vox_blocks, "problems": list(audit.problems())})
 
 
-def run_generated_pairs(config: Any, inputs: Inputs, out_dir: Path) -> StageResult:
-    """Generate pairs (:func:`pipeline.corpus.generate`) into ``out_dir/pairs.parquet``."""
+def run_generated_pairs(config: Any, inputs: Inputs, out_dir: Path, *, partition: str | None = None) -> StageResult:
+    """Generate one partition's pairs (:func:`pipeline.corpus.generate`) into ``out_dir/pairs.parquet``;
+    ``partition=None``: every partition in turn (``out_dir/<partition>/``), returning their aggregate."""
     from pipeline.corpus import generate
 
-    s = generate(config, out_dir)
+    if partition is None:
+        return _each_partition("generated_pairs", config, out_dir)
+    s = generate(config, out_dir, partition)
     return StageResult("generated_pairs", s["sha256"][:16], s)
 
 
-def run_gated_pairs(config: Any, inputs: Inputs, out_dir: Path) -> StageResult:
-    """Gate the generated pairs (:func:`pipeline.corpus.gate`): ``pairs.parquet`` + ``rejections.parquet``.
+def run_gated_pairs(config: Any, inputs: Inputs, out_dir: Path, *, partition: str | None = None) -> StageResult:
+    """Gate one partition's generated pairs (:func:`pipeline.corpus.gate`): ``pairs.parquet`` +
+    ``rejections.parquet`` in ``out_dir``; ``partition=None``: every partition in turn, returning
+    their aggregate.
 
     ``data["min_pass_rate"]`` is the recipe's ``corpus.min_gate_pass_rate`` that the blocking
-    ``gate_pass_rate`` check compares ``data["pass_rate"]`` with.
+    ``gate_pass_rate`` check compares ``data["pass_rate"]`` with (per partition).
+
+    Raises:
+        GateRejectedAll: the gate kept none of the partition's pairs (see :mod:`pipeline.corpus_partitions`).
     """
     from pipeline.corpus import gate
 
-    s = gate(config, Path(inputs["generated_pairs"]["path"]), out_dir, out_dir)
+    if partition is None:
+        return _each_partition("gated_pairs", config, out_dir)
+    s = gate(config, Path(inputs["generated_pairs"]["path"]), out_dir, out_dir, partition)
     return StageResult("gated_pairs", inputs["generated_pairs"].version,
                        {**s, "min_pass_rate": config.min_gate_pass_rate})
 
 
+def _each_partition(stage: str, config: Any, out_dir: Path) -> StageResult:
+    """Run a partitioned stage for every partition under ``out_dir/<partition>/``; their aggregate."""
+    from pipeline.corpus_partitions import PARTITIONS, aggregate
+
+    results = {}
+    for key in PARTITIONS:
+        part_dir = out_dir / key
+        part_dir.mkdir(parents=True, exist_ok=True)
+        inputs = {up: read_result(up, partition=key) for up in STAGES[stage].inputs}
+        results[key] = STAGES[stage].run(config, inputs, part_dir, partition=key)
+        results[key].write(part_dir)
+    return aggregate(stage, results)
+
+
 def run_corpus(config: Any, inputs: Inputs, out_dir: Path) -> StageResult:
-    """Mix the gated pairs into the corpus (:func:`pipeline.corpus.build`); the version comes from the reader.
+    """Mix every partition's gated pairs into the corpus (:func:`pipeline.corpus.build`); the version
+    comes from the reader.
 
     ``data`` is the manifest plus ``path``; the histogram PNG is ``out_dir/token_lengths.png``.
-    """
-    from pipeline.corpus import build
 
-    manifest = build(config, Path(inputs["gated_pairs"]["path"]), out_dir)
+    Raises:
+        DataError: a partition is missing, or its gate pass rate is below ``corpus.min_gate_pass_rate``.
+    """
+    from pipeline.corpus import build, gate_rate_ok
+
+    gated = inputs["gated_pairs"]
+    low = [f"{k} {p['pass_rate']:.1%}" for k, p in (gated.get("partitions") or {}).items()
+           if not gate_rate_ok(p["pass_rate"], config.min_gate_pass_rate)]
+    if low:
+        from pipeline.errors import DataError
+
+        raise DataError(f"gated_pairs partition(s) below corpus.min_gate_pass_rate {config.min_gate_pass_rate:.1%}: "
+                        f"{', '.join(low)}; fix them and rematerialize those partitions")
+    manifest = build(config, [Path(p) for p in gated["paths"]], out_dir)
     manifest.pop("plot_png", None)
     read = corpus_result(out_dir)
     return StageResult("corpus", read.version, {**manifest, **read.data})
@@ -266,22 +302,35 @@ STAGES: dict[str, Stage] = {s.name: s for s in (
 )}
 #: extra keyword arguments each stage's ``run`` accepts (beyond config, inputs, out_dir)
 _EXTRAS = {"qlora_adapter": {"recipe", "callbacks", "tracker"}, "eval_report": {"checker"},
-           "exported_model": {"recipe"}}
+           "exported_model": {"recipe"}, "generated_pairs": {"partition"}, "gated_pairs": {"partition"}}
+#: stages stored per corpus partition (:mod:`pipeline.corpus_partitions`)
+PARTITIONED = frozenset({"generated_pairs", "gated_pairs"})
 
 
-def read_result(stage: str, root: str | os.PathLike[str] | None = None) -> StageResult:
+def read_result(stage: str, root: str | os.PathLike[str] | None = None, *,
+                partition: str | None = None) -> StageResult:
     """The last result of ``stage`` under the state dir ``root`` (the corpus via the corpus reader).
 
+    A partitioned stage (:data:`PARTITIONED`) gives one partition's result, or without ``partition``
+    the aggregate of all of them (:func:`pipeline.corpus_partitions.aggregate`).
+
     Raises:
-        DataError: the stage has not run (names the asset to materialize), or its result is unreadable.
+        DataError: the stage (or a partition of it) has not run (names the asset to materialize), or
+            its result is unreadable.
     """
+    if stage in PARTITIONED:
+        from pipeline.corpus_partitions import aggregate, read_partition, read_partitions
+
+        if partition is not None:
+            return read_partition(stage, partition, root)
+        return aggregate(stage, read_partitions(stage, root), root)
     out = paths.artifacts_dir(stage, root, create=False)
     return corpus_result(out) if stage == "corpus" else StageResult.read(out, stage)
 
 
 def run_stage(name: str, recipe: str | None = None, root: str | os.PathLike[str] | None = None, *,
               overrides: Mapping[str, Any] | None = None, out_dir: Path | None = None,
-              **extras: Any) -> StageResult:
+              partition: str | None = None, **extras: Any) -> StageResult:
     """Run one stage under the state dir ``root``: config from ``recipe`` (< ``overrides``), inputs
     from the upstream results, output in ``<root>/artifacts/<name>/`` plus its ``result.json``.
 
@@ -291,6 +340,9 @@ def run_stage(name: str, recipe: str | None = None, root: str | os.PathLike[str]
         root: the state directory (``None``: :func:`pipeline.paths.state_dir`'s resolution).
         overrides: values over the recipe section (CLI flags).
         out_dir: write here instead of ``<root>/artifacts/<name>/`` (e.g. ``python -m pipeline.train --out``).
+        partition: for a partitioned stage (:data:`PARTITIONED`), the one corpus partition to build
+            (in ``<root>/artifacts/<name>/<partition>/``, inputs from the same partition); ``None``
+            builds every partition and returns their aggregate (written per partition only).
         extras: ``recipe``-independent objects a stage accepts (``tracker``, ``callbacks``, ``checker``).
 
     Raises:
@@ -302,10 +354,20 @@ def run_stage(name: str, recipe: str | None = None, root: str | os.PathLike[str]
         raise TypeError(f"stage {name} takes no {', '.join(sorted(unknown))}")
     if "recipe" in _EXTRAS.get(name, set()):
         extras["recipe"] = recipe
+    if partition is not None and name not in PARTITIONED:
+        raise TypeError(f"stage {name} is not partitioned")
     with paths.use_state_dir(root) as state:
         config = stage.config(recipe, overrides or {})
-        inputs = {up: read_result(up, state) for up in stage.inputs}
+        if name in PARTITIONED:
+            from pipeline.corpus_partitions import check_partition
+
+            extras["partition"] = partition if partition is None else check_partition(partition)
+        whole = name in PARTITIONED and partition is None  # the stage reads each partition's inputs itself
+        inputs = {} if whole else {up: read_result(up, state, partition=partition if up in PARTITIONED else None)
+                                   for up in stage.inputs}
         out = out_dir or paths.artifacts_dir(name, state)
+        if partition is not None and out_dir is None:
+            out = out / partition
         out.mkdir(parents=True, exist_ok=True)
         from pipeline.distributed import is_main_process
 
@@ -318,7 +380,7 @@ def run_stage(name: str, recipe: str | None = None, root: str | os.PathLike[str]
                 result.write(out)
         else:
             result = stage.run(config, inputs, out, **extras)
-            if main:
+            if main and not whole:  # a partitioned stage's aggregate is derived, never stored
                 result.write(out)
     return result
 
@@ -366,6 +428,11 @@ def _verification_problem(result: StageResult) -> str | None:
     if result.stage == "gated_pairs" and not gate_rate_ok(result["pass_rate"], result["min_pass_rate"]):
         return (f"gate pass rate {result['pass_rate']:.1%} is below "
                 f"corpus.min_gate_pass_rate {result['min_pass_rate']:.1%}")
+    low = [f"{k} {p['pass_rate']:.1%}" for k, p in (result.get("partitions") or {}).items()
+           if result.stage == "gated_pairs" and not gate_rate_ok(p["pass_rate"], result["min_pass_rate"])]
+    if low:
+        return (f"gate pass rate below corpus.min_gate_pass_rate {result['min_pass_rate']:.1%} "
+                f"in partition(s) {', '.join(low)}")
     if result.stage == "eval_report" and not result["passed"]:
         return f"release gate failed: {result['reason']}"
     if result.stage == "exported_model" and not (result["verify"] or {}).get("passed", True):

@@ -45,6 +45,11 @@ FAMILIES: Final[tuple[Family, ...]] = (
 FAMILY_BY_NAME: Final = {f.name: f for f in FAMILIES}
 #: ``family`` value of preflight rows (``construct`` holds the break kind)
 REPAIR_FAMILY: Final = "repair"
+#: the partition holding every preflight (repair) row, derived from the programs of all families
+PREFLIGHT_PARTITION: Final = "preflight"
+#: corpus partitions: one per program family (its prompt rows and paraphrases), then the preflight
+#: rows; each is generated on its own, deterministically, from (seed, family, program index)
+PARTITIONS: Final[tuple[str, ...]] = (*(f.name for f in FAMILIES), PREFLIGHT_PARTITION)
 #: diagnostics shown in a repair prompt at most (the rest are summarised)
 MAX_PROMPT_DIAGNOSTICS: Final = 3
 
@@ -113,7 +118,9 @@ def generate_program(family: str, seed: int, index: int) -> tuple[int, str, Prog
     return pseed, theme.key, FAMILY_BY_NAME[family].generate(rng, theme)
 
 
-def _rows_for(family: str, plan_: GenPlan, index: int) -> list[Pair]:
+def _rows_for(family: str, plan_: GenPlan, index: int, part: str = "all") -> list[Pair]:
+    """Rows of program ``index`` of ``family``: ``part`` ``"program"`` (its prompt and paraphrase
+    rows), ``"repair"`` (its preflight rows) or ``"all"``; each part alone equals its share of ``"all"``."""
     from vox_lang import check, render_repair
 
     fam = FAMILY_BY_NAME[family]
@@ -127,6 +134,10 @@ def _rows_for(family: str, plan_: GenPlan, index: int) -> list[Pair]:
     if len(prog.prompts) > 1 and rng.random() < plan_.paraphrase_rate:
         rows.append(Pair(id=f"{iid}-p1", source=fam.source, family=family, prompt=prog.prompts[1],
                          response=resp, **common))
+    if part == "program":
+        return rows
+    if part == "repair":
+        rows = []
     n_rep = int(plan_.repair_rate) + (rng.random() < plan_.repair_rate % 1.0)
     for kind in ordered_kinds(rng):
         if n_rep <= 0:
@@ -149,21 +160,32 @@ def _rows_for(family: str, plan_: GenPlan, index: int) -> list[Pair]:
     return rows
 
 
-def _chunk(args: tuple[str, GenPlan, int, int]) -> list[Pair]:
-    family, plan_, start, stop = args
-    return [row for i in range(start, stop) for row in _rows_for(family, plan_, i)]
+def _chunk(args: tuple[str, GenPlan, int, int, str]) -> list[Pair]:
+    family, plan_, start, stop, part = args
+    return [row for i in range(start, stop) for row in _rows_for(family, plan_, i, part)]
 
 
-def generate_pairs(plan_: GenPlan, workers: int = 1, chunk_size: int = 250) -> list[Pair]:
-    """All rows of ``plan_`` in a fixed order (family order, then program index).
+def generate_pairs(plan_: GenPlan, workers: int = 1, chunk_size: int = 250,
+                   partition: str | None = None) -> list[Pair]:
+    """The rows of ``plan_`` (or of one partition) in a fixed order (family order, then program index).
 
     Args:
         plan_: what to generate (see :func:`plan`).
         workers: processes to use (1 = in this process).
         chunk_size: programs per work unit.
+        partition: ``None`` for every row; a family name (:data:`PARTITIONS`) for that family's
+            prompt rows only; :data:`PREFLIGHT_PARTITION` for the preflight rows of every family's
+            programs. The partitions' rows together are exactly the rows of ``None``.
+
+    Raises:
+        ValueError: an unknown partition.
     """
-    jobs = [(f.name, plan_, s, min(s + chunk_size, plan_.programs.get(f.name, 0)))
-            for f in FAMILIES for s in range(0, plan_.programs.get(f.name, 0), chunk_size)]
+    if partition is not None and partition not in PARTITIONS:
+        raise ValueError(f"unknown corpus partition {partition!r}; valid: {', '.join(PARTITIONS)}")
+    part = "all" if partition is None else "repair" if partition == PREFLIGHT_PARTITION else "program"
+    families = [f for f in FAMILIES if partition in (None, PREFLIGHT_PARTITION, f.name)]
+    jobs = [(f.name, plan_, s, min(s + chunk_size, plan_.programs.get(f.name, 0)), part)
+            for f in families for s in range(0, plan_.programs.get(f.name, 0), chunk_size)]
     if workers <= 1 or len(jobs) <= 1:
         return [row for job in jobs for row in _chunk(job)]
     from pipeline.parallel import pool_context, warm_front_end
@@ -173,5 +195,5 @@ def generate_pairs(plan_: GenPlan, workers: int = 1, chunk_size: int = 250) -> l
         return [row for rows in pool.map(_chunk, jobs) for row in rows]
 
 
-__all__ = ["FAMILIES", "FAMILY_BY_NAME", "GenPlan", "Pair", "Program", "REPAIR_FAMILY", "generate_pairs",
-           "generate_program", "plan"]
+__all__ = ["FAMILIES", "FAMILY_BY_NAME", "PARTITIONS", "PREFLIGHT_PARTITION", "GenPlan", "Pair", "Program",
+           "REPAIR_FAMILY", "generate_pairs", "generate_program", "plan"]
