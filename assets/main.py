@@ -109,6 +109,8 @@ def summary(result: Any, seconds: float, instance: Any = None, root: Path | None
         b, a = report["base"], report["adapter"]
         lines.append(f"  compile pass@1:     base {b['pass_at_1']:.3f} -> adapter {a['pass_at_1']:.3f} "
                      f"(pass@{a['k']} {b['pass_at_k']:.3f} -> {a['pass_at_k']:.3f}, {report['tasks']} tasks)")
+        if report.get("difference"):
+            lines.append(f"  adapter - base:     {report['difference']['text']}")
         lines.append(f"  release gate:       {'PASS' if report['passed'] else 'FAIL'}: {report['reason']}")
     export = _this_run("exported_model", produced, root)
     if export:

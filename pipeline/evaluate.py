@@ -134,7 +134,8 @@ class EvalReport:
     """Base vs adapter on the same tasks, presentation and policy, and the gate decision.
 
     ``base``/``adapter`` are under ``gate_policy``; ``policies`` holds the adapter under every
-    policy that ran; ``pending`` names policies that could not run (e.g. no constrained decoder).
+    policy that ran; ``pending`` names policies that could not run (e.g. no constrained decoder);
+    ``difference`` is adapter − base headline pass@1 with its paired bootstrap 95% interval.
     """
 
     base: ModelEval
@@ -150,6 +151,7 @@ class EvalReport:
     gate_policy: str = "unconstrained"
     policies: dict[str, ModelEval] = field(default_factory=dict)
     pending: tuple[str, ...] = ()
+    difference: dict[str, Any] = field(default_factory=dict)  # pipeline.eval_stats.PairedDifference (gate policy)
 
 
 def load_tasks(path: Path | None = None) -> list[Task]:
@@ -352,7 +354,8 @@ def run_eval(base_gen: Generator, adapter_gen: Generator, tasks: list[Task], cfg
             given, the gate compares both under ``constrained``, else under ``unconstrained``
             (and ``constrained`` is reported as pending).
 
-    Writes ``report.json`` and ``pass_at_1.png`` under ``out_dir`` when given.
+    Writes ``report.json``, ``pass_at_1.png`` and ``completions.jsonl`` (every completion with its
+    verdict, :mod:`pipeline.eval_stats`) under ``out_dir`` when given.
 
     Raises:
         DataError: bad ``k``/``verify_n`` or a generator returning the wrong number of completions.
@@ -363,28 +366,39 @@ def run_eval(base_gen: Generator, adapter_gen: Generator, tasks: list[Task], cfg
         raise DataError(f"eval.k={cfg.k} must be between 1 and eval.n_samples={cfg.n_samples}")
     if cfg.verify_n < 1:
         raise DataError(f"eval.verify_n={cfg.verify_n} must be at least 1")
+    from pipeline.eval_stats import completion_rows, paired_difference, task_rates, write_completions
+
+    ids = [t.id for t in tasks]
+    records: list[dict[str, Any]] = []
     policies: dict[str, ModelEval] = {}
     texts, scores, secs = sample_and_score(adapter_gen, tasks, cfg, mode, checker)
     policies["unconstrained"] = summarize(tasks, scores, texts, cfg.k, "unconstrained", secs)
+    records.extend(completion_rows("adapter", "unconstrained", ids, texts, scores))
     gate_policy, base_gate = "unconstrained", base_gen
     pending: tuple[str, ...] = ("constrained",)
     if constrained is not None:
         texts, scores, secs = sample_and_score(constrained[1], tasks, cfg, mode, checker)
         policies["constrained"] = summarize(tasks, scores, texts, cfg.k, "constrained", secs)
+        records.extend(completion_rows("adapter", "constrained", ids, texts, scores))
         gate_policy, pending, base_gate = "constrained", (), constrained[0]
     policies["verified"] = verified_eval(tasks, texts, scores, cfg.verify_n)
-    base = evaluate_model(base_gate, tasks, cfg, mode, checker, gate_policy)
+    b_texts, b_scores, b_secs = sample_and_score(base_gate, tasks, cfg, mode, checker)
+    base = summarize(tasks, b_scores, b_texts, cfg.k, gate_policy, b_secs)
+    records.extend(completion_rows("base", gate_policy, ids, b_texts, b_scores))
     adapter = policies[gate_policy]
+    diff = paired_difference(task_rates(b_scores), task_rates(scores), seed=cfg.seed)
     ok, why = gate(base, adapter, cfg.pass_threshold, cfg.gate_metric)
     report = EvalReport(base=base, adapter=adapter, threshold=cfg.pass_threshold, passed=ok,
                         reason=f"{why} ({gate_policy} decoding, strict + declares what was asked)",
                         system_prompt_mode=mode, tasks=len(tasks), leaked_tasks=leaked(tasks, set(train_prompts)),
-                        gate_policy=gate_policy, policies=policies, pending=pending)
+                        gate_policy=gate_policy, policies=policies, pending=pending,
+                        difference=asdict(diff) | {"text": diff.text()})
     if report.leaked_tasks:
         log.warning("eval: %d task prompt(s) also appear in training data: %s", len(report.leaked_tasks),
                     ", ".join(report.leaked_tasks))
     if out_dir is not None:
         out_dir.mkdir(parents=True, exist_ok=True)
         report = replace(report, plot_path=str(plot_report(report, out_dir / "pass_at_1.png")))
+        write_completions(out_dir / "completions.jsonl", records)
         atomic.write_json(out_dir / "report.json", asdict(report))
     return report

@@ -48,6 +48,8 @@ def eval_report(context: dg.AssetExecutionContext, vox_state: VoxStateResource) 
             "adapter_exec_pass@1": round(adapter.get("exec_pass_at_1", 0.0), 4),
             f"adapter_exec_pass@{k}": round(adapter.get("exec_pass_at_k", 0.0), 4),
             "threshold": r["threshold"],
+            # adapter - base with its paired bootstrap 95% interval (pipeline.eval_stats)
+            "adapter_minus_base": (r.get("difference") or {}).get("text", "n/a"),
             "per_family": dg.MetadataValue.md(_table(adapter["per_family"], base["per_family"])),
             "policies_per_family": dg.MetadataValue.md(policy_table(r.data)),  # unconstrained/constrained/verified
             "policies_per_suite": dg.MetadataValue.md(policy_table(r.data, "per_suite")),
