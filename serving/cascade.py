@@ -1,9 +1,9 @@
 """Execute a routing decision: :func:`complete` runs the cascade, one model at a time.
 
 One ``litellm.Router`` per cascade holds the deployments (parameters, timeouts, per-model answer
-caps, mock responses); each attempt is one ``router.completion`` of one deployment, without
-LiteLLM's fallbacks, because whether the next model may try depends on the kind of failure
-(:mod:`serving.failures`), which LiteLLM's fixed fallback lists cannot express:
+caps, mock responses); each attempt is one ``router.completion`` of one model, without
+LiteLLM's retries and fallbacks, because whether the next model may try depends on the kind of
+failure (:mod:`serving.failures`), which LiteLLM's fixed fallback lists cannot express:
 
 - rate limits (429), out of credit (402), timeouts, 5xx, connection errors, auth (401/403) and
   a missing model (404) move on to the next model;
@@ -13,21 +13,33 @@ LiteLLM's fallbacks, because whether the next model may try depends on the kind 
 - a request error (a plain 400, 422: an invalid parameter, a refused prompt) ends the cascade
   with the provider's message (:class:`RequestRejected`): it would fail on every model.
 
-A stream that dies mid-way is abandoned and the next model answers afresh. Every failed attempt
-is reported as an :class:`AttemptFailed` event with its own model and error; when no model is
-left, :class:`AllProvidersFailed` lists them. Each call keeps its state in local variables (no
-callbacks, no class-level sinks), so concurrent calls never see each other's attempts.
+A model served by several local endpoints (``Candidate.deployments``: the same model id at
+several ``VOX_LOCAL_ENDPOINTS``) is one model group of the Router with one deployment per
+endpoint: LiteLLM picks the deployment (``VOX_ROUTING_STRATEGY``, default ``simple-shuffle``)
+and cools a failed one down for :data:`DEPLOYMENT_COOLDOWN_S` seconds, so later requests avoid
+it. A deployment that fails for a reason of its own (:data:`RETRY_ON_DEPLOYMENT`: connection
+refused, timeout, 5xx, a stream that dies, 429) is retried on another deployment of the same
+model (named by its deployment id, each at most once) before the cascade moves to the next
+model; any other failure goes to the model policy above at once.
+
+A stream that dies mid-way is abandoned and the next deployment or model answers afresh. Every
+failed attempt is reported as an :class:`AttemptFailed` event with its own model (and
+deployment) and error; when no model is left, :class:`AllProvidersFailed` lists them. Each call
+keeps its state in local variables (no callbacks, no class-level sinks), so concurrent calls
+never see each other's attempts; the Router's cooldowns are shared on purpose.
 """
 
 from __future__ import annotations
 
+import os
+import random
 import threading
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 from serving.decision import Candidate, Decision
-from serving.errors import AllProvidersFailed, RequestRejected
+from serving.errors import AllProvidersFailed, RequestRejected, UsageError
 from serving.failures import Failure, classify
 from serving.keys import ResolvedKey
 from serving.llm import import_litellm
@@ -37,6 +49,12 @@ from serving.tokens import count_text, estimate
 __all__ = ["LOCAL_API_KEY", "AttemptFailed", "ChatEvent", "Completed", "TextDelta", "complete", "import_litellm"]
 
 LOCAL_API_KEY: Final = "vox-local"  # local servers need no key; the OpenAI client wants one
+#: failure kinds retried on another deployment of the same model: faults of one endpoint
+RETRY_ON_DEPLOYMENT: Final = frozenset({"server", "timeout", "rate_limit"})
+#: seconds a failed deployment of a several-deployment model is left out of LiteLLM's picks
+DEPLOYMENT_COOLDOWN_S: Final = 10.0
+#: LiteLLM routing strategies offered through ``VOX_ROUTING_STRATEGY`` (the first is the default)
+ROUTING_STRATEGIES: Final = ("simple-shuffle", "least-busy", "latency-based-routing")
 
 
 @dataclass(frozen=True)
@@ -56,7 +74,10 @@ class AttemptFailed:
         reason: its own error, one line (``PaymentRequiredError (HTTP 402): ...``).
         partial: what it had streamed before dying (abandoned).
         failure: the classified failure (``None`` when built by hand, e.g. in tests).
-        next_model: the model that tries next, ``None`` when the cascade ends here.
+        next_model: the model that tries next, ``None`` when the cascade ends here; the same
+            model when another of its deployments tries next.
+        deployment: the base URL of the deployment that failed, for a model with several
+            (``None`` otherwise, or when LiteLLM did not say which).
     """
 
     model: str
@@ -64,6 +85,7 @@ class AttemptFailed:
     partial: str = ""
     failure: Failure | None = None
     next_model: str | None = None
+    deployment: str | None = None
 
 
 @dataclass(frozen=True)
@@ -71,7 +93,8 @@ class Completed:
     """The answer is complete. Costs in USD; ``cost_usd`` is None when the price is unknown.
 
     ``finish_reason`` is the provider's (``"stop"``, ``"length"`` when the answer hit the token
-    limit), ``None`` when it sent none.
+    limit), ``None`` when it sent none. ``deployment`` is the base URL of the local endpoint that
+    answered (``None`` for a hosted model).
     """
 
     model: str
@@ -82,6 +105,7 @@ class Completed:
     estimated_usage: bool
     attempts: tuple[tuple[str, str], ...]
     finish_reason: str | None = None
+    deployment: str | None = None
 
 
 ChatEvent = TextDelta | AttemptFailed | Completed
@@ -91,6 +115,25 @@ _ROUTERS_LOCK = threading.Lock()
 MAX_CACHED_ROUTERS: Final = 32  # answer caps vary with the prompt, so the cache must be bounded
 
 
+def routing_strategy() -> str:
+    """``VOX_ROUTING_STRATEGY``: how LiteLLM picks among a model's deployments (default
+    ``simple-shuffle``, a random pick; ``least-busy`` takes the one with the fewest requests in
+    flight from this process).
+
+    Raises:
+        UsageError: the value is not one of :data:`ROUTING_STRATEGIES` (the message names them).
+    """
+    value = os.environ.get("VOX_ROUTING_STRATEGY", "").strip() or ROUTING_STRATEGIES[0]
+    if value not in ROUTING_STRATEGIES:
+        raise UsageError(f"VOX_ROUTING_STRATEGY must be one of {', '.join(ROUTING_STRATEGIES)}, got {value!r}")
+    return value
+
+
+def deployment_id(model: str, base_url: str) -> str:
+    """The Router's id for the deployment of ``model`` at ``base_url`` (``local/m@http://...``)."""
+    return f"{model}@{base_url}"
+
+
 def _limit(c: Candidate, max_tokens: int | None) -> int | None:
     """The answer limit for ``c``: the lower of its own cap and ``max_tokens`` (None: none)."""
     limits = [n for n in (c.max_tokens, max_tokens) if n]
@@ -98,13 +141,17 @@ def _limit(c: Candidate, max_tokens: int | None) -> int | None:
 
 
 def _router(cands: Sequence[Candidate], keys: Mapping[str, ResolvedKey], timeout: float,
-            max_tokens: int | None = None) -> Any:
-    """One ``litellm.Router`` per cascade (cached): one deployment per candidate, no retries.
+            max_tokens: int | None = None, strategy: str = ROUTING_STRATEGIES[0]) -> Any:
+    """One ``litellm.Router`` per cascade (cached): one model group per candidate, no retries.
 
-    The answer limit is a per-deployment parameter: the lower of the candidate's own cap
-    (``Candidate.max_tokens``) and ``max_tokens``.
+    A candidate with several deployments gets one deployment per base URL (model info id
+    :func:`deployment_id`); any other candidate one deployment whose id is the candidate's.
+    LiteLLM never cools down a group's only deployment, so cooldowns touch only the
+    several-deployment groups. The answer limit is a per-deployment parameter: the lower of the
+    candidate's own cap (``Candidate.max_tokens``) and ``max_tokens``.
     """
-    cache_key = (tuple((c.id, c.litellm_model, c.api_base, _limit(c, max_tokens)) for c in cands), timeout,
+    cache_key = (tuple((c.id, c.litellm_model, c.api_base, c.deployments, _limit(c, max_tokens)) for c in cands),
+                 timeout, strategy,
                  tuple(sorted((p, id(k.secret)) for p, k in keys.items())))  # key identity only, never the value
     with _ROUTERS_LOCK:
         if cache_key in _ROUTERS:
@@ -115,13 +162,18 @@ def _router(cands: Sequence[Candidate], keys: Mapping[str, ResolvedKey], timeout
         params: dict[str, Any] = {"model": c.litellm_model, "timeout": timeout, "stream_timeout": timeout}
         if _limit(c, max_tokens):
             params["max_tokens"] = _limit(c, max_tokens)
+        if len(c.deployments) > 1:
+            for base in c.deployments:
+                model_list.append({"model_name": c.id, "model_info": {"id": deployment_id(c.id, base)},
+                                   "litellm_params": {**params, "api_base": base, "api_key": LOCAL_API_KEY}})
+            continue
         if c.api_base:
             params.update(api_base=c.api_base, api_key=LOCAL_API_KEY)
         elif c.provider in keys:
             params["api_key"] = keys[c.provider].secret.reveal()
         model_list.append({"model_name": c.id, "litellm_params": params, "model_info": {"id": c.id}})
     router = litellm.Router(model_list=model_list, num_retries=0, timeout=timeout, stream_timeout=timeout,
-                            disable_cooldowns=True)
+                            routing_strategy=strategy, allowed_fails=0, cooldown_time=DEPLOYMENT_COOLDOWN_S)
     with _ROUTERS_LOCK:
         while len(_ROUTERS) >= MAX_CACHED_ROUTERS:
             del _ROUTERS[next(iter(_ROUTERS))]  # oldest first
@@ -157,6 +209,59 @@ def _next(cands: Sequence[Candidate], after: int, skips: _Skips, skipped: list[s
     return None
 
 
+@dataclass
+class _Attempt:
+    """One call's answer so far: streamed pieces, usage, finish reason and the deployment used."""
+
+    pieces: list[str] = field(default_factory=list)
+    usage: Any = None
+    finish: str | None = None
+    deployment: str | None = None  # base URL, for a candidate with several deployments
+
+
+def _deployment_of(c: Candidate, model_id: object) -> str | None:
+    """The base URL of ``c``'s deployment whose Router id is ``model_id`` (``None``: not one of them)."""
+    for base in c.deployments:
+        if model_id == deployment_id(c.id, base):
+            return base
+    return None
+
+
+def _cool_down(router: Any, c: Candidate, base: str, exc: Exception) -> None:
+    """Leave ``c``'s deployment at ``base`` out of the Router's picks for :data:`DEPLOYMENT_COOLDOWN_S`:
+    for a stream that died after the call returned, a failure LiteLLM's own cooldowns never see
+    (``Router.health().cooldowns``, LiteLLM's cooldown store; a LiteLLM without it is left as is)."""
+    try:
+        router.health().cooldowns.add_deployment_to_cooldown(deployment_id(c.id, base), exc, 500,
+                                                                DEPLOYMENT_COOLDOWN_S)
+    except AttributeError:
+        pass
+
+
+def _call(router: Any, target: str, c: Candidate, messages: Sequence[Mapping[str, str]], stream: bool,
+          extra: Mapping[str, Any], fake: Mapping[str, Any], att: _Attempt) -> Iterator[TextDelta]:
+    """One ``router.completion`` of ``target`` (``c.id`` or one of its deployment ids): yields the
+    answer's pieces and fills ``att``; raises whatever the provider raised."""
+    response = router.completion(model=target, messages=list(messages), stream=stream, **extra, **fake)
+    hidden = getattr(response, "_hidden_params", None)
+    att.deployment = _deployment_of(c, hidden.get("model_id") if isinstance(hidden, dict) else None)
+    if stream:
+        for chunk in response:
+            choice = chunk.choices[0] if chunk.choices else None
+            delta = choice.delta.content if choice is not None else None
+            if delta:
+                att.pieces.append(delta)
+                yield TextDelta(delta, c.id)
+            att.finish = (getattr(choice, "finish_reason", None) if choice is not None else None) or att.finish
+            att.usage = getattr(chunk, "usage", None) or att.usage
+    else:
+        choice = response.choices[0]
+        att.pieces.append(choice.message.content or "")
+        att.finish = getattr(choice, "finish_reason", None)
+        att.usage = getattr(response, "usage", None)
+        yield TextDelta(att.pieces[0], c.id)
+
+
 def complete(decision: Decision, messages: Sequence[Mapping[str, str]], *, keys: Mapping[str, ResolvedKey],
              stream: bool = True, timeout: float = 120.0, max_tokens: int | None = None,
              mock: Mapping[str, Any] | None = None, health: ProviderHealth | None = None) -> Iterator[ChatEvent]:
@@ -176,9 +281,10 @@ def complete(decision: Decision, messages: Sequence[Mapping[str, str]], *, keys:
     Raises:
         RequestRejected: a model rejected the request itself (the cascade stops there).
         AllProvidersFailed: no model is left (``attempts`` has each model and its own reason).
+        UsageError: ``VOX_ROUTING_STRATEGY`` is not a known strategy.
     """
     cands = decision.candidates
-    router = _router(cands, keys, timeout, max_tokens)
+    router = _router(cands, keys, timeout, max_tokens, routing_strategy())
     extra: dict[str, Any] = {"stream_options": {"include_usage": True}} if stream else {}
     attempts: list[tuple[str, str]] = []
     skips = _Skips(set())
@@ -186,55 +292,53 @@ def complete(decision: Decision, messages: Sequence[Mapping[str, str]], *, keys:
     i: int | None = 0
     while i is not None:
         c = cands[i]
-        pieces: list[str] = []
-        usage: Any = None
-        finish: str | None = None
-        try:
-            # a mock goes with the call: the Router deep-copies its deployments, and exceptions do not copy
-            fake = {"mock_response": mock[c.id]} if mock and c.id in mock else {}
-            response = router.completion(model=c.id, messages=list(messages), stream=stream, **extra, **fake)
-            if stream:
-                for chunk in response:
-                    choice = chunk.choices[0] if chunk.choices else None
-                    delta = choice.delta.content if choice is not None else None
-                    if delta:
-                        pieces.append(delta)
-                        yield TextDelta(delta, c.id)
-                    finish = (getattr(choice, "finish_reason", None) if choice is not None else None) or finish
-                    usage = getattr(chunk, "usage", None) or usage
-            else:
-                choice = response.choices[0]
-                pieces.append(choice.message.content or "")
-                finish = getattr(choice, "finish_reason", None)
-                usage = getattr(response, "usage", None)
-                yield TextDelta(pieces[0], c.id)
-        except Exception as exc:  # provider boundary: classified, then the policy decides
-            failure = classify(exc)
-            attempts.append((c.id, failure.line()))
-            if failure.kind == "credit":
-                skips.no_credit.add(c.provider)
-                if health is not None:
-                    health.note(c.provider, failure)
-            if failure.kind == "context" and c.context_window is not None:
-                skips.min_window = max(skips.min_window or 0, c.context_window)
-            nxt = _next(cands, i, skips, skipped) if failure.moves_on else None
-            yield AttemptFailed(c.id, failure.line(), "".join(pieces), failure,
-                                cands[nxt].id if nxt is not None else None)
-            if not failure.moves_on:
-                raise RequestRejected(
-                    f"{c.id} rejected the request: {failure.line()} (not retried on other models: the "
-                    "request itself is at fault)", attempts) from None
-            i = nxt
-            continue
-        yield _completed(c, "".join(pieces), messages, usage, attempts, finish)
-        return
+        # a mock goes with the call: the Router deep-copies its deployments, and exceptions do not copy
+        fake = {"mock_response": mock[c.id]} if mock and c.id in mock else {}
+        tried: list[str] = []  # deployments of c that failed
+        target = c.id  # first LiteLLM picks the deployment, then the untried ones are named
+        while True:
+            att = _Attempt()
+            try:
+                yield from _call(router, target, c, messages, stream, extra, fake, att)
+            except Exception as exc:  # provider boundary: classified, then the policy decides
+                failure = classify(exc)
+                failed = att.deployment or _deployment_of(c, getattr(exc, "failed_deployment_id", None))
+                failed = failed or _deployment_of(c, target)
+                if failed is not None:
+                    tried.append(failed)
+                    if att.deployment is not None and failure.kind in RETRY_ON_DEPLOYMENT:
+                        _cool_down(router, c, att.deployment, exc)  # died mid-stream
+                where = f" (deployment {failed})" if failed else ""
+                attempts.append((c.id, failure.line() + where))
+                spare = [b for b in c.deployments if b not in tried] if len(c.deployments) > 1 else []
+                if failure.kind in RETRY_ON_DEPLOYMENT and spare:  # each retry names a deployment: it ends
+                    yield AttemptFailed(c.id, failure.line() + where, "".join(att.pieces), failure, c.id, failed)
+                    target = deployment_id(c.id, random.choice(spare))
+                    continue
+                if failure.kind == "credit":
+                    skips.no_credit.add(c.provider)
+                    if health is not None:
+                        health.note(c.provider, failure)
+                if failure.kind == "context" and c.context_window is not None:
+                    skips.min_window = max(skips.min_window or 0, c.context_window)
+                nxt = _next(cands, i, skips, skipped) if failure.moves_on else None
+                yield AttemptFailed(c.id, failure.line() + where, "".join(att.pieces), failure,
+                                    cands[nxt].id if nxt is not None else None, failed)
+                if not failure.moves_on:
+                    raise RequestRejected(
+                        f"{c.id} rejected the request: {failure.line()} (not retried on other models: the "
+                        "request itself is at fault)", attempts) from None
+                i = nxt
+                break
+            yield _completed(c, "".join(att.pieces), messages, att.usage, attempts, att.finish, att.deployment)
+            return
     passed = f"; not tried: {', '.join(skipped)}" if skipped else ""
     raise AllProvidersFailed(
         "all models failed: " + "; ".join(f"{m}: {r}" for m, r in attempts) + passed, attempts)
 
 
 def _completed(c: Candidate, text: str, messages: Sequence[Mapping[str, str]], usage: Any,
-               attempts: list[tuple[str, str]], finish: str | None) -> Completed:
+               attempts: list[tuple[str, str]], finish: str | None, deployment: str | None = None) -> Completed:
     """Token counts (provider usage, else :func:`serving.tokens.estimate`) and the cost from the
     catalog prices of ``c`` (USD per million tokens; a local model costs 0, an unknown price None)."""
     pt = getattr(usage, "prompt_tokens", None) if usage is not None else None
@@ -248,4 +352,4 @@ def _completed(c: Candidate, text: str, messages: Sequence[Mapping[str, str]], u
         cost = None
     else:
         cost = (pt * c.input_usd_per_mtok + ct * c.output_usd_per_mtok) / 1e6
-    return Completed(c.id, text, pt, ct, cost, estimated, tuple(attempts), finish)
+    return Completed(c.id, text, pt, ct, cost, estimated, tuple(attempts), finish, deployment or c.api_base)

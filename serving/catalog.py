@@ -89,7 +89,8 @@ def load_catalog(path: Path | None = None) -> Catalog:
             # fields added later (with defaults) may be missing from an older cache
             if not isinstance(raw, dict) or not set(REQUIRED_FIELDS) <= set(raw) <= set(ENTRY_FIELDS):
                 raise ValueError(f"entry #{i} does not have the catalog entry fields")
-            entries.append(CatalogEntry(**{**raw, "capabilities": tuple(raw["capabilities"])}))
+            entries.append(CatalogEntry(**{**raw, "capabilities": tuple(raw["capabilities"]),
+                                            "deployments": tuple(raw.get("deployments") or ())}))
         return Catalog(tuple(entries), float(doc["created_unix"]), dict(doc.get("sources") or {}))
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise CatalogError(f"{path}: {type(exc).__name__}: {exc}") from None

@@ -33,6 +33,9 @@ class CatalogEntry:
         reachable: for local entries, whether the endpoint answered when last probed.
         system_prompt_mode: local ``vox serve`` models: ``"ssot"`` (system messages kept) or
             ``"none"`` (the server drops them); ``None`` if unknown or hosted.
+        deployments: local models: the base URLs of every endpoint that serves this model id
+            (``api_base`` first), one deployment each for the router's load balancing; empty for
+            hosted models (one deployment: the provider's).
     """
 
     id: str
@@ -52,10 +55,16 @@ class CatalogEntry:
     vox_pass_at_1: float | None = None
     reachable: bool | None = None
     system_prompt_mode: str | None = None
+    deployments: tuple[str, ...] = ()
 
     @property
     def local(self) -> bool:
         return self.api_base is not None
+
+    @property
+    def deployment_count(self) -> int:
+        """How many deployments serve this model (endpoints for a local model; 1 for hosted)."""
+        return max(1, len(self.deployments))
 
     @property
     def blended_usd_per_mtok(self) -> float | None:

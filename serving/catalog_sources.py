@@ -197,6 +197,12 @@ def probe_local(urls: list[str], timeout: float | None = None) -> tuple[list[Cat
     and build one entry per served model (context window and system-prompt mode from the
     server's model card when it gives them).
 
+    Endpoints that serve the same model id with the same system-prompt mode are one model with
+    several deployments (``CatalogEntry.deployments``, in ``urls`` order; the router
+    load-balances over them); its context window is the smallest one they report, so a prompt
+    that fits fits every deployment. The same id served with another system-prompt mode is
+    another model (``local/<id>@<base url>``): its prompts are presented differently.
+
     Raises:
         CatalogError: ``VOX_PROBE_TIMEOUT`` is malformed.
     """
@@ -209,19 +215,23 @@ def probe_local(urls: list[str], timeout: float | None = None) -> tuple[list[Cat
             raise CatalogError(str(exc)) from None
     results = probe_all(urls, timeout=timeout)
     passes = export_pass_at_1() if any(r.up for r in results) else {}
-    entries: list[CatalogEntry] = []
-    seen: set[str] = set()
+    groups: dict[tuple[str, str | None], list[tuple[str, int | None]]] = {}
     for r in results:
         for card in r.served:
-            name = card.id
-            ident = f"local/{name}" if f"local/{name}" not in seen else f"local/{name}@{r.base_url}"
-            seen.add(ident)
-            entries.append(_with_priors(
-                id=ident, provider="local", litellm_model=f"openai/{name}", input_usd_per_mtok=0.0,
-                output_usd_per_mtok=0.0, context_window=card.context_window, is_free=True,
-                capabilities={"chat", "stream"}, speed_prior_tps=LOCAL_SPEED_TPS,
-                source="ollama" if r.base_url == OLLAMA_URL else "local", api_base=r.base_url,
-                vox_pass_at_1=passes.get(name), reachable=True, system_prompt_mode=card.system_prompt_mode))
+            groups.setdefault((card.id, card.system_prompt_mode), []).append((r.base_url, card.context_window))
+    entries: list[CatalogEntry] = []
+    seen: set[str] = set()
+    for (name, mode), served in groups.items():
+        bases = tuple(dict.fromkeys(base for base, _ in served))
+        windows = [w for _, w in served if w is not None]
+        ident = f"local/{name}" if f"local/{name}" not in seen else f"local/{name}@{bases[0]}"
+        seen.add(ident)
+        entries.append(_with_priors(
+            id=ident, provider="local", litellm_model=f"openai/{name}", input_usd_per_mtok=0.0,
+            output_usd_per_mtok=0.0, context_window=min(windows) if windows else None, is_free=True,
+            capabilities={"chat", "stream"}, speed_prior_tps=LOCAL_SPEED_TPS,
+            source="ollama" if bases[0] == OLLAMA_URL else "local", api_base=bases[0],
+            vox_pass_at_1=passes.get(name), reachable=True, system_prompt_mode=mode, deployments=bases))
     status = {"status": "ok", "endpoints": {r.base_url: ("up" if r.up else f"down: {r.error}") for r in results},
               "entries": len(entries)}
     return entries, status

@@ -29,6 +29,10 @@ class Candidate:
         context_window: the catalog's context window in tokens (``None`` if unknown); after a
             context-overflow error the cascade only moves on to models with a larger one.
         is_free: verified $0 model (a provider out of credit may still serve it).
+        deployments: base URLs of every local endpoint serving this model (``api_base`` first):
+            with two or more, the cascade load-balances over them and retries a deployment that
+            fails for a per-deployment reason on another one (:mod:`serving.cascade`); empty for
+            hosted models.
     """
 
     id: str
@@ -44,6 +48,7 @@ class Candidate:
     max_tokens_note: str = ""
     context_window: int | None = None
     is_free: bool = False
+    deployments: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -82,6 +87,8 @@ class Decision:
         for i, c in enumerate(self.candidates):
             tag = "primary " if i == 0 else f"fallback{i}"
             lines.append(f"  {tag} {c.id}  score={c.score:+.3f}  {c.reasons}")
+            if len(c.deployments) > 1:
+                lines.append(f"           {len(c.deployments)} deployments, load-balanced: {', '.join(c.deployments)}")
             if c.max_tokens is not None:
                 lines.append(f"           max_tokens capped to {c.max_tokens}: {c.max_tokens_note}")
         for c in self.rejected:

@@ -245,7 +245,7 @@ def _candidate(e: CatalogEntry, total: float, parts: str, rejected: str | None =
                 f"tokens (estimated high), below the requested {req.max_output_tokens}")
     return Candidate(e.id, e.litellm_model, e.provider, total, parts, e.api_base,
                      e.input_usd_per_mtok, e.output_usd_per_mtok, rejected, cap, note,
-                     context_window=e.context_window, is_free=e.is_free or e.local)
+                     context_window=e.context_window, is_free=e.is_free or e.local, deployments=e.deployments)
 
 
 def _ranking(catalog: Catalog, profile: Profile, category: str, vox: bool) -> dict[str, list[tuple[float, int]]]:

@@ -35,7 +35,9 @@ def discover(
     for e in catalog.entries:
         if e.local:
             p1 = "n/a" if e.vox_pass_at_1 is None else f"{e.vox_pass_at_1:.2f}"
-            typer.echo(f"  local model {e.id} at {e.api_base} (Vox pass@1 {p1})")
+            where = ", ".join(e.deployments) or str(e.api_base)
+            n = f"{e.deployment_count} deployments, " if e.deployment_count > 1 else ""
+            typer.echo(f"  local model {e.id} at {where} ({n}Vox pass@1 {p1})")
 
 
 @model_app.command("list")
@@ -44,7 +46,7 @@ def list_models(
     free: Annotated[bool, typer.Option("--free", help="Only free models.")] = False,
     limit: Annotated[int, typer.Option(help="Rows to show.", min=1)] = 50,
 ) -> None:
-    """List catalog entries (prices in USD per million tokens)."""
+    """List catalog entries (prices in USD per million tokens; deploy: endpoints serving the model)."""
     from serving.catalog import load_or_build
     from serving.errors import ServingError
 
@@ -63,10 +65,11 @@ def list_models(
     def price(v: float | None) -> str:
         return "?" if v is None else f"{v:g}"
 
-    typer.echo(f"{'id':60} {'in$/M':>8} {'out$/M':>8} {'ctx':>8} {'IQ':>4} {'tok/s':>6}")
+    typer.echo(f"{'id':60} {'in$/M':>8} {'out$/M':>8} {'ctx':>8} {'IQ':>4} {'tok/s':>6} {'deploy':>6}")
     for e in rows[:limit]:
         typer.echo(f"{e.id:60} {price(e.input_usd_per_mtok):>8} {price(e.output_usd_per_mtok):>8} "
-                   f"{e.context_window or '?':>8} {e.intelligence_prior:>4.0f} {e.speed_prior_tps:>6.0f}")
+                   f"{e.context_window or '?':>8} {e.intelligence_prior:>4.0f} {e.speed_prior_tps:>6.0f} "
+                   f"{e.deployment_count:>6}")
     if len(rows) > limit:
         typer.echo(f"... and {len(rows) - limit} more (--limit)")
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from serving.errors import AllProvidersFailed
+from serving.errors import AllProvidersFailed, RequestRejected
 from serving.keys import ResolvedKey, Secret
 from serving.router import AttemptFailed, Candidate, Completed, Decision, TextDelta, complete, import_litellm
 
@@ -314,3 +314,82 @@ def test_concurrent_cascades_report_only_their_own_attempts(replay: Any) -> None
     assert kinds(results["one"]) == [("local/a", "rate_limit")] and kinds(results["two"]) == [("local/c", "server")]
     assert one[-1].text == "answer one" and one[-1].attempts == (("local/a", "RateLimitError (HTTP 429): busy one"),)
     assert two[-1].text == "answer two" and two[-1].attempts[0][0] == "local/c"
+
+
+# --------------------------------------------------------------------------- several deployments of one model
+
+def several(name: str, *bases: str) -> Candidate:
+    """A local model served by several endpoints (one deployment each)."""
+    return dataclasses.replace(local(name, bases[0]), deployments=tuple(bases))
+
+
+@pytest.mark.parametrize(("failing", "stream", "kind"), [
+    ({"status": 503, "text": "overloaded"}, False, "server"),
+    ({"status": 429, "text": "busy"}, False, "rate_limit"),
+    ({"delay_s": 3.0, "text": "late"}, False, "timeout"),
+    ({"drop_after": 1, "text": "cut off half way through"}, True, "server"),
+])
+def test_a_failing_deployment_is_retried_on_another_deployment_first(
+        replay: Any, failing: dict[str, Any], stream: bool, kind: str) -> None:
+    # Deployment a always fails for a reason of its own: the request that lands on it is answered by
+    # deployment b of the same model (never by the next model), and a is cooled down afterwards.
+    with replay.ReplayServer([replay.Scripted(**failing)], model="m") as a, \
+            replay.ReplayServer(["from b"], model="m") as b:
+        d = decision(several("m", a.base_url, b.base_url), hosted(1))
+        runs = [run(d, stream=stream, timeout=1.0, mock={"openai/model-1": "from the next model"})
+                for _ in range(12)]
+        assert len(a.requests) == 1  # picked once (2**-12 odds of never), then cooled down
+        assert len(b.requests) == 12
+    assert all(isinstance(r[-1], Completed) and r[-1].model == "local/m" and r[-1].deployment == b.base_url
+               and r[-1].text == "from b" for r in runs)
+    failed = [e for r in runs for e in r if isinstance(e, AttemptFailed)]
+    assert len(failed) == 1 and failed[0].model == "local/m" and failed[0].next_model == "local/m"
+    assert failed[0].deployment == a.base_url and failed[0].failure and failed[0].failure.kind == kind
+    assert f"(deployment {a.base_url})" in failed[0].reason
+    assert bool(failed[0].partial) == stream
+
+
+def test_all_deployments_failing_moves_on_to_the_next_model(replay: Any) -> None:
+    with replay.ReplayServer([replay.Scripted("down", status=502)], model="m") as a, \
+            replay.ReplayServer([replay.Scripted("down too", status=500)], model="m") as b:
+        events = run(decision(several("m", a.base_url, b.base_url, "http://127.0.0.1:9/v1"), hosted(1)),
+                     timeout=2.0, mock={"openai/model-1": "from the next model"})
+        assert (len(a.requests), len(b.requests)) == (1, 1)  # each deployment once
+    failed = [e for e in events if isinstance(e, AttemptFailed)]
+    assert sorted(str(f.deployment) for f in failed) == sorted([a.base_url, b.base_url, "http://127.0.0.1:9/v1"])
+    assert [f.next_model for f in failed] == ["local/m", "local/m", "openai/model-1"]
+    done = events[-1]
+    assert isinstance(done, Completed) and done.model == "openai/model-1" and done.deployment is None
+    assert [m for m, _ in done.attempts] == ["local/m"] * 3
+
+
+@pytest.mark.parametrize(("answer", "outcome"), [
+    ("invalid value for temperature", "rejected"),  # the request's fault: fails everywhere
+    ("This model's maximum context length is 512 tokens", "next model"),  # the model's window, on every deployment
+])
+def test_failures_of_the_request_or_the_model_are_not_retried_on_another_deployment(
+        replay: Any, answer: str, outcome: str) -> None:
+    with replay.ReplayServer([replay.Scripted(answer, status=400)], model="m") as a, \
+            replay.ReplayServer([replay.Scripted(answer, status=400)], model="m") as b:
+        d = decision(dataclasses.replace(several("m", a.base_url, b.base_url), context_window=512), hosted(1))
+        if outcome == "rejected":
+            with pytest.raises(RequestRejected):
+                run(d, timeout=5.0)
+        else:
+            events = run(d, timeout=5.0, mock={"openai/model-1": "bigger window"})
+            assert isinstance(events[-1], Completed) and events[-1].model == "openai/model-1"
+        assert len(a.requests) + len(b.requests) == 1
+
+
+def test_routing_strategy_is_configurable_and_checked(replay: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    from serving.cascade import routing_strategy
+    from serving.errors import UsageError
+
+    assert routing_strategy() == "simple-shuffle"
+    monkeypatch.setenv("VOX_ROUTING_STRATEGY", "least-busy")
+    with replay.ReplayServer(["one"], model="m") as a, replay.ReplayServer(["two"], model="m") as b:
+        events = run(decision(several("m", a.base_url, b.base_url)), timeout=5.0)
+    assert isinstance(events[-1], Completed) and events[-1].deployment in (a.base_url, b.base_url)
+    monkeypatch.setenv("VOX_ROUTING_STRATEGY", "round-robin")
+    with pytest.raises(UsageError, match="VOX_ROUTING_STRATEGY must be one of simple-shuffle, least-busy"):
+        run(decision(hosted(1)), mock={"openai/model-1": "x"})

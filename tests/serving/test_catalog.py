@@ -212,3 +212,46 @@ def test_model_list_unknown_provider_is_an_error(monkeypatch: pytest.MonkeyPatch
     assert "anthropic" in result.output and "openai" in result.output and "in$/M" not in result.output
     ok = CliRunner().invoke(app, ["model", "list", "--provider", "openai", "--limit", "2"])
     assert ok.exit_code == 0 and "openai/" in ok.output
+
+
+def test_endpoints_serving_one_model_are_one_entry_with_several_deployments(replay: Any) -> None:
+    # Two servers of the same id and mode: one model, two deployments, the smaller window; the same id
+    # served with another system-prompt mode is another model (its prompts are presented differently).
+    with replay.ReplayServer(["hi"], model="m", card={"max_model_len": 4096, "system_prompt_mode": "none"}) as a, \
+            replay.ReplayServer(["hi"], model="m", card={"max_model_len": 2048, "system_prompt_mode": "none"}) as b, \
+            replay.ReplayServer(["hi"], model="m", card={"system_prompt_mode": "ssot"}) as c:
+        built = cat.build_catalog(openrouter_fetch=fake_openrouter, local_urls=[a.base_url, b.base_url, c.base_url])
+    entry = built.by_id()["local/m"]
+    assert entry.deployments == (a.base_url, b.base_url) and entry.api_base == a.base_url
+    assert entry.deployment_count == 2 and entry.context_window == 2048 and entry.system_prompt_mode == "none"
+    other = built.by_id()[f"local/m@{c.base_url}"]
+    assert other.deployments == (c.base_url,) and other.system_prompt_mode == "ssot"
+    assert built.sources["local"]["entries"] == 2
+    hosted = next(e for e in built.entries if not e.local)
+    assert hosted.deployments == () and hosted.deployment_count == 1
+    path = cat.save_catalog(built)
+    assert cat.load_catalog(path).by_id()["local/m"] == entry  # deployments survive the cache (as a tuple)
+    doc = json.loads(path.read_text())
+    for raw in doc["entries"]:
+        raw.pop("deployments")  # a cache written before deployments existed still loads
+    path.write_text(json.dumps(doc))
+    assert cat.load_catalog(path).by_id()["local/m"].deployments == ()
+
+
+def test_model_discover_and_list_show_the_deployments(replay: Any, monkeypatch: pytest.MonkeyPatch,
+                                                      tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from serving.cli import app
+
+    monkeypatch.setenv("VOX_OFFLINE", "1")
+    monkeypatch.setenv("VOX_HOME", str(tmp_path / "home"))
+    with replay.ReplayServer(["hi"], model="m") as a, replay.ReplayServer(["hi"], model="m") as b:
+        monkeypatch.setenv("VOX_LOCAL_ENDPOINTS", f"{a.base_url},{b.base_url}")
+        result = CliRunner().invoke(app, ["model", "discover", "--force"])
+        assert result.exit_code == 0, result.output
+        assert f"local model local/m at {a.base_url}, {b.base_url} (2 deployments, Vox pass@1 n/a)" in result.output
+        listed = CliRunner().invoke(app, ["model", "list", "--provider", "local"])
+    assert listed.exit_code == 0 and "deploy" in listed.output
+    row = next(line for line in listed.output.splitlines() if line.startswith("local/m "))
+    assert row.split()[-1] == "2"

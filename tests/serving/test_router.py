@@ -333,3 +333,14 @@ def test_prompt_too_long_names_the_windows_it_does_not_fit() -> None:
     with pytest.raises(NoCandidates) as plain:
         decide(RouteRequest(CODE), "free", catalog=Catalog((gone,), 0.0, {}), keys=set())
     assert not isinstance(plain.value, PromptTooLong)
+
+
+def test_a_model_with_several_deployments_carries_them_into_the_cascade() -> None:
+    bases = ("http://127.0.0.1:8001/v1", "http://127.0.0.1:8002/v1")
+    served = dataclasses.replace(local("vox-mens-tiny", 0.6), api_base=bases[0], deployments=bases)
+    d = decide(RouteRequest(CHAT), "free", catalog=Catalog((served,), 0.0, {}), keys=set())
+    assert d.primary.deployments == bases
+    assert f"2 deployments, load-balanced: {bases[0]}, {bases[1]}" in d.explain()
+    single = dataclasses.replace(served, deployments=bases[:1])
+    d = decide(RouteRequest(CHAT), "free", catalog=Catalog((single,), 0.0, {}), keys=set())
+    assert "deployments" not in d.explain()
