@@ -3,7 +3,8 @@
 Generation is the library's ``model.generate``; what we add plugs into it: ``LogitsProcessor``
 objects for constraints (:mod:`pipeline.decoding_constraint`), ``StoppingCriteria`` for
 cancellation and first-block-closed (:mod:`pipeline.decoding_criteria`), and a streamer that hands
-token ids to the caller as they are sampled (:func:`generate_ids`, used by the server). Prompts
+token ids to the caller as they are sampled (:func:`generate_rows`: ``n`` choices of one prompt in
+one batch, used by the server; :func:`generate_ids`: one sequence). Prompts
 are encoded with contents as plain text (:func:`encode_chat`). The stop set is the union of
 every EOS id the model declares (:func:`eos_ids`). The load-time cache self-check lives in
 :mod:`pipeline.decoding_cache`. torch/transformers are imported inside functions where possible.
@@ -20,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from pipeline.decoding_cache import FULL_FORWARD_MODEL_TYPES, cache_is_consistent
-from pipeline.decoding_criteria import EventStop, FirstBlockClosed, RecordLogits, first_block_closed
+from pipeline.decoding_criteria import EventStop, FirstBlockClosed, RecordLogits, RowsStop, first_block_closed
 from pipeline.decoding_prompt import encode_chat, encode_text
 from pipeline.errors import PipelineError
 
@@ -32,7 +33,7 @@ MIN_SAMPLING_TEMPERATURE: Final = 1e-4
 __all__ = [
     "FULL_FORWARD_MODEL_TYPES", "DecodingError", "FirstBlockClosed", "HFGenerator", "SamplingParams",
     "cache_is_consistent", "encode_chat", "encode_text", "eos_ids", "first_block_closed", "generate_ids",
-    "generate_texts", "load_model", "pick_device",
+    "generate_rows", "generate_texts", "load_model", "pick_device",
 ]
 
 
@@ -154,7 +155,8 @@ def _seed(params: SamplingParams) -> None:
 
 
 class _IdStreamer:
-    """A ``generate`` streamer that queues each step's token id (the first ``put`` is the prompt)."""
+    """A ``generate`` streamer that queues each step's token ids, one per row (the first ``put``
+    is the prompt)."""
 
     def __init__(self, sink: queue.Queue[Any]) -> None:
         self.sink, self._prompt_seen = sink, False
@@ -163,7 +165,7 @@ class _IdStreamer:
         if not self._prompt_seen:
             self._prompt_seen = True
             return
-        self.sink.put(int(value.reshape(-1)[0]))
+        self.sink.put([int(t) for t in value.reshape(-1).tolist()])
 
     def end(self) -> None:
         pass
@@ -186,40 +188,83 @@ def generate_ids(
 ) -> Generator[int, None, None]:
     """Generate token ids after ``prompt_ids`` with ``model.generate``, yielding each as sampled.
 
+    One sequence of :func:`generate_rows` (arguments as there); the EOS id itself is yielded last.
+
+    Raises:
+        ValueError: empty prompt. Errors inside ``generate`` are re-raised here.
+    """
+    rows = generate_rows(model, prompt_ids, params, eos_ids, use_cache=use_cache, on_logits=on_logits,
+                         processors=processors, cancel=cancel, pad_id=pad_id)
+    try:
+        for step in rows:
+            yield step[0]
+    finally:
+        rows.close()
+
+
+def generate_rows(
+    model: Any,
+    prompt_ids: list[int],
+    params: SamplingParams,
+    eos_ids: Iterable[int] = (),
+    *,
+    n: int = 1,
+    use_cache: bool = True,
+    on_logits: Callable[[Any], None] | None = None,
+    processors: Sequence[Any] = (),
+    cancel: threading.Event | None = None,
+    stopped: set[int] | None = None,
+    pad_id: int | None = None,
+) -> Generator[list[int], None, None]:
+    """Generate ``n`` sequences after one prompt in one batched ``model.generate`` call, yielding
+    each step's ``n`` token ids (row ``i`` is choice ``i``) as they are sampled.
+
     ``generate`` runs on a worker thread and streams ids through a queue; closing this generator
-    (or setting ``cancel``) stops it after the current step and waits for the thread.
+    (or setting ``cancel``) stops it after the current step and waits for the thread. A row that
+    sampled an EOS id, or that the caller added to ``stopped``, is finished: the library pads it
+    from then on (its later ids are padding, not output); the call ends when every row finished
+    or after ``params.max_new_tokens`` steps. The prompt is repeated ``n`` times (not
+    ``num_return_sequences``, which the library refuses for greedy decoding), so greedy choices
+    are identical and sampled ones independent draws from one seeded RNG.
 
     Args:
         model: causal LM in eval mode on its device.
         prompt_ids: the encoded prompt (non-empty).
-        params: sampling parameters (``max_new_tokens`` caps the yielded ids; ``stop`` is the
-            caller's to apply on text).
-        eos_ids: any of these ends generation; the EOS id itself is yielded last.
+        params: sampling parameters (``max_new_tokens`` caps the steps; ``stop`` is the caller's
+            to apply on text, marking the row in ``stopped``).
+        eos_ids: any of these ends a row.
+        n: sequences (choices), ≥ 1.
         use_cache: library cache (fast) or full-sequence forward every step (see
             :func:`cache_is_consistent`).
-        on_logits: called with each step's raw logits (``[vocab]``, float32).
-        processors: extra ``LogitsProcessor`` objects (constraints), applied after ``on_logits``.
-        cancel: stop when set (checked after every token).
+        on_logits: called with each step's raw logits of row 0 (``[vocab]``, float32).
+        processors: extra ``LogitsProcessor`` objects (constraints, built for ``n`` rows),
+            applied after ``on_logits``.
+        cancel: stop every row when set (checked after every step).
+        stopped: rows the caller finished (read by a stopping criterion after every step).
         pad_id: padding id for ``generate`` (default: the first EOS id, else 0).
 
     Yields:
-        Token ids.
+        Lists of ``n`` token ids, one list per step.
 
     Raises:
-        ValueError: empty prompt. Errors inside ``generate`` are re-raised here.
+        ValueError: empty prompt or ``n`` < 1. Errors inside ``generate`` are re-raised here.
     """
     import torch
     from transformers import LogitsProcessorList, StoppingCriteriaList
 
     if not prompt_ids:
         raise ValueError("prompt_ids must not be empty")
-    stops = sorted(set(eos_ids))
+    if n < 1:
+        raise ValueError(f"n must be >= 1, got {n}")
+    stops = set(eos_ids)
+    done_rows = stopped if stopped is not None else set()
     stop_event = threading.Event()
-    criteria = StoppingCriteriaList([EventStop(stop_event)] + ([EventStop(cancel)] if cancel is not None else []))
+    criteria = StoppingCriteriaList([EventStop(stop_event), RowsStop(done_rows)]
+                                    + ([EventStop(cancel)] if cancel is not None else []))
     procs = LogitsProcessorList(([RecordLogits(on_logits)] if on_logits is not None else []) + list(processors))
-    pad = pad_id if pad_id is not None else (stops[0] if stops else 0)
-    config = _generation_config(params, stops, pad, use_cache, 1)
-    ids = torch.tensor([prompt_ids], dtype=torch.long, device=_device(model))
+    pad = pad_id if pad_id is not None else (min(stops) if stops else 0)
+    config = _generation_config(params, sorted(stops), pad, use_cache, 1)
+    ids = torch.tensor([prompt_ids] * n, dtype=torch.long, device=_device(model))
     sink: queue.Queue[Any] = queue.Queue()
 
     def work() -> None:
@@ -235,6 +280,7 @@ def generate_ids(
 
     thread = threading.Thread(target=work, name="vox-decode", daemon=True)
     thread.start()
+    ended: set[int] = set()  # rows that yielded an EOS id
     try:
         count = 0
         while (item := sink.get()) is not _DONE:
@@ -242,7 +288,8 @@ def generate_ids(
                 raise item
             count += 1
             yield item
-            if item in stops or count >= params.max_new_tokens:
+            ended.update(i for i, token in enumerate(item) if token in stops and i not in done_rows)
+            if len(ended | done_rows) >= n or count >= params.max_new_tokens:
                 break
     finally:
         stop_event.set()

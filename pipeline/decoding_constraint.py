@@ -168,8 +168,9 @@ class GrammarProcessor(LogitsProcessor):
                     # sampler picked a masked token (cannot happen); either way stop masking
                     self.matchers[row] = None
                     continue
-                if m.is_stopped():
-                    continue
+                if m.is_stopped() and token in self.grammar.eos:
+                    continue  # ended: padding from here
+                # stopped on another token (code mode: the block closed): the mask allows only EOS
             mask = allowed_mask(m, scores.shape[1])
             if not bool(mask.any()):
                 self._drop(row, f"dead end after {generated} tokens (no token allowed)")

@@ -1,7 +1,8 @@
 """Stopping criteria and logits processors that plug into ``model.generate``.
 
 :class:`EventStop` ends generation when a :class:`threading.Event` is set (client disconnect,
-a stop string found by the consumer, a closed iterator). :class:`FirstBlockClosed` ends a sequence
+a stop string found by the consumer, a closed iterator); :class:`RowsStop` ends single rows of a
+batch (one of ``n`` choices done). :class:`FirstBlockClosed` ends a sequence
 once its first ```vox block has closed (evaluation scores code, so prose after it is not
 generated). :class:`RecordLogits` hands each step's raw logits to a callback (cache parity tests).
 All are ``transformers`` classes, so they compose with the library's own criteria.
@@ -36,6 +37,20 @@ class EventStop(StoppingCriteria):
         import torch
 
         return torch.full((input_ids.shape[0],), self.event.is_set(), dtype=torch.bool, device=input_ids.device)
+
+
+class RowsStop(StoppingCriteria):
+    """Stop the rows whose index the caller has put in ``rows`` (e.g. one of ``n`` choices that
+    met a stop string); the library pads a stopped row from then on, the others go on."""
+
+    def __init__(self, rows: set[int]) -> None:
+        self.rows = rows
+
+    def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
+        import torch
+
+        done = [row in self.rows for row in range(input_ids.shape[0])]
+        return torch.tensor(done, dtype=torch.bool, device=input_ids.device)
 
 
 class FirstBlockClosed(StoppingCriteria):

@@ -2,11 +2,13 @@
 
 ``Engine.load(path)`` validates the directory (:mod:`serving.model_dir`), picks a device, loads
 weights and tokenizer (merging a PEFT adapter if given), and checks that the library cache agrees
-with full-sequence forward (falling back to the latter if not). ``stream()`` / ``complete()``
-present the messages (:func:`pipeline.chat_format.present`, the one presenter), encode contents as
-plain text, decode through the one decoder (:mod:`pipeline.decoding`), stop at any EOS id (the
-union of every declared one) or stop string, and hold one lock per model so concurrent callers are
-served one after another, never interleaved.
+with full-sequence forward (falling back to the latter if not). ``prepare()`` validates a request
+(:mod:`serving.messages`) into a :class:`~serving.prepared.Prepared`; ``stream()`` /
+``completions()`` present the messages (:func:`pipeline.chat_format.present`, the one presenter),
+encode contents as plain text, decode the request's ``n`` choices in one batch through the one
+decoder (:func:`pipeline.decoding.generate_rows`), stop each choice at any EOS id (the union of
+every declared one) or stop string (:mod:`serving.choice_text`), and hold one lock per model so
+concurrent callers are served one after another, never interleaved.
 """
 
 from __future__ import annotations
@@ -15,9 +17,8 @@ import logging
 import threading
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from pipeline.chat_format import present
 from pipeline.decoding import (
@@ -27,63 +28,25 @@ from pipeline.decoding import (
     cache_is_consistent,
     encode_chat,
     eos_ids,
-    generate_ids,
+    generate_rows,
     pick_device,
 )
 from pipeline.decoding_constraint import ConstraintUnavailable, VoxGrammar
 from pipeline.decoding_names import NameMask, request_spec, token_table
+from serving.choice_text import ChoiceText
 from serving.errors import ModelLoadError, RequestError, ServingError
+from serving.messages import plain_messages
 from serving.model_dir import ModelDirInfo, inspect_model_dir
-from vox_lang.requests import RequestSpec
+from serving.prepared import Completion, Prepared, StreamEvent, constraint_summary
 
 log = logging.getLogger(__name__)
 
-_ROLES = ("system", "user", "assistant", "tool")
-
-
-@dataclass(frozen=True, slots=True)
-class Prepared:
-    """A validated request: rendered prompt ids, the sampling parameters, and the Vox constraint.
-
-    ``constraint`` is ``"response"`` (free prose, ```vox blocks constrained), ``"code"`` (one
-    block only) or ``None`` (unconstrained); ``constraint_note`` says why it is off when the
-    request asked for it but the model cannot have it.
-    """
-
-    prompt_ids: list[int]
-    params: SamplingParams
-    constraint: str | None = None
-    constraint_note: str | None = None
-    request: RequestSpec = RequestSpec()  # what the last user message names (for the name mask)
-    names: bool = True  # name- and request-aware masking on top of the grammar
-
-
-@dataclass(frozen=True, slots=True)
-class StreamEvent:
-    """One streamed piece of output.
-
-    ``text`` is the new text since the previous event (may be empty on the last one). The last
-    event has ``finish_reason`` ``"stop"`` (EOS or stop string), ``"length"`` (max tokens) or
-    ``"cancelled"``, and the token counts.
-    """
-
-    text: str
-    finish_reason: str | None = None
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    constraint: dict[str, Any] | None = None  # last event only: what the Vox constraint did
-
-
-@dataclass(frozen=True, slots=True)
-class Completion:
-    """A whole completion: text, why it ended, token counts and wall time (seconds)."""
-
-    text: str
-    finish_reason: str
-    prompt_tokens: int
-    completion_tokens: int
-    seconds: float
-    constraint: dict[str, Any] | None = None
+#: most choices (OpenAI ``n``) one request may ask for, by default. Source: 16 is the largest
+#: ``vox chat --candidates`` (best-of-n) this project asks for; the batch holds n x context tokens
+#: of KV cache (cpu-tiny: 4 KiB/token, 16 x 1024 tokens = 64 MiB; a 7B model with 32k context,
+#: ~57 KiB/token in bf16: 16 x 32k = ~30 GiB, about what one 80 GB GPU has left beside the
+#: weights). ``vox serve --max-n`` changes it.
+MAX_CHOICES: Final = 16
 
 
 def _default_dtype(device: str) -> Any:
@@ -94,26 +57,6 @@ def _default_dtype(device: str) -> Any:
     if device.startswith("mps"):
         return torch.float16
     return torch.float32
-
-
-def _message_text(content: Any, index: int) -> str:
-    """Flatten OpenAI message content (a string or a list of ``{"type": "text"}`` parts)."""
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        parts = []
-        for part in content:
-            if not isinstance(part, dict) or part.get("type") != "text" or not isinstance(part.get("text"), str):
-                raise RequestError(
-                    f"messages[{index}].content: only text parts are supported", param=f"messages[{index}]"
-                )
-            parts.append(part["text"])
-        return "".join(parts)
-    raise RequestError(
-        f"messages[{index}].content must be a string or a list of text parts", param=f"messages[{index}]"
-    )
 
 
 class Engine:
@@ -237,17 +180,7 @@ class Engine:
         Raises:
             RequestError: empty list, unknown role, or non-text content.
         """
-        if not messages:
-            raise RequestError("messages must contain at least one message", param="messages")
-        out = []
-        for i, message in enumerate(messages):
-            role = message.get("role")
-            role = "system" if role == "developer" else role
-            if role not in _ROLES:
-                raise RequestError(
-                    f"messages[{i}].role must be one of {', '.join(_ROLES)}, got {role!r}", param=f"messages[{i}].role"
-                )
-            out.append({"role": str(role), "content": _message_text(message.get("content"), i)})
+        out = plain_messages(messages)
         return present(out, self.info.system_prompt_mode)
 
     def render(self, messages: Sequence[dict[str, Any]]) -> list[int]:
@@ -271,6 +204,8 @@ class Engine:
         vox_constrained: bool | None = None,
         code_only: bool = False,
         vox_names: bool | None = None,
+        n: int = 1,
+        max_n: int = MAX_CHOICES,
     ) -> Prepared:
         """Render the prompt and check the parameters against the context window.
 
@@ -281,12 +216,17 @@ class Engine:
         tokenizer or grammar cannot be used is decoded unconstrained and the response says so.
         ``max_tokens`` defaults to ``min(default_max_tokens, room left in the context)``;
         ``temperature`` and ``top_p`` default to the model's ``generation_config.json`` values,
-        else to OpenAI's defaults (1.0 and 1.0). ``temperature=0`` is greedy decoding.
+        else to OpenAI's defaults (1.0 and 1.0). ``temperature=0`` is greedy decoding. ``n``
+        choices (1 to ``max_n``, by default :data:`MAX_CHOICES`) are generated in one batch;
+        greedy choices are identical.
 
         Raises:
-            RequestError: bad messages or parameters, or prompt + ``max_tokens`` exceed the
-                context window (code ``"context_length_exceeded"``).
+            RequestError: bad messages or parameters, ``n`` outside ``[1, max_n]``, or prompt +
+                ``max_tokens`` exceed the context window (code ``"context_length_exceeded"``).
         """
+        if not 1 <= n <= max_n:
+            raise RequestError(f"n must be between 1 and {max_n} (choices generated per request by this server),"
+                               f" got {n}", param="n")
         prompt_ids = self.render(messages)
         room = self.max_context - len(prompt_ids)
         if room < 1:
@@ -318,128 +258,96 @@ class Engine:
             raise RequestError(str(exc)) from exc
         wanted = vox_constrained is not False
         if wanted and self.grammar is None:
-            return Prepared(prompt_ids, params, None, f"unconstrained: {self.grammar_error}")
+            return Prepared(prompt_ids, params, None, f"unconstrained: {self.grammar_error}", n=n)
         mode = ("code" if code_only else "response") if wanted else None
-        return Prepared(prompt_ids, params, mode, None, request_spec(messages), vox_names is not False)
+        return Prepared(prompt_ids, params, mode, None, request_spec(messages), vox_names is not False, n)
 
     def stream(self, prepared: Prepared, cancel: threading.Event | None = None) -> Iterator[StreamEvent]:
-        """Generate for a prepared request, yielding text as it becomes final.
+        """Generate the ``prepared.n`` choices of a request in one batch, yielding text as it
+        becomes final (events of different choices interleave; ``index`` says whose).
 
         Waits for the model lock first (requests are served one at a time). Text is held back
-        while it could still be the start of a stop string or ends in a partial UTF-8 character.
-        Setting ``cancel`` (or closing the iterator) stops generation after the current token; a
-        request cancelled while it waited for the lock generates nothing.
+        while it could still be the start of a stop string or ends in a partial UTF-8 character
+        (:class:`~serving.choice_text.ChoiceText`); a choice that meets a stop string or EOS
+        ends there (its last event comes at once) while the others go on. Every choice has its
+        own constraint state (one matcher and name-mask row each). Setting ``cancel`` (or
+        closing the iterator) stops generation after the current token; a request cancelled
+        while it waited for the lock generates nothing.
         """
-        params = prepared.params
+        params, n, prompt_len = prepared.params, prepared.n, len(prepared.prompt_ids)
         with self._lock:
             if cancel is not None and cancel.is_set():
-                yield StreamEvent("", "cancelled", len(prepared.prompt_ids), 0)
+                for i in range(n):
+                    yield StreamEvent("", "cancelled", prompt_len, 0, index=i)
                 return
-            ids: list[int] = []
-            generated = 0  # tokens sampled, EOS included (what usage reports)
-            emitted = 0  # characters of ``text`` already yielded
-            finish = "length"
-            # Incremental detokenisation: ``settled`` is the text of ids[:window]; only the ids
-            # after the last newline are re-decoded each step (as transformers' TextStreamer).
-            settled, window, text = "", 0, ""
             processor = None
             if prepared.constraint is not None and self.grammar is not None:
-                processor = self.grammar.processor(1, len(prepared.prompt_ids), prepared.constraint)
+                processor = self.grammar.processor(n, prompt_len, prepared.constraint)
             procs: list[Any] = [processor] if processor is not None else []
             if processor is not None and prepared.names and self.name_table is not None:
-                procs.append(NameMask(self.tokenizer, self.name_table, [prepared.request], len(prepared.prompt_ids),
+                procs.append(NameMask(self.tokenizer, self.name_table, [prepared.request] * n, prompt_len,
                                       sorted(self.eos_ids)))
-            tokens = generate_ids(
-                self.model, prepared.prompt_ids, params, tuple(self.eos_ids), use_cache=self.use_cache, cancel=cancel,
-                processors=procs,
+            choices = [ChoiceText(self.tokenizer, params.stop, self.eos_ids) for _ in range(n)]
+            stopped: set[int] = set()  # choices finished by a stop string or EOS (read by the decoder)
+            steps = generate_rows(
+                self.model, prepared.prompt_ids, params, tuple(self.eos_ids), n=n, use_cache=self.use_cache,
+                cancel=cancel, processors=procs, stopped=stopped,
             )
             try:
-                for token in tokens:
-                    generated += 1
-                    if token in self.eos_ids:
-                        finish = "stop"
-                        break
-                    ids.append(token)
-                    recent = self.tokenizer.decode(ids[window:], skip_special_tokens=True)
-                    text = settled + recent
-                    if recent.endswith("\n"):
-                        settled, window = text, len(ids)
-                    cut = _find_stop(text, params.stop, max(0, emitted - _longest(params.stop)))
-                    if cut is not None:
-                        text, finish = text[:cut], "stop"
-                        break
-                    safe = _safe_prefix_len(text, params.stop)
-                    if safe > emitted:
-                        yield StreamEvent(text[emitted:safe])
-                        emitted = safe
+                for step in steps:
+                    for i, token in enumerate(step[:n]):
+                        choice = choices[i]
+                        if choice.finish is not None:
+                            continue  # padding after the choice ended
+                        piece = choice.push(token)
+                        if choice.finish is not None:
+                            stopped.add(i)
+                            yield self._last(prepared, choice, i, processor)
+                        elif piece:
+                            yield StreamEvent(piece, index=i)
                     if cancel is not None and cancel.is_set():
-                        finish = "cancelled"
                         break
             finally:
-                tokens.close()
-            if finish == "length" and generated < params.max_new_tokens and cancel is not None and cancel.is_set():
-                finish = "cancelled"  # the decoder saw the event before the loop did
-            yield StreamEvent(text[emitted:], finish, len(prepared.prompt_ids), generated,
-                              _constraint_summary(prepared, processor))
+                steps.close()
+            cancelled = cancel is not None and cancel.is_set()
+            for i, choice in enumerate(choices):
+                if choice.finish is None:
+                    choice.finish = "cancelled" if cancelled and choice.tokens < params.max_new_tokens else "length"
+                    yield self._last(prepared, choice, i, processor)
+
+    @staticmethod
+    def _last(prepared: Prepared, choice: ChoiceText, index: int, processor: Any) -> StreamEvent:
+        """The last event of a finished choice: held-back text, finish reason, counts, constraint."""
+        return StreamEvent(choice.rest(), choice.finish, len(prepared.prompt_ids), choice.tokens,
+                           constraint_summary(prepared, processor, index), index)
+
+    def completions(self, prepared: Prepared, cancel: threading.Event | None = None) -> list[Completion]:
+        """Generate the whole ``prepared.n`` choices (blocking; ``cancel`` as in :meth:`stream`),
+        in index order; ``seconds`` is the request's wall time."""
+        start = time.perf_counter()
+        parts: list[list[str]] = [[] for _ in range(prepared.n)]
+        last: dict[int, StreamEvent] = {}
+        for event in self.stream(prepared, cancel):
+            parts[event.index].append(event.text)
+            if event.finish_reason is not None:
+                last[event.index] = event
+        seconds = time.perf_counter() - start
+        out = []
+        for i in range(prepared.n):
+            end = last.get(i, StreamEvent(""))
+            out.append(Completion("".join(parts[i]), end.finish_reason or "length", end.prompt_tokens,
+                                  end.completion_tokens, seconds, end.constraint, i))
+        return out
 
     def complete(self, prepared: Prepared, cancel: threading.Event | None = None) -> Completion:
-        """Generate the whole completion for a prepared request (blocking; ``cancel`` as in :meth:`stream`)."""
-        start = time.perf_counter()
-        parts: list[str] = []
-        last = StreamEvent("")
-        for event in self.stream(prepared, cancel):
-            parts.append(event.text)
-            last = event
-        return Completion(
-            "".join(parts),
-            last.finish_reason or "length",
-            last.prompt_tokens,
-            last.completion_tokens,
-            time.perf_counter() - start,
-            last.constraint,
-        )
+        """Generate the whole completion of choice 0 (blocking; ``cancel`` as in :meth:`stream`);
+        :meth:`completions` returns every choice."""
+        return self.completions(prepared, cancel)[0]
 
     def chat(self, messages: Sequence[dict[str, Any]], **kwargs: Any) -> Completion:
         """Convenience: :meth:`prepare` then :meth:`complete` (keyword args as in ``prepare``)."""
         return self.complete(self.prepare(messages, **kwargs))
 
 
-def _constraint_summary(prepared: Prepared, processor: Any) -> dict[str, Any]:
-    """``{"mode", "applied", "events"}`` for a response: what the Vox constraint did."""
-    if processor is None:
-        note = prepared.constraint_note or "off (vox_constrained: false)"
-        return {"mode": None, "applied": False, "events": [note]}
-    report = processor.report
-    return {"mode": prepared.constraint, "applied": report.enabled and not report.events, "events": list(report.events)}
-
-
 def _first(*values: float | None) -> float:
     return next(float(v) for v in values if v is not None)
-
-
-def _longest(stops: tuple[str, ...]) -> int:
-    return max((len(s) for s in stops), default=0)
-
-
-def _find_stop(text: str, stops: tuple[str, ...], start: int) -> int | None:
-    """Index of the earliest stop string in ``text[start:]``, or ``None``."""
-    hits = [i for i in (text.find(s, start) for s in stops) if i >= 0]
-    return min(hits) if hits else None
-
-
-def _safe_prefix_len(text: str, stops: tuple[str, ...]) -> int:
-    """Length of the prefix of ``text`` that can be emitted now.
-
-    Excludes a trailing U+FFFD (a multi-byte character still being decoded) and the longest
-    suffix that is a proper prefix of a stop string (the next token might complete it).
-    """
-    end = len(text)
-    while end > 0 and text[end - 1] == "\ufffd":
-        end -= 1
-    hold = 0
-    for stop in stops:
-        for k in range(min(len(stop) - 1, end), 0, -1):
-            if text[end - k : end] == stop[:k]:
-                hold = max(hold, k)
-                break
-    return end - hold

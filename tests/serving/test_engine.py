@@ -12,9 +12,11 @@ from typing import Any
 import pytest
 
 from pipeline.decoding import SamplingParams, generate_ids
-from serving.engine import Engine, StreamEvent, _safe_prefix_len
+from serving.choice_text import safe_prefix_len
+from serving.engine import Engine
 from serving.errors import ModelLoadError, RequestError, ServingError
 from serving.model_dir import eos_token_ids, inspect_model_dir
+from serving.prepared import StreamEvent
 
 USER = [{"role": "user", "content": "Write a function that adds two integers."}]
 
@@ -184,9 +186,9 @@ def test_stop_strings_cut_text_and_never_leak(engine: Engine) -> None:
 
 
 def test_safe_prefix_holds_back_partial_stop_and_partial_utf8() -> None:
-    assert _safe_prefix_len("hello wor", ("world",)) == len("hello ")
-    assert _safe_prefix_len("hello", ("xyz",)) == 5
-    assert _safe_prefix_len("ab\ufffd", ()) == 2
+    assert safe_prefix_len("hello wor", ("world",)) == len("hello ")
+    assert safe_prefix_len("hello", ("xyz",)) == 5
+    assert safe_prefix_len("ab\ufffd", ()) == 2
 
 
 def test_sampling_is_seeded_and_top_p_tiny_is_greedy(engine: Engine) -> None:
@@ -342,7 +344,7 @@ def test_streamed_text_is_the_decoded_text(engine: Engine, monkeypatch: pytest.M
     text = 'fn greet() to str {\n    ret "héllo → wörld"\n}\n// done ✓\nlast line'
     ids = engine.tokenizer.encode(text, add_special_tokens=False)
     assert engine.tokenizer.decode(ids) == text
-    monkeypatch.setattr(serving.engine, "generate_ids", lambda *a, **k: (t for t in ids))
+    monkeypatch.setattr(serving.engine, "generate_rows", lambda *a, **k: ([t] for t in ids))
     events = list(engine.stream(engine.prepare(USER, max_tokens=len(ids))))
     assert "".join(e.text for e in events) == text
     assert all("\ufffd" not in e.text for e in events)  # partial UTF-8 is held back, never sent
@@ -393,3 +395,60 @@ def test_unusable_tokenizer_means_unconstrained_with_a_reason(
     done = eng.chat(USER, max_tokens=4, temperature=0.0)
     assert done.completion_tokens > 0 and done.constraint is not None
     assert done.constraint["applied"] is False and "cannot read this tokenizer" in done.constraint["events"][0]
+
+
+# -- n choices --------------------------------------------------------------------------------
+
+
+def test_n_choices_each_keep_their_own_constraint_state(engine: Engine) -> None:
+    assert engine.grammar is not None
+    prepared = engine.prepare(USER, max_tokens=40, temperature=1.0, seed=3, code_only=True, n=3)
+    done = engine.completions(prepared)
+    assert [c.index for c in done] == [0, 1, 2]
+    for choice in done:  # one matcher per row: every choice stays on the grammar
+        assert choice.constraint == {"mode": "code", "applied": True, "events": []}
+        m = engine.grammar.matcher("code")
+        ids = engine.tokenizer.encode(choice.text, add_special_tokens=False, split_special_tokens=True)
+        assert m.validate_tokens(ids) == len(ids), choice.text
+    assert len({c.text for c in done}) > 1
+
+
+def test_n_choices_finish_independently(engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
+    import serving.engine
+
+    eos = min(engine.eos_ids)
+    a = engine.tokenizer.encode("fn a", add_special_tokens=False)
+    b = engine.tokenizer.encode("type B = int", add_special_tokens=False)
+    width = max(len(a) + 1, len(b))
+    row0 = a + [eos] * (width - len(a))  # choice 0 ends early, then the decoder pads it with EOS
+    row1 = (b + [eos])[:width]
+    monkeypatch.setattr(serving.engine, "generate_rows", lambda *x, **k: (list(t) for t in zip(row0, row1)))
+    events = list(engine.stream(engine.prepare(USER, max_tokens=width, n=2)))
+    lasts = {e.index: e for e in events if e.finish_reason is not None}
+    assert "".join(e.text for e in events if e.index == 0) == "fn a"
+    assert lasts[0].finish_reason == "stop" and lasts[0].completion_tokens == len(a) + 1
+    assert "".join(e.text for e in events if e.index == 1) == "type B = int"
+    assert events.index(lasts[0]) < max(i for i, e in enumerate(events) if e.index == 1)  # reported as it ends
+
+
+def test_n_outside_the_limit_is_a_request_error(engine: Engine) -> None:
+    from serving.engine import MAX_CHOICES
+
+    for n in (0, MAX_CHOICES + 1):
+        with pytest.raises(RequestError) as info:
+            engine.prepare(USER, n=n)
+        assert info.value.param == "n"
+
+
+def test_constraint_report_lines_go_to_their_choice() -> None:
+    from types import SimpleNamespace
+
+    from pipeline.decoding_constraint import ConstraintReport
+    from serving.prepared import Prepared, constraint_summary
+
+    report = ConstraintReport(events=["row 1: dead end after 3 tokens (no token allowed); unconstrained from here"])
+    processor = SimpleNamespace(report=report)
+    prepared = Prepared([1], SamplingParams(), "response", n=2)
+    assert constraint_summary(prepared, processor, 0) == {"mode": "response", "applied": True, "events": []}
+    assert constraint_summary(prepared, processor, 1)["applied"] is False
+    assert constraint_summary(prepared, processor, 1)["events"] == report.events

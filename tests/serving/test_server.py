@@ -87,6 +87,56 @@ def test_litellm_streaming_and_not(local_server: str, tiny_model_name: str) -> N
     assert streamed == expected
 
 
+# -- n choices in one request -----------------------------------------------------------------
+
+
+def test_n_choices_in_one_request(client: Any, tiny_model_name: str) -> None:
+    args = dict(model=tiny_model_name, messages=MESSAGES, max_tokens=10, temperature=1.0, seed=7)
+    one = client.chat.completions.create(**args)
+    out = client.chat.completions.create(n=3, **args)
+    assert [c.index for c in out.choices] == [0, 1, 2]
+    assert all(c.finish_reason in ("stop", "length") for c in out.choices)
+    assert all(c.model_extra["vox_constraint"]["mode"] == "response" for c in out.choices)
+    texts = [c.message.content for c in out.choices]
+    assert len(set(texts)) > 1  # independent samples of a random model
+    # usage: the prompt once, every choice's tokens
+    assert out.usage.prompt_tokens == one.usage.prompt_tokens
+    assert 3 <= out.usage.completion_tokens <= 30
+    assert out.usage.total_tokens == out.usage.prompt_tokens + out.usage.completion_tokens
+    # seeded: the same request gives the same choices
+    assert [c.message.content for c in client.chat.completions.create(n=3, **args).choices] == texts
+
+
+def test_n_greedy_choices_equal_the_single_answer_and_stop_each(client: Any, tiny_model_name: str) -> None:
+    args = dict(model=tiny_model_name, messages=MESSAGES, max_tokens=16, temperature=0)
+    single = client.chat.completions.create(**args).choices[0].message.content
+    out = client.chat.completions.create(n=2, **args)
+    assert [c.message.content for c in out.choices] == [single, single]
+    assert len(single) > 4, single
+    stop = single[2:4]
+    cut = client.chat.completions.create(n=2, stop=[stop], **args)
+    assert [(c.message.content, c.finish_reason) for c in cut.choices] == [(single[: single.index(stop)], "stop")] * 2
+
+
+def test_n_streaming_carries_the_choice_index(client: Any, tiny_model_name: str) -> None:
+    args = dict(model=tiny_model_name, messages=MESSAGES, max_tokens=10, temperature=1.0, seed=11, n=3)
+    whole = client.chat.completions.create(**args)
+    chunks = list(client.chat.completions.create(stream=True, stream_options={"include_usage": True}, **args))
+    texts = ["", "", ""]
+    finishes: dict[int, str] = {}
+    for c in chunks:
+        for choice in c.choices:
+            texts[choice.index] += choice.delta.content or ""
+            if choice.finish_reason:
+                assert choice.index not in finishes
+                finishes[choice.index] = choice.finish_reason
+    assert texts == [c.message.content for c in whole.choices]
+    assert finishes == {c.index: c.finish_reason for c in whole.choices}
+    assert chunks[-1].choices == [] and chunks[-1].usage.completion_tokens == whole.usage.completion_tokens
+    plain = list(client.chat.completions.create(stream=True, **args))  # usage rides on the last finish chunk
+    assert plain[-1].usage.total_tokens == whole.usage.total_tokens
+
+
 @pytest.mark.parametrize(
     ("body", "status", "param"),
     [
@@ -98,7 +148,8 @@ def test_litellm_streaming_and_not(local_server: str, tiny_model_name: str) -> N
         (json.dumps({"model": "vox-mens-tiny", "messages": MESSAGES, "max_tokens": 0}).encode(), 400, "max_tokens"),
         (json.dumps({"model": "vox-mens-tiny", "messages": MESSAGES, "temperature": 9}).encode(), 400, "temperature"),
         (json.dumps({"model": "vox-mens-tiny", "messages": [{"role": "x", "content": "y"}]}).encode(), 400, None),
-        (json.dumps({"model": "vox-mens-tiny", "messages": MESSAGES, "n": 3}).encode(), 400, "n"),
+        (json.dumps({"model": "vox-mens-tiny", "messages": MESSAGES, "n": 17}).encode(), 400, "n"),  # > MAX_CHOICES
+        (json.dumps({"model": "vox-mens-tiny", "messages": MESSAGES, "n": 0}).encode(), 400, "n"),
         (json.dumps({"model": "vox-mens-tiny", "messages": MESSAGES, "temperature": 1, "seed": 10**30}).encode(),
          400, None),  # was a 500 (torch.Generator overflow)
     ],
@@ -230,14 +281,15 @@ def test_client_disconnect_mid_stream_cancels_generation(
     assert not _health(base_url)["busy"]
 
 
-@pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize(("stream", "n"), [(False, 1), (True, 1), (False, 3), (True, 3)])
 def test_client_giving_up_cancels_generation_in_both_modes(
-    endless_server: tuple[str, list[tuple[Any, float, float]]], tiny_model_name: str, stream: bool
+    endless_server: tuple[str, list[tuple[Any, float, float]]], tiny_model_name: str, stream: bool, n: int
 ) -> None:
     # A non-streamed request whose client times out used to run to max_tokens while the next
     # request waited (issue 14 item 13); streamed ones were already cancelled.
     base_url, spans = endless_server
-    payload = {"model": tiny_model_name, "messages": MESSAGES, "max_tokens": 480, "temperature": 0, "stream": stream}
+    payload = {"model": tiny_model_name, "messages": MESSAGES, "max_tokens": 480, "temperature": 0, "stream": stream,
+               "n": n}
     if stream:
         with httpx.stream("POST", f"{base_url}/chat/completions", json=payload) as r:
             next(r.iter_lines())  # read one event, then hang up
@@ -251,7 +303,7 @@ def test_client_giving_up_cancels_generation_in_both_modes(
     assert last.finish_reason == "cancelled" and last.completion_tokens < 480, last
     assert not _health(base_url)["busy"]
     ok = httpx.post(f"{base_url}/chat/completions", json={**payload, "stream": False, "max_tokens": 4}, timeout=30)
-    assert ok.status_code == 200 and ok.json()["usage"]["completion_tokens"] == 4
+    assert ok.status_code == 200 and ok.json()["usage"]["completion_tokens"] == 4 * n
 
 
 # -- `vox serve` -------------------------------------------------------------------------------
@@ -311,11 +363,11 @@ def test_server_keeps_serving_after_engine_failure(
     base_url, _ = recording_server
     import serving.engine
 
-    def boom(*args: Any, **kwargs: Any) -> Iterator[int]:
+    def boom(*args: Any, **kwargs: Any) -> Iterator[list[int]]:
         raise RuntimeError("simulated device failure")
-        yield 0  # pragma: no cover
+        yield [0]  # pragma: no cover
 
-    monkeypatch.setattr(serving.engine, "generate_ids", boom)
+    monkeypatch.setattr(serving.engine, "generate_rows", boom)
     payload = {"model": tiny_model_name, "messages": MESSAGES, "max_tokens": 4}
     r = httpx.post(f"{base_url}/chat/completions", json=payload)
     assert r.status_code == 500 and "simulated device failure" in r.json()["error"]["message"]

@@ -1,0 +1,141 @@
+"""The OpenAI chat-completions wire format, as ``vox serve`` speaks it.
+
+:class:`ChatRequest` is the request body FastAPI validates; :func:`error_response` and
+:func:`validation_error_response` build OpenAI-style error bodies (``{"error": {"message",
+"type", "param", "code"}}``); :func:`completion_body`, :func:`chunk_body` and :func:`usage` build
+response bodies (``n`` choices, usage counting the prompt once and every choice's tokens).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict, Field
+
+from serving.prepared import Completion
+
+
+class ChatRequest(BaseModel):
+    """The subset of OpenAI's chat-completions request that we honour (other fields ignored).
+
+    FastAPI validates the body against this model; :func:`validation_error_response` turns a
+    failure into the OpenAI-style 400 body naming the field (``param``).
+    """
+
+    model_config = ConfigDict(extra="allow")
+
+    model: str
+    messages: list[dict[str, Any]] = Field(min_length=1)
+    stream: bool = False
+    max_tokens: int | None = Field(default=None, ge=1)
+    max_completion_tokens: int | None = Field(default=None, ge=1)
+    temperature: float | None = Field(default=None, ge=0.0, le=2.0)
+    top_p: float | None = Field(default=None, gt=0.0, le=1.0)
+    stop: str | list[str] | None = None
+    n: int | None = Field(default=None, ge=1)
+    seed: int | None = None
+    stream_options: dict[str, Any] | None = None
+    # Vox extensions: grammar-constrained decoding of ```vox blocks (default on), and code-only answers.
+    vox_constrained: bool | None = None
+    vox_code_only: bool = False
+    vox_names: bool | None = None  # name- and request-aware masking (default on with the constraint)
+
+
+def error_response(status: int, message: str, *, param: str | None = None, code: str | None = None) -> JSONResponse:
+    """An OpenAI-style error body (``type`` follows the status: 4xx invalid request, 5xx server)."""
+    kind = {401: "authentication_error", 404: "invalid_request_error", 429: "rate_limit_error"}.get(
+        status, "invalid_request_error" if status < 500 else "server_error"
+    )
+    body = {"error": {"message": message, "type": kind, "param": param, "code": code}}
+    return JSONResponse(body, status_code=status)
+
+
+#: plain-words rule per parameter, for fields whose pydantic message would confuse (union branch
+#: names such as ``stop.str``, "less than or equal to 2" for a NaN)
+_FIELD_RULES = {
+    "temperature": "must be a number in [0, 2]",
+    "top_p": "must be a number in (0, 1]",
+    "stop": "must be a string or a list of strings",
+}
+
+
+#: pydantic error types meaning "the body is not a JSON object" (e.g. ``[1, 2]`` or a bare string)
+_NOT_AN_OBJECT = frozenset({"model_attributes_type", "model_type", "dict_type"})
+
+
+def validation_error_response(exc: RequestValidationError) -> JSONResponse:
+    """The OpenAI-style 400 for a body FastAPI could not parse or validate against :class:`ChatRequest`.
+
+    The message names the first bad field (``param``), "(and N more)" when there are others;
+    malformed JSON and a body that is not an object get their own plain-words messages.
+    """
+    errors = list(exc.errors())
+    first = errors[0] if errors else {}
+    parts = tuple(first.get("loc", ()))
+    if parts[:1] == ("body",):
+        parts = parts[1:]
+    kind = first.get("type")
+    if kind == "json_invalid":
+        doc = exc.body if isinstance(exc.body, str) else ""
+        pos = parts[0] if parts and isinstance(parts[0], int) else 0
+        reason = str(json.JSONDecodeError(str(first.get("ctx", {}).get("error", "invalid JSON")), doc, pos))
+        return error_response(400, f"could not parse the JSON body of your request: {reason}")
+    if not parts and kind in _NOT_AN_OBJECT:
+        if isinstance(first.get("input"), bytes | bytearray):  # a Content-Type other than JSON
+            return error_response(400, "the request body must be JSON (Content-Type: application/json)")
+        return error_response(400, "the request body must be a JSON object")
+    if not parts and kind == "missing":
+        return error_response(400, "the request has no body; send a JSON object")
+    field = str(parts[0]) if parts else None
+    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+    if field in _FIELD_RULES:
+        got = json.dumps(first.get("input"), default=str)[:60]
+        return error_response(400, f"{field}: {_FIELD_RULES[field]}, got {got}", param=field)
+    loc = ".".join(str(part) for part in parts)
+    message = f"{loc}: {first.get('msg', 'invalid value')}{more}" if loc else str(first.get("msg"))
+    return error_response(400, message, param=loc or None)
+
+
+def usage(prompt_tokens: int, completion_tokens: int) -> dict[str, int]:
+    """OpenAI ``usage``: the prompt once, the tokens of every choice (EOS included)."""
+    return {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens}
+
+
+def completion_body(completion_id: str, created: int, model: str, choices: Sequence[Completion]) -> dict[str, Any]:
+    """A ``chat.completion`` body for ``choices`` (in index order, at least one).
+
+    Each choice carries its own ``vox_constraint`` report; the top-level ``vox_constraint`` is
+    choice 0's (what clients of ``n=1`` read).
+    """
+    return {
+        "id": completion_id,
+        "object": "chat.completion",
+        "created": created,
+        "model": model,
+        "choices": [
+            {
+                "index": c.index,
+                "message": {"role": "assistant", "content": c.text},
+                "finish_reason": c.finish_reason,
+                "logprobs": None,
+                "vox_constraint": c.constraint,
+            }
+            for c in choices
+        ],
+        "usage": usage(choices[0].prompt_tokens, sum(c.completion_tokens for c in choices)),
+        "vox_constraint": choices[0].constraint,
+    }
+
+
+def chunk_body(completion_id: str, created: int, model: str, choices: list[dict[str, Any]],
+               **extra: Any) -> str:
+    """One SSE ``data:`` line holding a ``chat.completion.chunk`` with ``choices`` (and ``extra``
+    top-level fields such as ``usage``)."""
+    body = {"id": completion_id, "object": "chat.completion.chunk", "created": created, "model": model,
+            "choices": choices, **extra}
+    return f"data: {json.dumps(body)}\n\n"
