@@ -9,13 +9,15 @@ passes, the answer is the candidate with the fewest errors (the first that compi
 compiles but misses a requested name), and the chat's repair loop starts from it. Hosted models
 keep one candidate (each costs money) unless ``--candidates`` is given explicitly.
 
-A server that refuses ``n`` or returns fewer choices gets the missing candidates as separate
+``vox serve`` generates the ``n`` candidates in one batch (one request, one model call). A
+server that refuses ``n`` or returns fewer choices gets the missing candidates as separate
 calls; a failed best-of-n call falls back to the ordinary cascade (one candidate). Model output
 is only parsed and checked, never executed.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
@@ -28,6 +30,9 @@ from serving.keys import redact
 DEFAULT_LOCAL_CANDIDATES: Final = 4
 #: sampling temperature of the candidates: greedy decoding would give N copies of one answer
 CANDIDATE_TEMPERATURE: Final = 0.7
+#: a 400 about the ``n`` parameter ("only n=1 is supported", vox serve's "n=40 is too many choices"),
+#: as opposed to one about another field ("max_tokens=1024 is too large" holds the letter n too)
+_REFUSES_N: Final = re.compile(r"(?<![\w.])n\b")
 
 
 @dataclass(frozen=True)
@@ -158,7 +163,7 @@ def litellm_sampler(keys: Mapping[str, Any], *, timeout: float = 120.0, max_toke
         try:
             calls = [litellm.completion(n=n, **params)]
         except litellm.BadRequestError as exc:  # e.g. "only n=1 is supported": one call per candidate
-            if "n" not in str(exc):
+            if not _REFUSES_N.search(str(exc)):  # another 400 (e.g. max_tokens): asking n times fails too
                 raise
             calls = []
         for response in calls:

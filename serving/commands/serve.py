@@ -47,6 +47,9 @@ def serve(
     adapter: Annotated[Path | None, typer.Option(help="PEFT adapter dir served on top of MODEL_DIR.")] = None,
     device: Annotated[str | None, typer.Option(help="cuda, cuda:N, mps or cpu (default: best available).")] = None,
     max_tokens: Annotated[int, typer.Option(help="Default completion cap when a request sets none.", min=1)] = 512,
+    # default: serving.engine.MAX_CHOICES (not imported here: it loads torch)
+    max_n: Annotated[int, typer.Option(
+        help="Most choices (OpenAI n) per request, generated in one batch; more is a 400.", min=1, max=256)] = 16,
 ) -> None:
     """Serve an exported MENS model: /v1/models, /v1/chat/completions (streaming too), /health."""
     from serving.errors import ServingError
@@ -70,7 +73,7 @@ def serve(
             f"serving {engine.model_id!r} on http://{url_host}:{port}/v1 ({engine.device}, {cache}); Ctrl-C to stop",
             err=True,
         )
-        run_server(engine, host, port, sock=sock, default_max_tokens=max_tokens)
+        run_server(engine, host, port, sock=sock, default_max_tokens=max_tokens, max_n=max_n)
     except ServingError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(1) from exc

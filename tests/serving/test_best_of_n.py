@@ -4,6 +4,7 @@ sampler and, end to end, the loopback replay server through the real router)."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from serving.best_of_n import Samples, best_of_n_events, candidate_count, pick
@@ -118,3 +119,48 @@ def test_a_server_refusing_n_gets_one_call_per_candidate(replay: Any) -> None:
         requests = server.requests
     assert result.verdicts == ("PASS",) and len(requests) == 5
     assert requests[0]["n"] == 4 and all("n" not in r or r["n"] == 1 for r in requests[1:])
+
+
+def test_local_vox_serve_answers_all_candidates_in_one_generation(tiny_export_dir: Any) -> None:
+    # Through the real `vox serve` (tiny random model) and the real router: the 4 candidates are one
+    # request with n=4, generated in one batch (one engine call); --explain counts the passes.
+    from serving.engine import Engine
+    from serving.server import ServerThread
+    from tests.serving.test_repair_loop import catalog_for
+
+    engine = Engine.load(tiny_export_dir, device="cpu")
+    calls: list[int] = []
+    original = engine.completions
+
+    def completions(prepared: Any, cancel: Any = None) -> Any:
+        calls.append(prepared.n)
+        return original(prepared, cancel)
+
+    engine.completions = completions  # type: ignore[method-assign]  # records each generation
+    server = ServerThread(engine)
+    server.start()
+    try:
+        catalog = catalog_for(server.base_url)
+        entry = replace(catalog.entries[0], id=f"local/{engine.model_id}", litellm_model=f"openai/{engine.model_id}")
+        catalog = catalog.with_entries([entry])
+        notes: list[str] = []
+        send = routed_sender(catalog, {}, "free", timeout=30, max_tokens=24, explain=notes.append)
+        result = run_chat(send, lambda _p: None, [].append, prompt=REQUEST, options=ChatOptions(max_repairs=0))
+    finally:
+        server.stop()
+    assert calls[0] == 4 and calls.count(4) == 1  # one generation of 4 choices, not 4 requests
+    assert any("[best-of-4]" in n and "/4 candidates passed" in n for n in notes), notes
+    assert result.calls >= 1
+
+
+def test_a_400_about_another_field_is_not_retried_per_candidate(replay: Any) -> None:
+    # "max_tokens=... is too large" holds the letter n; it used to be read as "n refused" and asked 4 times.
+    from tests.serving.test_repair_loop import catalog_for
+
+    too_long = replay.Scripted("max_tokens=1024 is too large: the prompt is 12 tokens", status=400)
+    with replay.ReplayServer([too_long, GOOD], model="replay-model") as server:
+        send = routed_sender(catalog_for(server.base_url), {}, "free", timeout=10)
+        result = run_chat(send, lambda _p: None, [].append, prompt=REQUEST)
+        requests = server.requests
+    assert result.verdicts == ("PASS",) and len(requests) == 2  # the n=4 call, then the cascade's one
+    assert requests[0]["n"] == 4 and requests[1].get("n", 1) == 1
