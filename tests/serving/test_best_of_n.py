@@ -42,6 +42,10 @@ def test_candidate_count_local_default_hosted_one_unless_asked() -> None:
     assert candidate_count(3, Hosted()) == 3 and candidate_count(1, Local()) == 1
 
 
+def _ignore(_text: str) -> None:
+    """A ``write`` that drops the transcript."""
+
+
 def _fake_send(texts: Sequence[str], notes: list[str], sampled: list[int]) -> Any:
     """A ``send`` like routed_sender's: best-of-n on the first answer of a Vox turn, then one answer."""
     queue = list(texts)
@@ -145,7 +149,7 @@ def test_local_vox_serve_answers_all_candidates_in_one_generation(tiny_export_di
         catalog = catalog.with_entries([entry])
         notes: list[str] = []
         send = routed_sender(catalog, {}, "free", timeout=30, max_tokens=24, explain=notes.append)
-        result = run_chat(send, lambda _p: None, [].append, prompt=REQUEST, options=ChatOptions(max_repairs=0))
+        result = run_chat(send, lambda _p: None, _ignore, prompt=REQUEST, options=ChatOptions(max_repairs=0))
     finally:
         server.stop()
     assert calls[0] == 4 and calls.count(4) == 1  # one generation of 4 choices, not 4 requests
@@ -160,7 +164,7 @@ def test_a_400_about_another_field_is_not_retried_per_candidate(replay: Any) -> 
     too_long = replay.Scripted("max_tokens=1024 is too large: the prompt is 12 tokens", status=400)
     with replay.ReplayServer([too_long, GOOD], model="replay-model") as server:
         send = routed_sender(catalog_for(server.base_url), {}, "free", timeout=10)
-        result = run_chat(send, lambda _p: None, [].append, prompt=REQUEST)
+        result = run_chat(send, lambda _p: None, _ignore, prompt=REQUEST)
         requests = server.requests
     assert result.verdicts == ("PASS",) and len(requests) == 2  # the n=4 call, then the cascade's one
     assert requests[0]["n"] == 4 and requests[1].get("n", 1) == 1
