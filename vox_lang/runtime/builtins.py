@@ -21,11 +21,13 @@ from vox_lang.runtime.values import (
     NONE,
     Err,
     FnVal,
+    KeyList,
     Ok,
     Record,
     Some,
     Variant,
     VSet,
+    as_key,
     show,
     vcopy,
 )
@@ -97,7 +99,7 @@ def b_set(rt: RunState, args: list[Any], span: Span) -> VSet:
     """``set(xs)``: the distinct elements in first-seen order."""
     out = VSet()
     for x in args[0]:
-        out[vcopy(x)] = None
+        out[as_key(x, copy=True) if type(x) is list else vcopy(x)] = None
     return out
 
 
@@ -215,7 +217,7 @@ LIST_METHODS: Final[dict[str, Method]] = {
 
 
 def m_map_get(rt: RunState, m: dict[Any, Any], args: list[Any], span: Span) -> Any:
-    k = args[0]
+    k = as_key(args[0])
     return Some(m[k]) if k in m else NONE
 
 
@@ -240,8 +242,8 @@ def _json_field(kind: str) -> Method:
 
 MAP_METHODS: Final[dict[str, Method]] = {
     "get": m_map_get,
-    "contains": lambda rt, m, a, sp: a[0] in m,
-    "contains_key": lambda rt, m, a, sp: a[0] in m,
+    "contains": lambda rt, m, a, sp: as_key(a[0]) in m,
+    "contains_key": lambda rt, m, a, sp: as_key(a[0]) in m,
     "keys": lambda rt, m, a, sp: list(m.keys()),
     "values": lambda rt, m, a, sp: list(m.values()),
     "len": lambda rt, m, a, sp: len(m),
@@ -253,7 +255,7 @@ MAP_METHODS: Final[dict[str, Method]] = {
 }
 
 SET_METHODS: Final[dict[str, Method]] = {
-    "contains": lambda rt, s, a, sp: a[0] in s,
+    "contains": lambda rt, s, a, sp: as_key(a[0]) in s,
     "len": lambda rt, s, a, sp: len(s),
 }
 
@@ -286,7 +288,7 @@ def head_of(v: Any) -> str:
     t = type(v)
     if t is str:
         return "str"
-    if t is list:
+    if t is list or t is KeyList:
         return "List"
     if t is dict:
         return "Map"

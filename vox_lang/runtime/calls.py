@@ -26,6 +26,7 @@ from vox_lang.runtime.values import (
     Record,
     Some,
     Variant,
+    as_key,
     vcopy,
 )
 from vox_lang.source import Span
@@ -328,7 +329,7 @@ def index(c: Compiler, e: hir.Index) -> Ev:
         k = key(f)
         if type(xs) is dict:
             try:
-                return xs[k]
+                return xs[as_key(k)]
             except KeyError:
                 raise VoxFault("R0005", span, k=_show_key(k)) from None
         if 0 <= k < len(xs):
@@ -379,6 +380,7 @@ def assign(c: Compiler, s: hir.Assign) -> Callable[[list[Any]], Any]:
             k = key(f)
             v = val(f)
             if type(xs) is dict:
+                k = as_key(k, copy=True)
                 if k not in xs and len(xs) >= cap:
                     budget.too_long(len(xs) + 1, "map", span)
                 xs[k] = v

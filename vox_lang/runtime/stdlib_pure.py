@@ -18,7 +18,7 @@ from typing import Any, Final
 
 from vox_lang.runtime.errors import VoxFault
 from vox_lang.runtime.limits import RunState
-from vox_lang.runtime.values import NONE, Err, Ok, Record, Some, Variant, VSet
+from vox_lang.runtime.values import NONE, Err, KeyList, Ok, Record, Some, Variant, VSet
 from vox_lang.source import Span
 
 Impl = Callable[[RunState, list[Any], Span], Any]
@@ -98,7 +98,7 @@ def to_json(v: Any, depth: int = 0) -> Any:
         return v if math.isfinite(v) else str(v)
     if v is None or v is NONE:
         return None
-    if t is list or t is VSet:
+    if t is list or t is KeyList or t is VSet:
         return [to_json(x, depth + 1) for x in v]
     if t is dict:
         return {k if isinstance(k, str) else json.dumps(to_json(k, depth + 1)): to_json(x, depth + 1)

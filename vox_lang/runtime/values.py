@@ -123,6 +123,28 @@ class VSet(dict[Any, None]):
     __hash__ = None
 
 
+class KeyList(list[Any]):
+    """A ``List`` stored as a map key or set element: hashable by value (:func:`freeze`).
+
+    Lists are values (spec §11), so ``Set[List[int]]`` and ``Map[List[str], V]`` work by
+    content. A key is a private copy (:func:`as_key`) that nothing mutates; reads hand out
+    copies through :func:`vcopy`, which turns it back into a plain list.
+    """
+
+    __slots__ = ()
+
+    def __hash__(self) -> int:  # type: ignore[override]  # list sets __hash__ = None; a key is never mutated
+        return hash(freeze(self))
+
+
+def as_key(k: Any, copy: bool = False) -> Any:
+    """``k`` as a dict key: a list becomes a :class:`KeyList` (a private deep copy when ``copy``,
+    for storing; a shallow one is enough for a lookup); every other value is returned as is."""
+    if type(k) is list:
+        return KeyList(vcopy(k) if copy else k)
+    return k
+
+
 class FnVal:
     """A function as a value: ``call`` takes the positional arguments as a list."""
 
@@ -177,7 +199,7 @@ def vcopy(v: Any) -> Any:
     """An independent copy of ``v``: lists, maps, sets and records are copied all the way down;
     immutable values (options, results, variants, scalars) are shared."""
     t = type(v)
-    if t is list:
+    if t is list or t is KeyList:
         if not v or type(v[0]) in (int, str, float, bool):
             return v.copy()
         return [vcopy(x) for x in v]
@@ -195,7 +217,7 @@ def vcopy(v: Any) -> Any:
 def freeze(v: Any) -> Any:
     """A hashable stand-in for ``v`` (lists and maps as tuples), for hashing set elements and keys."""
     t = type(v)
-    if t is list:
+    if t is list or t is KeyList:
         return ("#list", tuple(freeze(x) for x in v))
     if t is dict:
         return ("#map", tuple((freeze(k), freeze(x)) for k, x in v.items()))
@@ -235,7 +257,7 @@ def show(v: Any, top: bool = True, depth: int = 0) -> str:
     if depth > SHOW_DEPTH:
         return "…"
     d = depth + 1
-    if t is list:
+    if t is list or t is KeyList:
         return "[" + ", ".join(show(x, False, d) for x in v) + "]"
     if t is dict:
         return "{" + ", ".join(f"{show(k, False, d)}: {show(x, False, d)}" for k, x in v.items()) + "}"
