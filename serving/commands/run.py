@@ -158,12 +158,15 @@ def test(
             name = f"{label}::{o.name}" if many else o.name
             if fmt is Format.json:
                 records.append({"file": label, "test": o.name, "passed": o.passed,
-                                "error": o.fault.to_json() if o.fault else (o.message or None)})
+                                "error": o.fault.to_json() if o.fault else (o.message or None),
+                                "output": o.output})
                 continue
             typer.echo(o.line().replace(o.name, name, 1))
             if not o.passed and o.fault is not None and fmt is Format.human:
                 for line in o.fault.stack_lines():
                     typer.echo(line)
+            if not o.passed and o.output:
+                _echo_captured(o.output)
     summary = f"{passed} passed, {failed} failed"
     if fmt is Format.json:
         typer.echo(json.dumps({"tests": records, "passed": passed, "failed": failed}, ensure_ascii=False))
@@ -171,6 +174,20 @@ def test(
         typer.echo(summary)
     if broken or failed:
         raise typer.Exit(1)
+
+
+CAPTURED_LINES = 40
+"""Most lines of a failing test's own output shown under its FAIL line (the rest are counted)."""
+
+
+def _echo_captured(output: str) -> None:
+    """Show what a failing test printed (as pytest shows a failing test's captured stdout)."""
+    lines = output.splitlines()
+    typer.echo("  output:")
+    for line in lines[:CAPTURED_LINES]:
+        typer.echo(f"  | {line}")
+    if len(lines) > CAPTURED_LINES:
+        typer.echo(f"  | … {len(lines) - CAPTURED_LINES} more line(s)")
 
 
 def register(app: typer.Typer) -> None:

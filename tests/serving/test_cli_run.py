@@ -107,3 +107,17 @@ def test_closed_stdout_stops_the_program_quietly(monkeypatch: pytest.MonkeyPatch
     with pytest.raises(ExitRequest) as info:
         run_cmd._write_out("1\n")
     assert info.value.code == 141
+
+
+def test_failing_test_shows_what_it_printed(runner: CliRunner, tmp_path: Path) -> None:
+    """A failing test's own output is shown under its FAIL line (capped), and is in the JSON of every test."""
+    text = ('@test\nfn t_loud() {\n  for i in range(0, 45) { print("line " + str(i)) }\n  assert(false)\n}\n'
+            '@test\nfn t_quiet_pass() {\n  print("hidden")\n}\n')
+    result = runner.invoke(app, ["test", write(tmp_path, "t.vox", text)])
+    out = result.stdout.splitlines()
+    assert result.exit_code == 1
+    at = out.index("  output:")
+    assert out[at + 1] == "  | line 0" and out[at + 40] == "  | line 39" and out[at + 41] == "  | … 5 more line(s)"
+    assert "hidden" not in result.stdout  # a passing test's output stays captured
+    data = json.loads(runner.invoke(app, ["test", str(tmp_path / "t.vox"), "-f", "json"]).stdout)
+    assert data["tests"][0]["output"].startswith("line 0\nline 1\n") and data["tests"][1]["output"] == "hidden\n"
