@@ -5,7 +5,10 @@ Builds a small random Qwen3 model offline (same builder as ``tests/serving/conft
    (target: cache ≥ 5x faster);
 2. time to first token (median of ``--repeats``) in-process (``Engine.stream``) and through the
    OpenAI-compatible server on a loopback port (streaming request with the ``openai`` client);
-   the difference is the server overhead.
+   the difference is the server overhead;
+3. ``n`` choices (default 4) in one request (one batched generation) vs ``n`` sequential
+   one-choice requests through the server: wall time and tokens/s, with and without the Vox
+   constraint (every choice runs to ``--n-tokens``).
 
 Run: ``.venv/bin/python bench/inference.py [--hidden 512 --layers 8 --device cpu --threads 1]``.
 """
@@ -85,6 +88,36 @@ def ttft_server(base_url: str, model: str, repeats: int) -> float:
     return statistics.median(times)
 
 
+def n_vs_sequential(base_url: str, model: str, n: int, max_tokens: int, repeats: int,
+                    constrained: bool = True) -> tuple[float, float, float, float]:
+    """``n`` choices in one request vs ``n`` sequential one-choice requests through the server.
+
+    Sampled (temperature 0.7, seeded), every choice runs to ``max_tokens`` (the caller serves an
+    engine without EOS ids). Returns (one-request wall s, its tokens/s, sequential wall s, its
+    tokens/s), medians of ``repeats``; tokens are the ``usage.completion_tokens`` reported.
+    """
+    import httpx
+
+    body = {"model": model, "messages": PROMPT, "max_tokens": max_tokens, "temperature": 0.7,
+            "vox_constrained": constrained}
+
+    def timed(requests: list[dict[str, Any]]) -> tuple[float, int]:
+        start = time.perf_counter()
+        tokens = 0
+        for i, extra in enumerate(requests):
+            r = httpx.post(f"{base_url}/chat/completions", json={**body, "seed": i, **extra}, timeout=600)
+            r.raise_for_status()
+            tokens += r.json()["usage"]["completion_tokens"]
+        return time.perf_counter() - start, tokens
+
+    timed([{"max_tokens": 4}])  # warm-up
+    batched = [timed([{"n": n}]) for _ in range(repeats)]
+    serial = [timed([{}] * n) for _ in range(repeats)]
+    b_wall = statistics.median(w for w, _ in batched)
+    s_wall = statistics.median(w for w, _ in serial)
+    return b_wall, batched[0][1] / b_wall, s_wall, serial[0][1] / s_wall
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--hidden", type=int, default=512, help="hidden size (512 x 8 layers: 26M parameters)")
@@ -93,6 +126,9 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=10, help="TTFT samples (median reported)")
     parser.add_argument("--device", default="cpu", help="cpu, cuda or mps")
     parser.add_argument("--threads", type=int, default=1, help="torch CPU threads (1: robust on a shared, loaded CPU)")
+    parser.add_argument("--n", type=int, default=4, help="choices per request for the n-vs-sequential figure")
+    parser.add_argument("--n-tokens", type=int, default=64, help="tokens per choice for the n-vs-sequential figure")
+    parser.add_argument("--n-repeats", type=int, default=3, help="n-vs-sequential samples (median reported)")
     args = parser.parse_args()
 
     import torch
@@ -134,6 +170,20 @@ def main() -> None:
             server.stop()
         print(f"time to first token (median of {args.repeats}): in-process {in_process * 1000:.1f} ms, "
               f"server {through_server * 1000:.1f} ms, overhead {(through_server - in_process) * 1000:.1f} ms")
+
+        engine.eos_ids = frozenset()  # every choice runs to --n-tokens: equal work both ways
+        server = ServerThread(engine)
+        server.start()
+        try:
+            for constrained in (True, False):
+                b_wall, b_rate, s_wall, s_rate = n_vs_sequential(server.base_url, engine.model_id, args.n,
+                                                                 args.n_tokens, args.n_repeats, constrained)
+                label = "constrained" if constrained else "unconstrained"
+                print(f"n={args.n} x {args.n_tokens} tokens ({label}, median of {args.n_repeats}): one request "
+                      f"{b_wall:.2f}s {b_rate:.1f} tok/s; {args.n} sequential requests {s_wall:.2f}s "
+                      f"{s_rate:.1f} tok/s; speed-up {s_wall / b_wall:.2f}x")
+        finally:
+            server.stop()
 
 
 if __name__ == "__main__":
