@@ -7,6 +7,10 @@ the matcher the token sampled last and masks every token the grammar does not al
 a ```vox block the block therefore stays a prefix of a syntactically valid program; prose outside
 the fence is free (``code`` mode: one block only).
 
+The processor also keeps each block in the canonical layout of :mod:`pipeline.decoding_layout`
+(at most one blank line in a row, comments capped in length): tokens must pass both masks, and
+where the layout cap would leave nothing the grammar mask alone applies.
+
 Nothing here may hang or crash a request: a tokenizer llguidance cannot read, a grammar that
 does not compile, or a dead end (no allowed token) turns the constraint off for that sequence,
 records why in :attr:`GrammarProcessor.events` and logs a warning; decoding goes on unconstrained.
@@ -22,6 +26,7 @@ from typing import Any, Final
 
 from transformers import LogitsProcessor
 
+from pipeline.decoding_layout import LayoutState, LayoutTable
 from pipeline.errors import PipelineError
 
 log = logging.getLogger(__name__)
@@ -59,13 +64,15 @@ class VoxGrammar:
         tokenizer: a Hugging Face *fast* tokenizer.
         eos_ids: ids that end a completion (allowed whenever the grammar accepts).
         vocab_size: width of the model's logits (may exceed the tokenizer's size).
+        layout: keep blocks in the canonical layout (:mod:`pipeline.decoding_layout`).
 
     Raises:
         ConstraintUnavailable: llguidance is missing, cannot read the tokenizer, or the grammar
             does not compile.
     """
 
-    def __init__(self, tokenizer: Any, eos_ids: Iterable[int], vocab_size: int | None = None) -> None:
+    def __init__(self, tokenizer: Any, eos_ids: Iterable[int], vocab_size: int | None = None,
+                 layout: bool = True) -> None:
         try:
             import llguidance
             import llguidance.hf
@@ -89,6 +96,10 @@ class VoxGrammar:
                 raise ConstraintUnavailable(f"the Vox constraint grammar ({mode}) does not compile: {messages[0]}")
             self.grammars[mode] = grammar
         self._lock = threading.Lock()
+        self.layout: LayoutTable | None = None
+        if layout:
+            size = len(tokenizer)
+            self.layout = LayoutTable.build([tokenizer.decode([i]) if i < size else "" for i in range(self.vocab_size)])
 
     def matcher(self, mode: str = "response") -> Any:
         """A fresh ``LLMatcher`` for ``mode`` (``response``, ``code`` or ``program``).
@@ -132,6 +143,9 @@ class GrammarProcessor(LogitsProcessor):
         self.grammar, self.prompt_len, self.mode = grammar, prompt_len, mode
         self.report = ConstraintReport()
         self.matchers: list[Any | None] = []
+        table = grammar.layout
+        self.layouts: list[LayoutState | None] = [
+            LayoutState(table, in_block=mode == "program") if table is not None else None for _ in range(rows)]
         for _ in range(rows):
             try:
                 self.matchers.append(grammar.matcher(mode))
@@ -171,10 +185,19 @@ class GrammarProcessor(LogitsProcessor):
                 if m.is_stopped() and token in self.grammar.eos:
                     continue  # ended: padding from here
                 # stopped on another token (code mode: the block closed): the mask allows only EOS
+                layout = self.layouts[row]
+                if layout is not None:
+                    layout.feed(token)
             mask = allowed_mask(m, scores.shape[1])
             if not bool(mask.any()):
                 self._drop(row, f"dead end after {generated} tokens (no token allowed)")
                 continue
+            layout = self.layouts[row]
+            cap = layout.mask(scores.shape[1]) if layout is not None else None
+            if cap is not None:
+                both = mask & cap
+                if bool(both.any()):  # else: the grammar mask alone (never a dead end)
+                    mask = both
             scores[row] = scores[row].masked_fill(~mask.to(scores.device), float("-inf"))
         return scores
 

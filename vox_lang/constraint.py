@@ -19,14 +19,15 @@ MODES: Final = ("program", "code", "response")
 
 # Prose is lexed one character at a time (a backtick only when a non-backtick follows), so three
 # backticks can only ever be a fence: a ```vox block cannot be smuggled through as prose, and
-# other fences (```python) are not allowed. One or two backticks may end the answer.
+# other fences (```python) are not allowed. One or two backticks may end the answer. The opening
+# fence ends its line (```vox then a newline), as the eval's block extractor and Markdown expect.
 _STARTS: Final[dict[str, str]] = {
     # llguidance applies %ignore only between lexemes: leading blank/comment lines are explicit.
     "program": "start: LEAD? program\nLEAD: /([ \\t\\r\\n]|\\/\\/[^\\n]*)+/\n",
-    "code": 'start: FENCE program FENCE_END\nFENCE: "```vox"\nFENCE_END: "```"\n',
+    "code": 'start: FENCE program FENCE_END\nFENCE: /```vox[ \\t]*\\r?\\n/\nFENCE_END: "```"\n',
     "response": (
         "start: prose (FENCE program FENCE_END prose)* TICKS?\n"
-        'FENCE: "```vox"\nFENCE_END: "```"\n'
+        'FENCE: /```vox[ \\t]*\\r?\\n/\nFENCE_END: "```"\n'
         "prose: PROSE_CHAR*\n"
         "PROSE_CHAR: /[^`]|`[^`]|``[^`]/\n"
         "TICKS: /`{1,2}/\n"

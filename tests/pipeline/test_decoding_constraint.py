@@ -3,6 +3,9 @@
 Every program the front end accepts in strict mode — ``examples/*.vox`` and programs from every
 corpus generator family — is fed token by token through a real byte-level BPE tokenizer into the
 llguidance matcher, bare, inside a ```vox fence, and inside prose (hypothesis draws the prose).
+The decoder's canonical-layout cap (:mod:`pipeline.decoding_layout`: at most one blank line in a
+row, comments of bounded length) is checked on the same tokens: every valid program, with its
+blank-line runs collapsed (:func:`canonical_blank_lines`), passes both.
 """
 
 from __future__ import annotations
@@ -49,22 +52,41 @@ def grammar() -> Any:
 
 @cache
 def valid_programs() -> tuple[tuple[str, str], ...]:
-    """``(name, source)`` of every strict-valid example and generated program."""
+    """``(name, source)`` of every strict-valid example and generated program, blank-line runs
+    collapsed (the canonical layout the decoder keeps; meaning is unchanged)."""
+    from pipeline.decoding_layout import canonical_blank_lines
+
     from pipeline.generators import FAMILIES, generate_program
 
     found = [(p.name, p.read_text(encoding="utf-8")) for p in sorted((ROOT / "examples").glob("*.vox"))]
     for family in FAMILIES:
         for i in range(PROGRAMS_PER_FAMILY):
             found.append((f"{family.name}-{i}", generate_program(family.name, 7, i)[2].code))
-    return tuple((name, src) for name, src in found if vox_lang.check(src, strict=True).ok)
+    return tuple((name, canonical_blank_lines(src)) for name, src in found if vox_lang.check(src, strict=True).ok)
+
+
+def layout_prefix(ids: list[int], mode: str) -> int:
+    """How many of ``ids`` the layout cap allows in a row (``len(ids)``: all)."""
+    from pipeline.decoding_layout import LayoutState
+
+    table = grammar().layout
+    assert table is not None
+    state = LayoutState(table, in_block=mode == "program")
+    for i, token in enumerate(ids):
+        cap = state.mask(len(table.texts))
+        if cap is not None and not bool(cap[token]):
+            return i
+        state.feed(token)
+    return len(ids)
 
 
 def accepted_prefix(text: str, mode: str) -> tuple[int, int, bool]:
-    """``(tokens accepted, tokens, accepting at the end)`` for ``text`` under ``mode``."""
+    """``(tokens accepted, tokens, accepting at the end)`` for ``text`` under ``mode``, by the
+    grammar and the layout cap together."""
     tok = tokenizer()
     ids = tok.encode(text, add_special_tokens=False)
     m = grammar().matcher(mode)
-    n = m.validate_tokens(ids)
+    n = min(m.validate_tokens(ids), layout_prefix(ids, mode))
     ok = m.consume_tokens(ids[:n]) if n else True
     return n, len(ids), ok and n == len(ids) and m.is_accepting()
 
