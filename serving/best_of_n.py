@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from serving.cascade import LOCAL_API_KEY, AttemptFailed, ChatEvent, Completed, TextDelta, import_litellm
-from serving.extract import extract_vox_blocks, join_program
 from serving.keys import redact
+from serving.verify import verify_answer
 
 #: candidates per Vox request to a local model when ``--candidates`` is not given
 DEFAULT_LOCAL_CANDIDATES: Final = 4
@@ -51,8 +51,8 @@ Sampler = Callable[[Any, Sequence[Mapping[str, str]], int], Samples]
 
 @dataclass(frozen=True)
 class Verdict:
-    """One candidate checked: ``errors`` (count; a missing ```vox block counts as one),
-    ``missing`` (requested items it does not declare) and ``has_code`` (a ```vox block was found)."""
+    """One candidate checked: ``errors`` (count; a missing program counts as one), ``missing``
+    (requested items it does not declare) and ``has_code`` (a ```vox block holding a program)."""
 
     errors: int
     missing: tuple[str, ...] = ()
@@ -84,7 +84,7 @@ class Pick:
                     f"answering with candidate {self.index + 1}")
         best = self.verdicts[self.index]
         why = (f"it compiles but does not declare {', '.join(best.missing)}" if best.errors == 0
-               else f"fewest errors: {best.errors}" if best.has_code else "no candidate has a ```vox block")
+               else f"fewest errors: {best.errors}" if best.has_code else "no candidate has a ```vox program")
         return f"[best-of-{n}] 0/{n} candidates passed the check; repair starts from candidate {self.index + 1} ({why})"
 
 
@@ -97,20 +97,21 @@ def candidate_count(requested: int | None, primary: Any) -> int:
 
 
 def check_candidate(text: str, request: str, check: Callable[[str], Any] | None = None) -> Verdict:
-    """Check one answer: its ```vox blocks as one module, and what ``request`` names."""
+    """Check one answer as the chat's verification does (:func:`serving.verify.verify_answer`: its
+    ```vox blocks as one module, or the last complete block when only it passes; blocks holding
+    only comments are no program), and what ``request`` names."""
     from vox_lang.requests import extract_request, missing_items
 
-    blocks = extract_vox_blocks(text)
-    if not blocks:
-        return Verdict(1, has_code=False)
-    program = join_program(blocks)
     if check is None:
         import vox_lang
 
-        result = vox_lang.check(program, path="answer.vox")
-    else:
-        result = check(program)
-    return Verdict(len(result.errors), tuple(missing_items(extract_request(request), program)))
+        def check(program: str) -> Any:
+            return vox_lang.check(program, path="answer.vox")
+
+    verified = verify_answer(text, check)
+    if verified.result is None or verified.program is None:  # no block, or no program in it
+        return Verdict(1, has_code=False)
+    return Verdict(len(verified.result.errors), tuple(missing_items(extract_request(request), verified.program)))
 
 
 def pick(texts: Sequence[str], request: str, check: Callable[[str], Any] | None = None) -> Pick:

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from serving.best_of_n import Samples, best_of_n_events, candidate_count, pick
+from serving.best_of_n import Samples, best_of_n_events, candidate_count, check_candidate, pick
 from serving.cascade import AttemptFailed, Completed, TextDelta
 from serving.chat import ChatOptions, routed_sender, run_chat
 
@@ -31,6 +31,16 @@ def test_pick_first_passing_else_compiling_else_fewest_errors() -> None:
     assert pick([TWO_ERRORS, WRONG_NAME], REQUEST).index == 1  # compiles, but misses `double`
     none = pick([TWO_ERRORS, "no code at all", ONE_ERROR], REQUEST)
     assert none.index == 2 and none.passed == 0 and "fewest errors: 1" in none.summary()
+
+
+def test_candidates_are_judged_as_the_chat_verifies_them() -> None:
+    # A comment-only block compiles with zero errors but is no program (the chat's verify says FAIL).
+    comments = "```vox\n// double n\n```"
+    assert pick([comments, GOOD], "Write a Vox program that doubles a number.").index == 1
+    assert not check_candidate(comments, REQUEST).passed and not check_candidate(comments, REQUEST).has_code
+    # A draft, then the corrected program: the last complete block is the program (as in verify_answer).
+    draft = ONE_ERROR + "\nFixed:\n" + GOOD
+    assert check_candidate(draft, REQUEST).passed
 
 
 def test_candidate_count_local_default_hosted_one_unless_asked() -> None:
