@@ -5,7 +5,8 @@ Builds the serving tests' tiny export offline (``tests/serving/conftest.py``: a 
 hidden size 64), starts two ``vox serve`` processes of it on loopback (one torch thread each), and
 sends the same closed-loop load (``--threads`` client threads, ``--requests`` in all, non-streaming,
 ``--max-tokens`` answer tokens) through the router to a catalog that lists one server, then both
-(``simple-shuffle``, then ``least-busy``: ``VOX_ROUTING_STRATEGY``). ``vox serve`` answers one request at
+(``simple-shuffle``, then ``least-busy``: ``VOX_ROUTING_STRATEGY``), in ``--rounds`` interleaved rounds
+(medians printed last). ``vox serve`` answers one request at
 a time per process, so a second process can at most double the throughput, if it gets a core of its own.
 
 Run: ``nice -n 5 .venv/bin/python bench/router_lb.py`` (prints figures; nothing is asserted).
@@ -145,8 +146,9 @@ def load(decision: Any, threads: int, requests: int, max_tokens: int, pids: tupl
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--threads", type=int, default=8, help="client threads")
-    parser.add_argument("--requests", type=int, default=96, help="requests per configuration")
-    parser.add_argument("--max-tokens", type=int, default=16, help="answer tokens per request")
+    parser.add_argument("--requests", type=int, default=48, help="requests per configuration and round")
+    parser.add_argument("--max-tokens", type=int, default=48, help="answer tokens per request")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds over the configurations (medians)")
     args = parser.parse_args()
 
     from serving.llm import import_litellm
@@ -164,22 +166,26 @@ def main() -> None:
               f"thread each); {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at start")
         runs = [("1 deployment", [urls[0]], "simple-shuffle"), ("2 deployments", urls, "simple-shuffle"),
                 ("2 deployments", urls, "least-busy")]
-        results = {}
-        for label, used, strategy in runs:
-            os.environ["VOX_ROUTING_STRATEGY"] = strategy
-            r = load(route(used), args.threads, args.requests, args.max_tokens, tuple(p.pid for p, _ in procs))
-            results[(label, strategy)] = r
-            spread = ", ".join(f"{n}" for _, n in sorted(r["served"].items()))
-            print(f"  {label:14} {strategy:15} {r['rps']:6.2f} requests/s   latency p50 {r['p50'] * 1e3:7.0f} ms"
-                  f"   p95 {r['p95'] * 1e3:7.0f} ms   per server [{spread}]   failures {len(r['failures'])}"
-                  f"   CPU per request: router {r['client_cpu_ms']:.0f} ms, servers {r['server_cpu_ms']:.0f} ms"
-                  f"   (load average {os.getloadavg()[0]:.1f})")
-            for f in r["failures"][:3]:
-                print(f"    failure: {f}")
-        one = results[("1 deployment", "simple-shuffle")]["rps"]
-        for strategy in ("simple-shuffle", "least-busy"):
-            print(f"  speed-up, 2 deployments ({strategy}) over 1: "
-                  f"{results[('2 deployments', strategy)]['rps'] / one:.2f}x")
+        results: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        pids = tuple(p.pid for p, _ in procs)
+        for round_ in range(args.rounds):  # configurations interleaved: a shared machine's load drifts
+            for label, used, strategy in runs:
+                os.environ["VOX_ROUTING_STRATEGY"] = strategy
+                r = load(route(used), args.threads, args.requests, args.max_tokens, pids)
+                results.setdefault((label, strategy), []).append(r)
+                spread = ", ".join(f"{n}" for _, n in sorted(r["served"].items()))
+                print(f"  round {round_ + 1} {label:14} {strategy:15} {r['rps']:6.2f} requests/s   latency p50 "
+                      f"{r['p50'] * 1e3:6.0f} ms   p95 {r['p95'] * 1e3:6.0f} ms   per server [{spread}]   failures "
+                      f"{len(r['failures'])}   CPU per request: router {r['client_cpu_ms']:.0f} ms, servers "
+                      f"{r['server_cpu_ms']:.0f} ms   (load average {os.getloadavg()[0]:.1f})")
+                for f in r["failures"][:3]:
+                    print(f"    failure: {f}")
+        print(f"medians over {args.rounds} rounds:")
+        med = {k: {m: statistics.median(r[m] for r in rs) for m in ("rps", "p50", "p95")} for k, rs in results.items()}
+        one = med[("1 deployment", "simple-shuffle")]["rps"]
+        for (label, strategy), m in med.items():
+            print(f"  {label:14} {strategy:15} {m['rps']:6.2f} requests/s ({m['rps'] / one:.2f}x)   "
+                  f"p50 {m['p50'] * 1e3:6.0f} ms   p95 {m['p95'] * 1e3:6.0f} ms")
     finally:
         for p, _ in procs:
             p.kill()
