@@ -134,10 +134,24 @@ def test_valid_programs_inside_prose_are_accepted(data: st.DataObject) -> None:
     "let x = 1 # comment",           # '#' comment
     "fn f() { ret 1 ",               # unclosed block at the fence
     "let v = <p>hi</p>",             # markup
+    "fn f(n: int) to bool { ret not + 1 }",  # a reserved word as a name
+    "for b in for { print(b) }",
 ])
 def test_broken_blocks_cannot_be_closed(broken: str) -> None:
     n, total, ok = accepted_prefix(f"```vox\n{broken}\n```", "code")
     assert not ok and n < total
+
+
+def test_name_excludes_exactly_the_reserved_words() -> None:
+    import re
+
+    from vox_lang.constraint import GRAMMAR_PATH
+    from vox_lang.lexer import KEYWORDS
+
+    line = next(x for x in GRAMMAR_PATH.read_text().splitlines() if x.startswith("NAME:"))
+    excluded = re.search(r"~/\((.*)\)/", line)
+    assert excluded is not None and set(excluded.group(1).split("|")) == set(KEYWORDS)
+    assert accepted_prefix("```vox\nlet x = {type: 1, fn: 2}\nprint(x.type)\nf(in=1)\n```", "code")[2]
 
 
 def test_prose_cannot_open_another_fence_or_smuggle_code() -> None:
