@@ -19,8 +19,10 @@ endpoint: LiteLLM picks the deployment (``VOX_ROUTING_STRATEGY``, default ``simp
 and cools a failed one down for :data:`DEPLOYMENT_COOLDOWN_S` seconds, so later requests avoid
 it. A deployment that fails for a reason of its own (:data:`RETRY_ON_DEPLOYMENT`: connection
 refused, timeout, 5xx, a stream that dies, 429) is retried on another deployment of the same
-model (named by its deployment id, each at most once) before the cascade moves to the next
-model; any other failure goes to the model policy above at once.
+model (named by its deployment id, each at most once, never one that is cooling down) before the
+cascade moves to the next model; when every deployment is cooling down, LiteLLM's pick fails at
+once (``RouterRateLimitError``, a 429) and the cascade moves on without calling any of them. Any
+other failure goes to the model policy above at once.
 
 A stream that dies mid-way is abandoned and the next deployment or model answers afresh. Every
 failed attempt is reported as an :class:`AttemptFailed` event with its own model (and
@@ -238,6 +240,18 @@ def _cool_down(router: Any, c: Candidate, base: str, exc: Exception) -> None:
         pass
 
 
+def _cooling(router: Any, c: Candidate) -> set[str]:
+    """Base URLs of ``c``'s deployments that LiteLLM has cooled down (failed within the last
+    :data:`DEPLOYMENT_COOLDOWN_S` s); empty when this LiteLLM cannot say."""
+    try:
+        store = router.health().cooldowns
+        active = store.get_active_cooldowns([deployment_id(c.id, b) for b in c.deployments], None)
+    except AttributeError:
+        return set()
+    cooled = {model_id for model_id, _ in active}
+    return {b for b in c.deployments if deployment_id(c.id, b) in cooled}
+
+
 def _call(router: Any, target: str, c: Candidate, messages: Sequence[Mapping[str, str]], stream: bool,
           extra: Mapping[str, Any], fake: Mapping[str, Any], att: _Attempt) -> Iterator[TextDelta]:
     """One ``router.completion`` of ``target`` (``c.id`` or one of its deployment ids): yields the
@@ -310,7 +324,10 @@ def complete(decision: Decision, messages: Sequence[Mapping[str, str]], *, keys:
                         _cool_down(router, c, att.deployment, exc)  # died mid-stream
                 where = f" (deployment {failed})" if failed else ""
                 attempts.append((c.id, failure.line() + where))
-                spare = [b for b in c.deployments if b not in tried] if len(c.deployments) > 1 else []
+                # untried and not cooled down (a deployment that failed within the last seconds is
+                # not paid for again; when all are cooling down LiteLLM's pick fails at once, as 429)
+                spare = ([b for b in c.deployments if b not in tried and b not in _cooling(router, c)]
+                         if len(c.deployments) > 1 else [])
                 if failure.kind in RETRY_ON_DEPLOYMENT and spare:  # each retry names a deployment: it ends
                     yield AttemptFailed(c.id, failure.line() + where, "".join(att.pieces), failure, c.id, failed)
                     target = deployment_id(c.id, random.choice(spare))

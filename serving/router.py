@@ -12,8 +12,13 @@ Each candidate with a known context window gets its own answer cap (``Candidate.
 the requested ``max_output_tokens`` lowered to what fits after the prompt (:func:`answer_room`),
 so a 512-token local model is asked for what it can give instead of rejecting the call.
 
-``complete(decision, messages, keys=...)`` runs the cascade through one ``litellm.Router``;
-it lives in :mod:`serving.cascade` with the chat events and is re-exported here.
+A local model served by several endpoints (the same model id at several ``VOX_LOCAL_ENDPOINTS``)
+is one catalog entry and one candidate with several deployments (``Candidate.deployments``);
+:meth:`Decision.explain` lists them.
+
+``complete(decision, messages, keys=...)`` runs the cascade through one ``litellm.Router``, which
+load-balances a candidate's deployments; it lives in :mod:`serving.cascade` with the chat events
+and is re-exported here.
 """
 
 from __future__ import annotations

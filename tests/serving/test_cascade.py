@@ -352,15 +352,22 @@ def test_a_failing_deployment_is_retried_on_another_deployment_first(
 def test_all_deployments_failing_moves_on_to_the_next_model(replay: Any) -> None:
     with replay.ReplayServer([replay.Scripted("down", status=502)], model="m") as a, \
             replay.ReplayServer([replay.Scripted("down too", status=500)], model="m") as b:
-        events = run(decision(several("m", a.base_url, b.base_url, "http://127.0.0.1:9/v1"), hosted(1)),
-                     timeout=2.0, mock={"openai/model-1": "from the next model"})
+        d = decision(several("m", a.base_url, b.base_url, "http://127.0.0.1:9/v1"), hosted(1))
+        events = run(d, timeout=2.0, mock={"openai/model-1": "from the next model"})
         assert (len(a.requests), len(b.requests)) == (1, 1)  # each deployment once
+        # now every deployment is cooling down: the next request moves on at once, calling none of them
+        again = run(d, timeout=2.0, mock={"openai/model-1": "from the next model"})
+        assert (len(a.requests), len(b.requests)) == (1, 1)
     failed = [e for e in events if isinstance(e, AttemptFailed)]
     assert sorted(str(f.deployment) for f in failed) == sorted([a.base_url, b.base_url, "http://127.0.0.1:9/v1"])
     assert [f.next_model for f in failed] == ["local/m", "local/m", "openai/model-1"]
     done = events[-1]
     assert isinstance(done, Completed) and done.model == "openai/model-1" and done.deployment is None
     assert [m for m, _ in done.attempts] == ["local/m"] * 3
+    failed = [e for e in again if isinstance(e, AttemptFailed)]
+    assert len(failed) == 1 and failed[0].failure and failed[0].failure.kind == "rate_limit"
+    assert failed[0].next_model == "openai/model-1" and "No deployments available" in failed[0].reason
+    assert isinstance(again[-1], Completed) and again[-1].model == "openai/model-1"
 
 
 @pytest.mark.parametrize(("answer", "outcome"), [
