@@ -71,3 +71,29 @@ def interrupts_raise() -> Iterator[None]:
 def exit_status(exc: BaseException) -> int:
     """The shell's status for a process ended by the signal: 128 + signal number (130, 143)."""
     return 128 + int(signal.Signals[signal_name(exc)])
+
+
+@contextmanager
+def interrupts_ignored(doing: str) -> Iterator[None]:
+    """Within the block, SIGTERM and SIGINT are logged and ignored, so that recording how a run ended
+    (MLflow, ``run.json``) is not cut short by a stop request, e.g. the launcher stopping every worker
+    after one failed; a launcher that cannot wait sends SIGKILL (torchelastic: ``shutdown_s`` later).
+
+    Args:
+        doing: what the block does, for the log line.
+
+    Outside the main thread signals cannot be handled in Python; the block then runs unchanged.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        log.warning("%s received while %s; finishing that first", signal.Signals(signum).name, doing)
+
+    previous: dict[int, Any] = {s: signal.signal(s, handler) for s in SIGNALS}
+    try:
+        yield
+    finally:
+        for s, old in previous.items():
+            signal.signal(s, old)

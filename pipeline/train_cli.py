@@ -1,7 +1,7 @@
 """``python -m pipeline.train``: the training command line around :func:`pipeline.train.train`.
 
 Flags come from ``transformers.HfArgumentParser`` over :class:`TrainArgs` and
-:class:`~pipeline.train.TrainConfig` (one flag per field, ``--max-steps`` or ``--max_steps``;
+:class:`~pipeline.train_config.TrainConfig` (one flag per field, ``--max-steps`` or ``--max_steps``;
 ``Literal`` fields list their choices). Precedence, as in ``trl.TrlParser``: dataclass defaults <
 the recipe's ``train:`` section < flags; the result is validated like the recipe.
 
@@ -20,12 +20,12 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.errors import DataError, PipelineError, RecipeError
-from pipeline.train import TrainConfig
+from pipeline.train_config import TrainConfig
 
 
 @dataclass(frozen=True)
 class TrainArgs:
-    """Flags of the command itself (the rest are :class:`~pipeline.train.TrainConfig` fields)."""
+    """Flags of the command itself (the rest are :class:`~pipeline.train_config.TrainConfig` fields)."""
 
     config: str | None = field(default=None, metadata={"help": "recipe name or YAML path (default $VOX_RECIPE "
                                                                 "or cpu-tiny)"})
@@ -33,7 +33,7 @@ class TrainArgs:
 
 
 def make_parser() -> Any:
-    """The ``HfArgumentParser`` for :class:`TrainArgs` + :class:`~pipeline.train.TrainConfig`."""
+    """The ``HfArgumentParser`` for :class:`TrainArgs` + :class:`~pipeline.train_config.TrainConfig`."""
     from transformers import HfArgumentParser
 
     classes: list[Any] = [TrainArgs, TrainConfig]

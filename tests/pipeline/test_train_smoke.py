@@ -95,6 +95,29 @@ def test_resume_after_interrupt(micro_base: str, tmp_path: Path) -> None:
     assert [s for s, _ in res.losses][-1] == cfg.max_steps
 
 
+def test_resume_from_the_last_step_saves_its_adapter_without_training(micro_base: str, tmp_path: Path) -> None:
+    """Killed after the last checkpoint, before the adapter was written: the rerun takes no step past
+    max_steps (transformers' resume would take one) and saves that checkpoint's weights."""
+    from transformers import TrainerCallback
+
+    class KillAfterLastCheckpoint(TrainerCallback):
+        def on_save(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+            if state.global_step == state.max_steps:
+                raise Interrupt(f"killed after checkpoint-{state.global_step}")
+
+    cfg, data = _setup(micro_base)
+    with pytest.raises(Exception, match=f"killed after checkpoint-{cfg.max_steps}"):
+        train(cfg, data, tmp_path, callbacks=[KillAfterLastCheckpoint()])
+    run_dir = tmp_path / "runs" / run_fingerprint(cfg, data)
+    assert not (run_dir / "adapter").exists()
+    res = train(cfg, data, tmp_path)
+    assert res.resumed_from == f"checkpoint-{cfg.max_steps}" and res.steps == cfg.max_steps
+    assert [s for s, _ in res.losses] == list(range(1, cfg.max_steps + 1))
+    last = _lora(str(run_dir / f"checkpoint-{cfg.max_steps}"))
+    assert {k: v.tolist() for k, v in _lora(res.adapter_dir).items()} == {k: v.tolist() for k, v in last.items()}
+    assert json.loads((Path(res.adapter_dir) / "vox_train.json").read_text())["steps"] == cfg.max_steps
+
+
 def test_changed_recipe_or_corpus_is_a_new_run(micro_base: str) -> None:
     cfg, data = _setup(micro_base)
     fp = run_fingerprint(cfg, data)
@@ -238,6 +261,21 @@ def test_last_checkpoint_skips_and_removes_an_incomplete_one(tmp_path: Path) -> 
         (tmp_path / f"checkpoint-{step}").mkdir()
     for step in (2, 4):
         (tmp_path / f"checkpoint-{step}" / "trainer_state.json").write_text("{}")
+    (tmp_path / "checkpoint-10").mkdir()  # numeric order, not text order
+    assert last_checkpoint(tmp_path, remove_incomplete=False) == tmp_path / "checkpoint-4"
+    assert (tmp_path / "checkpoint-6").is_dir() and (tmp_path / "checkpoint-10").is_dir()  # other ranks only skip
     assert last_checkpoint(tmp_path) == tmp_path / "checkpoint-4"
-    assert not (tmp_path / "checkpoint-6").exists()
+    assert not (tmp_path / "checkpoint-6").exists() and not (tmp_path / "checkpoint-10").exists()
     assert last_checkpoint(tmp_path / "checkpoint-2") is None
+
+
+def test_resume_point_reads_the_latest_run_without_removing_anything(tmp_path: Path) -> None:
+    from pipeline.train_runs import resume_point
+
+    assert resume_point(tmp_path) is None
+    run_dir = tmp_path / "runs" / "abc"
+    for step in (3, 6):
+        (run_dir / f"checkpoint-{step}").mkdir(parents=True)
+    (run_dir / "checkpoint-3" / "trainer_state.json").write_text("{}")
+    (tmp_path / "latest_run.json").write_text(json.dumps({"fingerprint": "abc", "run_dir": str(run_dir)}))
+    assert resume_point(tmp_path) == "checkpoint-3" and (run_dir / "checkpoint-6").is_dir()
