@@ -183,30 +183,25 @@ def _launch_training(dist: Any, config: Any, recipe: str | None, out_dir: Path) 
 
     The children run ``python -m pipeline.train`` on a copy of the recipe whose ``train:`` section is
     ``config`` (flags included) and no ``distributed:`` section; this process keeps the run lock
-    (``VOX_RUN_LOCK_HELD``) and reads rank 0's ``result.json``.
+    (``VOX_RUN_LOCK_HELD``) and reads rank 0's ``result.json``. The launcher is
+    :func:`pipeline.train_launch.launch_training`: a dead worker fails the run within bounded time.
 
     Raises:
-        TrainingError: a worker failed or died (its exit status; the run resumes from the last checkpoint).
+        TrainingError: a worker failed or died: one line naming the rank, how it ended and the
+            checkpoint the next run resumes from.
     """
-    import subprocess
-
     import yaml
 
-    from pipeline.distributed import accelerate_command
-    from pipeline.errors import TrainingError
     from pipeline.recipes import load_recipe
+    from pipeline.train_launch import launch_training
 
     sections = {k: v for k, v in load_recipe(recipe).items() if k != "distributed"}
     sections["train"] = {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(config).items()}
     launch_recipe = out_dir / "distributed_recipe.yaml"
     launch_recipe.write_text(yaml.safe_dump(sections, sort_keys=False))
-    command = accelerate_command(dist, ["-m", "pipeline.train", "--config", str(launch_recipe), "--out", str(out_dir)])
     env = {**os.environ, "VOX_STATE_DIR": str(paths.state_dir()), "VOX_RUN_LOCK_HELD": "1"}
-    log.info("train: %s", " ".join(command))
-    done = subprocess.run(command, env=env, check=False)
-    if done.returncode != 0:
-        raise TrainingError(f"distributed training ({dist.num_processes} x {dist.strategy}) failed with exit status "
-                            f"{done.returncode}; run it again to resume from the last checkpoint")
+    launch_training(dist, ["-m", "pipeline.train", "--config", str(launch_recipe), "--out", str(out_dir)], out_dir,
+                    env=env)
     return StageResult.read(out_dir, "qlora_adapter")
 
 
