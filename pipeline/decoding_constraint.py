@@ -206,8 +206,10 @@ def batch_processors(grammar: VoxGrammar | None, mode: str = "response", tokeniz
                      names: bool = False, require: bool = False) -> Any:
     """A ``f(prompt_len, conversations, n) -> [processor, ...]`` factory for
     :class:`pipeline.decoding.HFGenerator`: the grammar, then (``names``/``require``) the
-    name- and request-aware mask of :mod:`pipeline.decoding_names` (``tokenizer`` needed)."""
-    from pipeline.decoding_names import NameMask, request_spec, token_table
+    name- and request-aware mask of :mod:`pipeline.decoding_names` (``tokenizer`` needed), with
+    the stop-when-done rule read from each request (:mod:`pipeline.decoding_done`)."""
+    from pipeline.decoding_done import request_extras
+    from pipeline.decoding_names import NameMask, request_spec, request_text, token_table
 
     table = token_table(tokenizer) if (names or require) and tokenizer is not None else None
     eos = sorted(grammar.eos) if grammar is not None else []
@@ -218,7 +220,8 @@ def batch_processors(grammar: VoxGrammar | None, mode: str = "response", tokeniz
             out.append(grammar.processor(len(conversations) * n, prompt_len, mode))
         if table is not None:
             specs = [request_spec(c) for c in conversations for _ in range(n)]
-            out.append(NameMask(tokenizer, table, specs, prompt_len, eos, names=names, require=require))
+            extras = [request_extras(request_text(c)) for c in conversations for _ in range(n)]
+            out.append(NameMask(tokenizer, table, specs, prompt_len, eos, names=names, require=require, extras=extras))
         return out
 
     return make

@@ -12,7 +12,11 @@ limit. So the request-aware mask also *forces* the requested item's header:
   by :mod:`vox_lang.printer`) when the request gives one with a return type; ``fn NAME(PARAMS)``
   when it gives only the parameters (the model writes the rest); ``fn NAME(`` for a bare name;
   ``workflow``/``activity`` the same way; ``type NAME = `` and ``actor NAME {``. Handlers are not
-  forced (they live inside an actor); the fence hold still applies to them.
+  forced at item starts; inside an actor's body, at a handler start (the line after ``actor NAME {``
+  or after a handler's closing ``}``), the first missing requested handler is forced the same
+  way (``  on NAME(PARAMS) to T {``).
+- **Decorators:** at a forced function start an ``@mcp.tool(...)`` decorator line may be written
+  instead (MCP requests); the header is then forced on the line after it.
 - **How:** only tokens whose text is a prefix of the rest of the header, or which start with the
   whole rest, stay allowed — intersected with what the grammar and the name mask allow. Each item
   is forced at most once; if no token fits (the grammar disagrees, or the tokenizer cannot spell
@@ -31,6 +35,8 @@ from vox_lang.requests import RequestedItem
 _FN_KEYWORD: Final = {"function": "fn", "workflow": "workflow", "activity": "activity"}
 _LEX: Final = re.compile(r'"(?:[^"\\\n]|\\.)*"?|//[^\n]*|[(){}\[\]]')
 _OPEN: Final = "({["
+#: the decorator that may precede a forced function header (MCP tool requests)
+TOOL_DECORATOR: Final = "@mcp.tool"
 
 
 def header(item: RequestedItem) -> str | None:
@@ -49,6 +55,33 @@ def header(item: RequestedItem) -> str | None:
     return None
 
 
+def handler_header(item: RequestedItem) -> str | None:
+    """The text forced for a requested handler at a handler start (``None`` for other kinds)."""
+    if item.kind != "handler":
+        return None
+    if item.signature is None:
+        return f"  on {item.name}("
+    if " to " in item.signature.rsplit(")", 1)[-1]:
+        return f"  on {item.name}{item.signature} {{"
+    return f"  on {item.name}{item.signature}"
+
+
+def _open_brackets(code: str) -> list[int] | None:
+    """Offsets of the brackets still open at the end of ``code`` (``None``: inside a string)."""
+    stack: list[int] = []
+    for m in _LEX.finditer(code):
+        tok = m.group(0)
+        if tok[0] in '"/':
+            if tok[0] == '"' and (len(tok) == 1 or not tok.endswith('"')):
+                return None
+            continue
+        if tok in _OPEN:
+            stack.append(m.start())
+        elif stack:
+            stack.pop()
+    return stack
+
+
 def item_start(code: str) -> bool:
     """Whether the end of ``code`` (an open block's text) is where a new top-level item may begin."""
     if code.strip() == "":
@@ -65,9 +98,24 @@ def item_start(code: str) -> bool:
     if depth != 0:
         return False
     last = code.rstrip().rsplit("\n", 1)[-1].strip()
-    if last.endswith("}"):
+    if last.endswith("}") or (last.startswith(TOOL_DECORATOR) and not last.endswith(("(", ","))):
         return True
     return last.startswith(("import ", "type ")) and not last.endswith(("=", "|", ","))
+
+
+def handler_start(code: str) -> bool:
+    """Whether the end of ``code`` is where a handler may begin inside an ``actor NAME {`` body
+    (depth 1, a fresh line after the actor's ``{`` or after a handler's closing ``}``)."""
+    if not code.endswith("\n"):
+        return False
+    stack = _open_brackets(code)
+    if stack is None or len(stack) != 1 or code[stack[0]] != "{":
+        return False
+    opener_line = code[: stack[0]].rsplit("\n", 1)[-1].strip()
+    if not opener_line.startswith("actor "):
+        return False
+    last = code.rstrip().rsplit("\n", 1)[-1].strip()
+    return last.endswith(("{", "}"))
 
 
 class TokenIndex:

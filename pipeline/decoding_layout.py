@@ -35,7 +35,7 @@ FENCE_OPEN: Final = "```vox"
 FENCE_CLOSE: Final = "```"
 
 _WS_RUN: Final = re.compile(r"[ \t\r\n]+")
-_BLANK_RUN: Final = re.compile(r"\n(?:[ \t\r]*\n){%d,}" % MAX_NEWLINES)
+_BLANK_RUN: Final = re.compile(r"\n(?:[ \t\r]*\n){" + str(MAX_NEWLINES) + ",}")
 _STRING_OR_COMMENT: Final = re.compile(r'"(?:[^"\\\n]|\\.)*"?|//.*')
 
 

@@ -18,6 +18,8 @@ Request-aware: when the request names items (``late_orders(days: List[int]) to i
 cannot be closed (no token holding a backtick, no EOS) while :func:`vox_lang.requests.missing_items`
 still lists one of them, and at each item start the header of the next missing requested item is
 forced (``fn late_orders(days: List[int]) to int {``; the rule is in :mod:`pipeline.decoding_declare`).
+Once every requested item is declared, the block may only close (or go on with what the request
+also asks for, e.g. ``@test`` functions) at the next item start: :mod:`pipeline.decoding_done`.
 Scope is approximated lexically (any earlier declaration counts), an over-approximation of the
 real scopes.
 """
@@ -27,13 +29,14 @@ from __future__ import annotations
 import logging
 import re
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 from transformers import LogitsProcessor
 
-from pipeline.decoding_declare import TokenIndex, header, item_start
+from pipeline.decoding_declare import TOOL_DECORATOR, TokenIndex, handler_header, handler_start, header, item_start
+from pipeline.decoding_done import Extras, allowed_after_done, decorator_line
 from vox_lang.lexer import KEYWORDS
 from vox_lang.prelude import BUILTIN_TYPES, BUILTINS, CONSTRUCTORS, STD, VIEW_ELEMENTS
 from vox_lang.requests import RequestSpec, missing_items
@@ -125,6 +128,8 @@ class _TokenTable:
     ws_ident: list[int]  # ids starting a new identifier after whitespace
     backtick: list[int]  # ids holding a backtick (could close the fence)
     index: TokenIndex | None = None  # every token's text, for forcing requested headers
+    texts: list[str] = field(default_factory=list)  # every token's text (index = id)
+    tool_ids: list[int] = field(default_factory=list)  # ids spelling a start of "@mcp.tool"
 
 
 def token_table(tokenizer: Any) -> _TokenTable:
@@ -156,16 +161,18 @@ def token_table(tokenizer: Any) -> _TokenTable:
             ws_ident.append(i)
             maps[3 if len(lead) == len(body) else 2][lead].append(i)
     lead_ends, lead_only, ws_lead_ends, ws_lead_only = (dict(m) for m in maps)
+    tool = [i for i, t in enumerate(texts) if t and (TOOL_DECORATOR.startswith(t) or t.startswith(TOOL_DECORATOR))]
     return _TokenTable(lead_ends, lead_only, ws_lead_ends, ws_lead_only, glued, digit_led, terminators, ws_ident,
-                       backtick, TokenIndex(texts))
+                       backtick, TokenIndex(texts), texts, tool)
 
 
 @dataclass
 class NameReport:
-    """What the name mask did: steps masked, and fallbacks (no token left)."""
+    """What the name mask did: steps masked, stop-when-done steps, and fallbacks (no token left)."""
 
     masked_steps: int = 0
     events: list[str] = field(default_factory=list)
+    done_steps: int = 0  # steps where a finished block could only close (pipeline.decoding_done)
 
 
 class NameMask(LogitsProcessor):
@@ -179,10 +186,15 @@ class NameMask(LogitsProcessor):
         names: apply the name mask (a).
         require: apply the request mask (b): hold the fence, and force the headers of missing
             requested items at item starts (:mod:`pipeline.decoding_declare`).
+        extras: per row, what the request asks for besides its items
+            (:func:`pipeline.decoding_done.request_extras`); with ``require``, a block whose
+            requested items are all declared may then only close or go on with those
+            (:mod:`pipeline.decoding_done`). ``None``: that stop rule is off.
     """
 
     def __init__(self, tokenizer: Any, table: _TokenTable, specs: list[RequestSpec], prompt_len: int,
-                 eos_ids: Iterable[int] = (), names: bool = True, require: bool = True) -> None:
+                 eos_ids: Iterable[int] = (), names: bool = True, require: bool = True,
+                 extras: Sequence[Extras] | None = None) -> None:
         self.tokenizer, self.table, self.specs, self.prompt_len = tokenizer, table, specs, prompt_len
         self.eos_ids, self.names, self.require = list(eos_ids), names, require
         self.report = NameReport()
@@ -194,8 +206,10 @@ class NameMask(LogitsProcessor):
         self._seen = [0] * len(specs)
         self._missing: dict[tuple[int, str], bool] = {}
         self._forced: list[set[str]] = [set() for _ in specs]  # requested names already forced per row
-        self._forcing: list[tuple[str, int] | None] = [None] * len(specs)  # (header, start offset in code)
+        self._forcing: list[tuple[str, int, str] | None] = [None] * len(specs)  # (header, start in code, name)
         self._no_force = [False] * len(specs)
+        self.extras = list(extras) if extras is not None else None
+        self._done_masks: dict[tuple[Extras, int], Any] = {}
 
     def _text(self, row: int, ids: Any) -> str:
         """The row's generated text, decoded incrementally (only the ids new since the last call)."""
@@ -266,29 +280,54 @@ class NameMask(LogitsProcessor):
         return self._missing[key]
 
     def _force_ids(self, row: int, code: str) -> list[int] | None:
-        """Ids continuing the header being forced for ``row`` (``None``: nothing forced here)."""
+        """Ids continuing the header being forced for ``row`` (``None``: nothing forced here):
+        a missing item's header at a top-level item start, a missing handler's inside an actor."""
         state = self._forcing[row]
         if state is None:
+            at_handler = False
             if not item_start(code):
-                return None
+                at_handler = handler_start(code)
+                if not at_handler:
+                    return None
             spec = self.specs[row]
             missing = set(missing_items(spec, code.rstrip()))
+            if at_handler:
+                missing -= declared_names(code)  # written in this (still open) actor already
+            make = handler_header if at_handler else header
             item = next((i for i in spec.items if i.name in missing and i.name not in self._forced[row]
-                         and header(i) is not None), None)
+                         and make(i) is not None), None)
             if item is None:
                 return None
-            target = str(header(item))
+            target = str(make(item))
             if not code.endswith("\n") and code.strip() == "":
                 target = "\n" + target
             self._forced[row].add(item.name)
-            state = self._forcing[row] = (target, len(code))
-        target, start = state
+            state = self._forcing[row] = (target, len(code), item.name)
+        target, start, name = state
         written = code[start:]
         if len(written) >= len(target) or not target.startswith(written):
             self._forcing[row] = None  # complete (a last token may run past it)
+            if written.lstrip("\n").startswith("@"):
+                self._forced[row].discard(name)  # a decorator came first: force on the next line
             return None
         index = self.table.index
-        return index.continuing(target[len(written):]) if index is not None else []
+        ids = index.continuing(target[len(written):]) if index is not None else []
+        tool = self.extras is not None and row < len(self.extras) and self.extras[row].tool
+        if tool and not written and target.lstrip("\n").startswith("fn ") and not decorator_line(code):
+            ids += self.table.tool_ids  # an @mcp.tool decorator line may come first
+        return ids
+
+    def _done_mask(self, row: int, code: str, width: int) -> Any | None:
+        """The stop-when-done mask for ``row`` (:mod:`pipeline.decoding_done`), or ``None`` when
+        the rule does not apply here."""
+        if self.extras is None or row >= len(self.extras) or self.extras[row].statements:
+            return None
+        if not item_start(code) or decorator_line(code) or code.strip() == "":
+            return None
+        key = (self.extras[row], width)
+        if key not in self._done_masks:
+            self._done_masks[key] = allowed_after_done(self.table.texts, self.extras[row], width)
+        return self._done_masks[key]
 
     def __call__(self, input_ids: Any, scores: Any) -> Any:
         import torch
@@ -312,6 +351,13 @@ class NameMask(LogitsProcessor):
                         self._hold = torch.ones(scores.shape[1], dtype=torch.bool)
                         self._hold[[i for i in self.table.backtick + self.eos_ids if i < scores.shape[1]]] = False
                     mask = self._hold if mask is None else mask & self._hold
+                else:
+                    done = self._done_mask(row, code, scores.shape[1])
+                    if done is not None:
+                        both = done if mask is None else mask & done
+                        if bool(torch.isfinite(scores[row].masked_fill(~both.to(scores.device), float("-inf"))).any()):
+                            mask = both
+                            self.report.done_steps += 1
                 if not self._no_force[row]:
                     forced = self._force_ids(row, code)
                     if forced is not None:
@@ -345,10 +391,15 @@ def _imported_std(code: str) -> set[str]:
     return {member if member in STD else "std" for member in _STD_IMPORT.findall(code) if not member or member in STD}
 
 
+def request_text(messages: Iterable[dict[str, Any]]) -> str:
+    """The text of the last user message of a conversation (``""`` if none)."""
+    users = [m.get("content") for m in messages if m.get("role") == "user"]
+    last = users[-1] if users else ""
+    return last if isinstance(last, str) else ""
+
+
 def request_spec(messages: Iterable[dict[str, Any]]) -> RequestSpec:
     """What the last user message of a conversation names (``RequestSpec()`` if nothing)."""
     from vox_lang.requests import extract_request
 
-    users = [m.get("content") for m in messages if m.get("role") == "user"]
-    last = users[-1] if users else ""
-    return extract_request(last if isinstance(last, str) else "")
+    return extract_request(request_text(messages))

@@ -55,7 +55,6 @@ def valid_programs() -> tuple[tuple[str, str], ...]:
     """``(name, source)`` of every strict-valid example and generated program, blank-line runs
     collapsed (the canonical layout the decoder keeps; meaning is unchanged)."""
     from pipeline.decoding_layout import canonical_blank_lines
-
     from pipeline.generators import FAMILIES, generate_program
 
     found = [(p.name, p.read_text(encoding="utf-8")) for p in sorted((ROOT / "examples").glob("*.vox"))]

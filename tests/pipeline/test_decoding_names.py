@@ -44,14 +44,17 @@ def test_declared_names() -> None:
             "A", "hit", "n"} <= declared_names(code)
 
 
-def _mask(code: str, request: str = "") -> tuple[Any, Any]:
+def _mask(code: str, request: str = "", extras: bool = False) -> tuple[Any, Any]:
     import torch
+
+    from pipeline.decoding_done import request_extras
 
     tok = tokenizer()
     table = token_table(tok)
     prompt = [1, 2]
     ids = prompt + tok.encode("```vox\n" + code, add_special_tokens=False)
-    proc = NameMask(tok, table, [extract_request(request)], len(prompt), eos_ids=[tok.eos_token_id])
+    proc = NameMask(tok, table, [extract_request(request)], len(prompt), eos_ids=[tok.eos_token_id],
+                    extras=[request_extras(request)] if extras else None)
     scores = proc(torch.tensor([ids]), torch.zeros(1, len(tok)))
     return torch.isfinite(scores[0]), table
 
@@ -214,3 +217,62 @@ def test_names_off_means_no_request_mask_in_the_eval_factory() -> None:
     on = batch_processors(_helpers.grammar(), "code", tok, names=True, require=True)(2, [convo], 1)
     off = batch_processors(_helpers.grammar(), "code", tok, names=False, require=False)(2, [convo], 1)
     assert any(isinstance(p, NameMask) for p in on) and not any(isinstance(p, NameMask) for p in off)
+
+
+def _done_mask(code: str, request: str) -> Any:
+    import torch
+
+    from pipeline.decoding_done import request_extras
+
+    tok = tokenizer()
+    prompt = [1, 2]
+    ids = prompt + tok.encode("```vox\n" + code, add_special_tokens=False)
+    proc = NameMask(tok, token_table(tok), [extract_request(request)], len(prompt), eos_ids=[tok.eos_token_id],
+                    extras=[request_extras(request)])
+    return torch.isfinite(proc(torch.tensor([ids]), torch.zeros(1, len(tok)))[0])
+
+
+def _texts(allowed: Any) -> set[str]:
+    tok = tokenizer()
+    return {tok.decode([i]) for i in allowed.nonzero().flatten().tolist()}
+
+
+def test_a_finished_block_may_only_close() -> None:
+    done = "fn triple(n: int) to int {\n  ret n * 3\n}\n"
+    left = _texts(_done_mask(done, "Write a function `triple(n: int) to int`."))
+    assert left and all(t.strip(" \t\r\n") == "" or t.lstrip(" \t\r\n").startswith("`") for t in left)
+    assert "fn" not in left
+    # not finished yet (inside the function), or the request asks to print: free
+    assert "fn" in _texts(_done_mask("fn triple(n: int) to int {\n  ret n * 3\n}\nfn other() {\n", "Write `triple`."))
+    assert "print" in _texts(_done_mask(done, "Write a function `triple(n: int) to int` and print triple(2)."))
+    tests = _texts(_done_mask(done, "Write a function `triple(n: int) to int` and a @test for it."))
+    assert "@" in tests and "fn" not in tests
+
+
+def test_request_extras_read_from_the_eval_phrasings() -> None:
+    from pipeline.decoding_done import Extras, request_extras
+
+    assert request_extras("Write `negate(x: int) to int` plus a test that asserts negate(4) == -4.").tests
+    assert request_extras("route \"/checkout\" to it").routes
+    assert request_extras("then spawn it and print the result").statements
+    assert request_extras("Write a function `triple`.") == Extras()
+
+
+def test_missing_handlers_are_forced_inside_the_actor() -> None:
+    from pipeline.decoding_declare import handler_start
+
+    assert handler_start("actor Greeter {\n") and handler_start("actor A {\n  on a() {\n  }\n")
+    assert not handler_start("actor A {\n  on a() {\n") and not handler_start("fn f() {\n")
+    allowed = _texts(_mask("actor Greeter {\n", "Write an actor `Greeter` with a handler `hello(name: str)`.")[0])
+    assert allowed and all("  on hello(name: str)".startswith(t) or t.startswith("  on hello(name: str)")
+                           for t in allowed)
+
+
+def test_an_mcp_decorator_may_precede_a_forced_header() -> None:
+    request = "Expose a function `word_count(text: str) to int` as an MCP tool."
+    first = _texts(_mask("", request, extras=True)[0])
+    assert any(t.startswith("@") for t in first)
+    assert not any(t.startswith("@") for t in _texts(_mask("", request)[0]))  # no MCP words: no decorator
+    after = _texts(_mask('@mcp.tool("Count words")\n', request, extras=True)[0])
+    assert after and all("fn word_count(text: str) to int {".startswith(t) or
+                         t.startswith("fn word_count(text: str) to int {") for t in after)

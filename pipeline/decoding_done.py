@@ -1,0 +1,80 @@
+"""Ending a ```vox block once it holds what the request asked for ("stop when done", issue 9).
+
+Under the request-aware mask (:mod:`pipeline.decoding_names`) a block cannot close before every
+requested item is declared. The converse matters as much for a small model: once everything is
+declared it rarely closes the fence on its own and writes on — copies of the item, script lines
+from other training programs — until the token limit cuts the block (the default run's eval:
+more than half the constrained samples were cut, most failing E0203). So:
+
+- **When:** the request names items (:func:`vox_lang.requests.extract_request`), none is missing
+  (:func:`vox_lang.requests.missing_items`, exact signatures), and the block stands at a top-level
+  item start (:func:`pipeline.decoding_declare.item_start`; not right after a decorator line).
+- **What is left:** closing the fence (tokens starting with a backtick, after optional
+  whitespace) and whitespace — plus whatever the request *also* asks for, read from its text by
+  :func:`request_extras`: ``@test`` functions when it mentions a test, a ``routes`` block when it
+  mentions a route, and anything at all (the rule is off) when it asks to print or spawn
+  something (top-level statements). These cover the phrasings of ``pipeline/data/eval_tasks*.yaml``.
+
+Only the first token of the next item is constrained; the grammar and the other masks still
+apply, and a row where nothing would be left keeps the other masks only (never a dead end).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Final
+
+_TESTS: Final = re.compile(r"@test\b|\btests?\b", re.IGNORECASE)
+_ROUTES: Final = re.compile(r"\brout(?:e|es|ed|ing)\b", re.IGNORECASE)
+_STATEMENTS: Final = re.compile(r"\b(?:print|prints|printing|spawn|spawns|spawning)\b", re.IGNORECASE)
+_TOOL: Final = re.compile(r"\bmcp\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True, slots=True)
+class Extras:
+    """What a request asks for besides its named items (see the module docstring).
+
+    Attributes:
+        tests: ``@test`` functions may follow.
+        routes: a ``routes { ... }`` block may follow.
+        statements: top-level statements may follow (the stop rule is off).
+        tool: an MCP tool is asked for: an ``@mcp.tool`` decorator line may precede a forced
+            function header (:mod:`pipeline.decoding_declare`).
+    """
+
+    tests: bool = False
+    routes: bool = False
+    statements: bool = False
+    tool: bool = False
+
+    @property
+    def prefixes(self) -> tuple[str, ...]:
+        """Texts a further item may start with (besides closing the fence)."""
+        return (("@test",) if self.tests else ()) + (("routes",) if self.routes else ())
+
+
+def request_extras(text: str) -> Extras:
+    """Read from a request's text what it asks for besides named items (never raises)."""
+    return Extras(tests=bool(_TESTS.search(text)), routes=bool(_ROUTES.search(text)),
+                  statements=bool(_STATEMENTS.search(text)), tool=bool(_TOOL.search(text)))
+
+
+def decorator_line(code: str) -> bool:
+    """Whether the last non-blank line of ``code`` is a decorator line (an item follows it)."""
+    lines = code.rstrip().rsplit("\n", 1)
+    return lines[-1].strip().startswith("@")
+
+
+def allowed_after_done(texts: list[str], extras: Extras, width: int) -> Any:
+    """Bool tensor ``[width]``: tokens that may start what follows a finished block — whitespace,
+    a backtick (the closing fence), or a prefix/extension of one of ``extras.prefixes``."""
+    import torch
+
+    prefixes = extras.prefixes
+    out = torch.zeros(width, dtype=torch.bool)
+    for i, text in enumerate(texts[:width]):
+        body = text.lstrip(" \t\r\n")
+        if not body or body.startswith("`") or any(p.startswith(body) or body.startswith(p) for p in prefixes):
+            out[i] = bool(text)
+    return out
