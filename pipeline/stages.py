@@ -138,7 +138,7 @@ def run_corpus(config: Any, inputs: Inputs, out_dir: Path) -> StageResult:
     manifest = build(config, [Path(p) for p in gated["paths"]], out_dir)
     manifest.pop("plot_png", None)
     read = corpus_result(out_dir)
-    return StageResult("corpus", read.version, {**manifest, **read.data})
+    return StageResult("corpus", read.version, {**manifest, **read.data, "gated_partitions": gated["partitions"]})
 
 
 # --- training, evaluation, export ---------------------------------------------------------------

@@ -1,5 +1,11 @@
 """Corpus domain: system prompt -> generated pairs -> compiler gate (+ rejections) -> corpus.
 
+``generated_pairs``, ``gated_pairs`` and ``gate_rejections`` are partitioned by source family
+(:data:`assets.defs._corpus_partitions.CORPUS_PARTITIONS`); ``corpus`` is not, and reads every
+partition (Dagster's all-partitions mapping). Rematerializing one partition regenerates and
+re-gates only it. The ``corpus_backfill`` job (:mod:`assets.defs.corpus_backfill`) builds many
+partitions in one run, in parallel processes under the multiprocess executor.
+
 Assets are thin: each runs one stage through :func:`pipeline.stages.run_stage` under the
 resource's state directory and turns its :class:`~pipeline.stage_result.StageResult` into
 metadata. Files live under ``<state>/artifacts/<asset>/``; settings come from the recipe's
@@ -8,12 +14,14 @@ step with its one-line message (:func:`assets.defs._failures.pipeline_failures`)
 """
 
 import base64
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import dagster as dg
 
+from assets.defs import _corpus_partitions as parts
+from assets.defs._corpus_partitions import CORPUS_PARTITIONS, counts, md_table
 from assets.defs._failures import pipeline_failures
 from assets.defs.resources import VoxStateResource
 
@@ -28,16 +36,6 @@ def _run(vox_state: VoxStateResource, stage: str) -> Any:
 
     with pipeline_failures():
         return run_stage(stage, vox_state.recipe, vox_state.root())
-
-
-def _md_table(header: tuple[str, ...], rows: list[tuple[Any, ...]]) -> dg.MetadataValue:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(str(c).replace("|", "\\|") for c in row) + " |" for row in rows]
-    return dg.MetadataValue.md("\n".join(lines))
-
-
-def _counts(d: Mapping[str, int]) -> dg.MetadataValue:
-    return _md_table(("name", "rows"), sorted(d.items()))
 
 
 @dg.asset(
@@ -71,70 +69,51 @@ def system_prompt_is_2026_syntax() -> dg.AssetCheckResult:
 
 @dg.asset(
     deps=[system_prompt], group_name=GROUP, owners=OWNERS, tags=TAGS, kinds={"python", "parquet"},
-    description="Training pairs from 9 organic template families, synthetic script/web pairs and preflight "
-                "repair pairs (deterministic for the recipe's seed).",
+    partitions_def=CORPUS_PARTITIONS,
+    description="Training pairs, one partition per source family: the organic template families, synthetic "
+                "script and web pairs, and `preflight` (repair pairs derived from every family's programs). "
+                "Each partition is deterministic on its own for the recipe's seed.",
 )
 def generated_pairs(context: dg.AssetExecutionContext, vox_state: VoxStateResource) -> dg.MaterializeResult:
-    s = _run(vox_state, "generated_pairs")
-    context.log.info(f"generated {s['rows']} pairs from {s['programs']} programs")
-    return dg.MaterializeResult(metadata={
-        "path": dg.MetadataValue.path(s["path"]), "rows": s["rows"], "programs": s["programs"],
-        "per_source": _counts(s["per_source"]), "per_family": _counts(s["per_family"]),
-        "dagster/row_count": s["rows"]}, data_version=dg.DataVersion(s.version))
+    s, metadata = parts.generate(vox_state, context.partition_key)
+    context.log.info(f"{context.partition_key}: generated {s['rows']} pairs")
+    return dg.MaterializeResult(metadata=metadata, data_version=dg.DataVersion(s.version))
 
 
 @dg.multi_asset(
     specs=[
         dg.AssetSpec("gated_pairs", deps=[generated_pairs], group_name=GROUP, owners=OWNERS, tags=TAGS,
-                     kinds={"python", "parquet"}, skippable=True,
+                     kinds={"python", "parquet"}, skippable=True, partitions_def=CORPUS_PARTITIONS,
                      description="Pairs whose ```vox blocks pass the whole front end in strict mode (repair "
-                                 "pairs: broken fails with the kind's code, fixed passes)."),
+                                 "pairs: broken fails with the kind's code, fixed passes), per partition."),
         dg.AssetSpec("gate_rejections", deps=[generated_pairs], group_name=GROUP, owners=OWNERS, tags=TAGS,
-                     kinds={"python", "parquet"}, skippable=True,
-                     description="Rejected pairs: row id, source, family, reason and first diagnostic."),
+                     kinds={"python", "parquet"}, skippable=True, partitions_def=CORPUS_PARTITIONS,
+                     description="Rejected pairs: row id, source, family, reason and first diagnostic, per "
+                                 "partition (next to the partition's gated pairs)."),
     ],
+    check_specs=[dg.AssetCheckSpec(
+        parts.GATE_CHECK, asset="gated_pairs", blocking=True,
+        description="Blocks the corpus when the share of a partition's generated pairs passing the gate is below "
+                    "the recipe's corpus.min_gate_pass_rate (a template or the front end regressed); per "
+                    "partition, so one family's regression cannot hide behind the others' rows.")],
     # either asset alone is a valid selection (`--select gated_pairs`, `*corpus`): one gate run
     # writes both files; only the selected assets are reported as materialized
     can_subset=True,
 )
 def compiler_gate(context: dg.AssetExecutionContext,
-                  vox_state: VoxStateResource) -> Iterator[dg.MaterializeResult]:
-    s = _run(vox_state, "gated_pairs")
-    context.log.info(f"gate kept {s['rows_kept']}/{s['rows_in']} ({s['pass_rate']:.1%})")
+                  vox_state: VoxStateResource) -> Iterator[dg.MaterializeResult | dg.AssetCheckResult]:
+    """Gate one partition; a partition whose gate keeps nothing fails with its rejection table."""
+    s, gated, rejections = parts.gate(vox_state, context.partition_key)
+    context.log.info(f"{context.partition_key}: gate kept {s['rows_kept']}/{s['rows_in']} ({s['pass_rate']:.1%})")
     selected = {k.to_user_string() for k in context.selected_asset_keys}
     if "gated_pairs" in selected:
-        yield dg.MaterializeResult(asset_key="gated_pairs", metadata={
-            "path": dg.MetadataValue.path(s["path"]), "rows_in": s["rows_in"], "rows_kept": s["rows_kept"],
-            "pass_rate": float(s["pass_rate"]), "min_pass_rate": float(s["min_pass_rate"]),
-            "front_end_checks": s["checks"], "cache_hits": s["cache_hits"],
-            "test_runs": s.get("test_runs", 0), "tests_rejected": s.get("tests_rejected", 0),
-            "pass_rate_per_family": _md_table(("family", "pass rate"),
-                                              [(f, f"{r:.1%}") for f, r in s["family_pass_rates"].items()]),
-            "top_codes": _md_table(("code", "rejections"), [tuple(c) for c in s["top_codes"]]),
-            "dagster/row_count": s["rows_kept"]}, data_version=dg.DataVersion(s.version))
+        yield dg.MaterializeResult(asset_key="gated_pairs", metadata=gated, data_version=dg.DataVersion(s.version))
     if "gate_rejections" in selected:
-        yield dg.MaterializeResult(asset_key="gate_rejections", metadata={
-            "path": dg.MetadataValue.path(s["rejections_path"]), "rows": s["rows_in"] - s["rows_kept"],
-            "reasons": _counts(s["reasons"]),
-            "first_rejections": _md_table(("id", "source", "family", "reason", "code", "message"),
-                                          [(r["id"], r["source"], r["family"], r["reason"], r["code"], r["message"])
-                                           for r in s["rejections"]]),
-            "dagster/row_count": s["rows_in"] - s["rows_kept"]})
-
-
-@dg.asset_check(asset="gated_pairs", blocking=True,
-                description="Blocks the corpus when the share of generated pairs passing the gate is below the "
-                            "recipe's corpus.min_gate_pass_rate (a template or the front end regressed).")
-def gate_pass_rate(vox_state: VoxStateResource) -> dg.AssetCheckResult:
-    from pipeline.corpus import gate_rate_ok
-    from pipeline.stages import read_result
-
-    with pipeline_failures():
-        s = read_result("gated_pairs", vox_state.root())
-    rate, minimum = float(s["pass_rate"]), float(s["min_pass_rate"])
-    return dg.AssetCheckResult(passed=gate_rate_ok(rate, minimum), metadata={
-        "pass_rate": rate, "min_pass_rate": minimum, "kept": s["rows_kept"],
-        "rejected": s["rows_in"] - s["rows_kept"]})
+        yield dg.MaterializeResult(asset_key="gate_rejections", metadata=rejections)
+    if dg.AssetCheckKey(dg.AssetKey("gated_pairs"), parts.GATE_CHECK) in context.selected_asset_check_keys:
+        passed, metadata = parts.gate_rate(s)
+        yield dg.AssetCheckResult(asset_key="gated_pairs", check_name=parts.GATE_CHECK, passed=passed,
+                                  metadata=metadata)
 
 
 @dg.asset(
@@ -153,11 +132,13 @@ def corpus(context: dg.AssetExecutionContext, vox_state: VoxStateResource) -> dg
         "path": dg.MetadataValue.path(m["path"]), "schema_version": m["schema_version"],
         "train_rows": m["rows"]["train"], "heldout_rows": m["rows"]["heldout"],
         "corpus_version": m.version, "heldout_themes": ", ".join(m["heldout_themes"]),
-        "rows_per_source": _counts(m["per_source"]),
-        "rows_per_family": _md_table(("family", "train", "heldout"),
+        "rows_per_source": counts(m["per_source"]),
+        "rows_per_family": md_table(("family", "train", "heldout"),
                                      [(f, split_fams["train"].get(f, 0), split_fams["heldout"].get(f, 0))
                                       for f in fams]),
-        "mix_steps": _counts(m["mix_stats"]),
+        "mix_steps": counts(m["mix_stats"]),
+        "gated_rows_per_partition": md_table(("partition", "gated in", "kept", "pass rate"), [
+            (k, p["rows_in"], p["rows_kept"], f"{p['pass_rate']:.1%}") for k, p in m["gated_partitions"].items()]),
         "token_lengths": dg.MetadataValue.json(m["token_lengths"]),
         "token_length_histogram": dg.MetadataValue.md(f"![token lengths](data:image/png;base64,{png})"),
         "dagster/row_count": m["rows"]["train"] + m["rows"]["heldout"]},

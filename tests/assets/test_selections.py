@@ -62,21 +62,21 @@ def tiny_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path / "state"
 
 
-def _run(select: str) -> dg.ExecuteInProcessResult:
+def _run(select: str, partition: str | None = None) -> dg.ExecuteInProcessResult:
     from assets.definitions import defs
 
     job, _ = _subset_job(defs().get_repository_def(), select)  # defs() reads the env now
     with dg.instance_for_test() as instance:
-        return job.execute_in_process(instance=instance, raise_on_error=False)
+        return job.execute_in_process(instance=instance, raise_on_error=False, partition_key=partition)
 
 
 def test_either_gate_asset_runs_alone(tiny_env: Path) -> None:
-    first = _run("*gate_rejections")  # system_prompt, generated_pairs, gate_rejections (not gated_pairs)
+    first = _run("*gate_rejections", "web")  # system_prompt, generated_pairs, gate_rejections (not gated_pairs)
     assert first.success
     made = {str(e.asset_key and e.asset_key.to_user_string()) for e in first.get_asset_materialization_events()}
     assert made == {"system_prompt", "generated_pairs", "gate_rejections"}
     assert not [c for c in first.get_asset_check_evaluations() if c.check_name == "gate_pass_rate"]
-    second = _run("gated_pairs")
+    second = _run("gated_pairs", "web")
     assert second.success
     assert {str(e.asset_key and e.asset_key.to_user_string())
             for e in second.get_asset_materialization_events()} == {"gated_pairs"}

@@ -1,4 +1,4 @@
-"""One path for data between stages (issue 12.1/12.2).
+"""One path for data between stages (issue 12.1/12.2; partitioned corpus: issue 13.1).
 
 Setting the resource's ``state_dir`` puts everything under it — corpus, every later stage's
 output and result, the MLflow store — and nothing under ``$VOX_STATE_DIR``. The corpus version is
@@ -17,6 +17,7 @@ import dagster as dg
 import pytest
 
 from pipeline import paths, stages
+from pipeline.generators import PARTITIONS
 from pipeline.stage_result import StageResult
 
 RECIPE = "corpus:\n  seed: 9\n  pairs: 120\n  size: 200\n  workers: 1\n"
@@ -72,12 +73,20 @@ def test_the_resource_state_dir_receives_everything(tmp_path: Path, monkeypatch:
     seen: dict[str, Path] = {}
     for name in FAKED:  # the heavy stages are faked; the seam (root passing) is real
         monkeypatch.setitem(stages.STAGES, name, dataclasses.replace(stages.STAGES[name], run=_fake(name, seen)))
+    from tests.assets.test_corpus_partitions import materialize_partitions
+
+    assert all(r.success for r in materialize_partitions(root, tmp_path / "tiny.yaml", ["web"],
+                                                         [generated_pairs, compiler_gate]))
+    for key in PARTITIONS:  # the other partitions straight through the stage runner, under the same root
+        if key != "web":
+            for stage in ("generated_pairs", "gated_pairs"):
+                stages.run_stage(stage, str(tmp_path / "tiny.yaml"), root, partition=key)
     result = dg.materialize(
-        [system_prompt, generated_pairs, compiler_gate, corpus, base_model, qlora_adapter, eval_report, exported_model],
+        [system_prompt, corpus, base_model, qlora_adapter, eval_report, exported_model],
         resources={"vox_state": VoxStateResource(state_dir=str(root), recipe=str(tmp_path / "tiny.yaml")),
                    "mlflow": MlflowResource()})
     assert result.success
-    for name in ("system_prompt", "generated_pairs", "gated_pairs", "corpus", *FAKED):
+    for name in ("system_prompt", "generated_pairs/web", "gated_pairs/web", "corpus", *FAKED):
         assert (root / "artifacts" / name / "result.json").is_file() or name == "corpus", name
     assert {k: v for k, v in seen.items() if k != "mlflow"} == {name: root.resolve() for name in FAKED}
     assert seen["mlflow"] == root.resolve() / "mlflow" / "mlflow.db"
@@ -96,12 +105,21 @@ def test_dagster_and_the_stage_cli_report_the_same_corpus_version(tmp_path: Path
     recipe = tmp_path / "tiny.yaml"
     recipe.write_text(RECIPE)
     dagster_root, cli_root = tmp_path / "dagster", tmp_path / "cli"
-    result = dg.materialize([corpus_defs.system_prompt, corpus_defs.generated_pairs, corpus_defs.compiler_gate,
-                             corpus_defs.corpus],
+    from tests.assets.test_corpus_partitions import backfill_in_process
+
+    assert backfill_in_process(dagster_root, recipe).success  # every partition, then the mix
+    result = dg.materialize([corpus_defs.system_prompt, corpus_defs.corpus],
                             resources={"vox_state": VoxStateResource(state_dir=str(dagster_root), recipe=str(recipe))})
     monkeypatch.setenv("VOX_STATE_DIR", str(cli_root))
     assert stages.main(["--recipe", str(recipe), "system_prompt", "generated_pairs", "gated_pairs", "corpus"]) == 0
     data_version = (result.asset_materializations_for_node("corpus")[0].tags or {})["dagster/data_version"]
     cli = load_corpus(cli_root / "artifacts" / "corpus")
     assert data_version == cli.version == load_corpus(dagster_root / "artifacts" / "corpus").version
+    # the partitioned path and the stage CLI write the same bytes: corpus and every partition's tables
+    files = ["corpus/train.parquet", "corpus/heldout.parquet", "corpus/manifest.json"] + [
+        f"{stage}/{key}/{name}" for key in PARTITIONS
+        for stage, name in (("generated_pairs", "pairs.parquet"), ("gated_pairs", "pairs.parquet"),
+                            ("gated_pairs", "rejections.parquet"))]
+    for name in files:
+        assert (dagster_root / "artifacts" / name).read_bytes() == (cli_root / "artifacts" / name).read_bytes(), name
     assert os.path.samefile(paths.artifacts_dir("corpus"), cli_root / "artifacts" / "corpus")

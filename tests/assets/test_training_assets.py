@@ -23,7 +23,8 @@ def test_definitions_load_with_training_assets(defs: dg.Definitions) -> None:
     job = defs.resolve_job_def("vox_main_job")
     assert {k.to_user_string() for k in job.asset_layer.asset_graph.get_all_asset_keys()} >= TRAINING_KEYS
     assert defs.resolve_schedule_def("weekly_retrain").cron_schedule == "0 3 * * 1"
-    assert defs.resolve_sensor_def("inputs_changed").job_name == "vox_main_job"
+    assert defs.resolve_sensor_def("inputs_changed").job_name == "corpus_backfill"  # then the main job:
+    assert defs.resolve_sensor_def("main_after_corpus_backfill").job_name == "vox_main_job"
     checks = {(c.asset_key.to_user_string(), c.name): c for a in defs.assets or ()
               for c in getattr(a, "check_specs", [])}
     assert checks[("eval_report", "adapter_beats_base_and_threshold")].blocking

@@ -45,17 +45,14 @@ def test_gate_rate_rule_boundaries(rate: float, minimum: float, passed: bool) ->
 
 @pytest.mark.parametrize("kept, passed", [(19, True), (18, False)])
 def test_gate_rate_check_blocks_below_the_recipe_minimum(tmp_path: Path, kept: int, passed: bool) -> None:
-    """The asset check reads the gate's result: 19/20 = 0.95 passes a 0.95 minimum, 18/20 fails."""
-    from assets.defs.corpus import gate_pass_rate
-    from assets.defs.resources import VoxStateResource
+    """The per-partition check reads the partition's gate result: 19/20 = 0.95 passes a 0.95 minimum, 18/20 fails."""
+    from assets.defs import _corpus_partitions as parts
+    from assets.defs.corpus import compiler_gate
     from pipeline.stage_result import StageResult
 
     result = StageResult("gated_pairs", "v", {"rows_in": 20, "rows_kept": kept, "pass_rate": kept / 20,
                                               "min_pass_rate": 0.95})
-    result.write(tmp_path / "artifacts" / "gated_pairs")
-    spec = next(iter(gate_pass_rate.check_specs))
-    assert spec.blocking
-    evaluation = gate_pass_rate(VoxStateResource(state_dir=str(tmp_path)))
-    assert isinstance(evaluation, dg.AssetCheckResult)
-    assert evaluation.passed is passed
-    assert evaluation.severity == dg.AssetCheckSeverity.ERROR
+    (spec,) = [s for s in compiler_gate.check_specs if s.name == parts.GATE_CHECK]
+    assert spec.blocking and spec.asset_key == dg.AssetKey("gated_pairs")
+    ok, metadata = parts.gate_rate(result)
+    assert ok is passed and metadata["kept"] == kept and metadata["rejected"] == 20 - kept
