@@ -384,7 +384,8 @@ class HFGenerator:
             try:
                 vocab = int(model.config.get_text_config().vocab_size)
                 grammar = VoxGrammar(tokenizer, eos_ids(model, tokenizer), vocab)
-                self.constraint = batch_processors(grammar, tokenizer=tokenizer, names=names, require=require)
+                self.constraint = batch_processors(grammar, tokenizer=tokenizer, names=names, require=require,
+                                                   budget=max_new_tokens)
             except ConstraintUnavailable as exc:
                 self.constraint_note = f"unconstrained: {exc}"
                 log.warning("evaluation decodes unconstrained: %s", exc)

@@ -203,11 +203,12 @@ class GrammarProcessor(LogitsProcessor):
 
 
 def batch_processors(grammar: VoxGrammar | None, mode: str = "response", tokenizer: Any = None,
-                     names: bool = False, require: bool = False) -> Any:
+                     names: bool = False, require: bool = False, budget: int | None = None) -> Any:
     """A ``f(prompt_len, conversations, n) -> [processor, ...]`` factory for
     :class:`pipeline.decoding.HFGenerator`: the grammar, then (``names``/``require``) the
     name- and request-aware mask of :mod:`pipeline.decoding_names` (``tokenizer`` needed), with
-    the stop-when-done rule read from each request (:mod:`pipeline.decoding_done`)."""
+    the stop-when-done rule read from each request and the budget rule for ``budget``
+    (``max_new_tokens``; :mod:`pipeline.decoding_done`)."""
     from pipeline.decoding_done import request_extras
     from pipeline.decoding_names import NameMask, request_spec, request_text, token_table
 
@@ -221,7 +222,8 @@ def batch_processors(grammar: VoxGrammar | None, mode: str = "response", tokeniz
         if table is not None:
             specs = [request_spec(c) for c in conversations for _ in range(n)]
             extras = [request_extras(request_text(c)) for c in conversations for _ in range(n)]
-            out.append(NameMask(tokenizer, table, specs, prompt_len, eos, names=names, require=require, extras=extras))
+            out.append(NameMask(tokenizer, table, specs, prompt_len, eos, names=names, require=require, extras=extras,
+                                budget=budget))
         return out
 
     return make

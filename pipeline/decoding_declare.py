@@ -66,7 +66,7 @@ def handler_header(item: RequestedItem) -> str | None:
     return f"  on {item.name}{item.signature}"
 
 
-def _open_brackets(code: str) -> list[int] | None:
+def open_brackets(code: str) -> list[int] | None:
     """Offsets of the brackets still open at the end of ``code`` (``None``: inside a string)."""
     stack: list[int] = []
     for m in _LEX.finditer(code):
@@ -108,7 +108,7 @@ def handler_start(code: str) -> bool:
     (depth 1, a fresh line after the actor's ``{`` or after a handler's closing ``}``)."""
     if not code.endswith("\n"):
         return False
-    stack = _open_brackets(code)
+    stack = open_brackets(code)
     if stack is None or len(stack) != 1 or code[stack[0]] != "{":
         return False
     opener_line = code[: stack[0]].rsplit("\n", 1)[-1].strip()

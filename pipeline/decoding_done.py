@@ -8,12 +8,18 @@ more than half the constrained samples were cut, most failing E0203). So:
 
 - **When:** the request names items (:func:`vox_lang.requests.extract_request`), none is missing
   (:func:`vox_lang.requests.missing_items`, exact signatures), and the block stands at a top-level
-  item start (:func:`pipeline.decoding_declare.item_start`; not right after a decorator line).
+  item boundary (:func:`boundary`: a fresh line at bracket depth 0 after a complete item or
+  statement; not right after a decorator line).
 - **What is left:** closing the fence (tokens starting with a backtick, after optional
   whitespace) and whitespace — plus whatever the request *also* asks for, read from its text by
   :func:`request_extras`: ``@test`` functions when it mentions a test, a ``routes`` block when it
   mentions a route, and anything at all (the rule is off) when it asks to print or spawn
   something (top-level statements). These cover the phrasings of ``pipeline/data/eval_tasks*.yaml``.
+
+**Budget:** the same close-only rule applies to any block (named items or not, print requests
+too) once fewer than :func:`close_margin` of the generation's ``max_new_tokens`` are left: an
+item started then would most likely be cut (E0203), while closing at an item boundary leaves a
+complete program.
 
 Only the first token of the next item is constrained; the grammar and the other masks still
 apply, and a row where nothing would be left keeps the other masks only (never a dead end).
@@ -54,10 +60,44 @@ class Extras:
         return (("@test",) if self.tests else ()) + (("routes",) if self.routes else ())
 
 
+#: the budget rule's margin: this many tokens, or a quarter of a smaller budget
+CLOSE_MARGIN: Final = 48
+
+
+def close_margin(budget: int) -> int:
+    """Tokens left at which a block closes at its next item start (see the module docstring)."""
+    return min(CLOSE_MARGIN, budget // 4)
+
+
 def request_extras(text: str) -> Extras:
     """Read from a request's text what it asks for besides named items (never raises)."""
     return Extras(tests=bool(_TESTS.search(text)), routes=bool(_ROUTES.search(text)),
                   statements=bool(_STATEMENTS.search(text)), tool=bool(_TOOL.search(text)))
+
+
+#: tokens after which layout rule L2 drops the newline: a line ending in one goes on
+_CONTINUES: Final = ("{", ",", ".", "=", "->", "=>", "|>", "|", "+", "-", "*", "/", "%", "<", ">", "(", "[", ":")
+_CONTINUES_WORDS: Final = frozenset({"or", "and", "not", "to", "in"})
+
+
+def boundary(code: str) -> bool:
+    """Whether the end of ``code`` (an open block's text) is a top-level item boundary: a fresh
+    line, every bracket closed, no string open, and the last non-blank line does not go on
+    (layout rule L2) and is not a decorator line."""
+    from pipeline.decoding_declare import item_start, open_brackets
+
+    if not code.endswith("\n") or not code.strip() or decorator_line(code):
+        return False
+    if item_start(code):
+        return True
+    stack = open_brackets(code)
+    if stack is None or stack:
+        return False
+    last = code.rstrip().rsplit("\n", 1)[-1].strip()
+    if "//" in last:
+        last = last[: last.find("//")].rstrip() or "x"  # a comment ends the line (approximation)
+    words = last.split()
+    return not last.endswith(_CONTINUES) and not (words and words[-1] in _CONTINUES_WORDS)
 
 
 def decorator_line(code: str) -> bool:

@@ -36,7 +36,7 @@ from typing import Any, Final
 from transformers import LogitsProcessor
 
 from pipeline.decoding_declare import TOOL_DECORATOR, TokenIndex, handler_header, handler_start, header, item_start
-from pipeline.decoding_done import Extras, allowed_after_done, decorator_line
+from pipeline.decoding_done import Extras, allowed_after_done, boundary, close_margin, decorator_line
 from vox_lang.lexer import KEYWORDS
 from vox_lang.prelude import BUILTIN_TYPES, BUILTINS, CONSTRUCTORS, STD, VIEW_ELEMENTS
 from vox_lang.requests import RequestSpec, missing_items
@@ -190,11 +190,14 @@ class NameMask(LogitsProcessor):
             (:func:`pipeline.decoding_done.request_extras`); with ``require``, a block whose
             requested items are all declared may then only close or go on with those
             (:mod:`pipeline.decoding_done`). ``None``: that stop rule is off.
+        budget: the generation's ``max_new_tokens``; with ``require``, once fewer than
+            :func:`pipeline.decoding_done.close_margin` tokens are left, a block closes at its next
+            top-level item start instead of starting an item it has no room to finish.
     """
 
     def __init__(self, tokenizer: Any, table: _TokenTable, specs: list[RequestSpec], prompt_len: int,
                  eos_ids: Iterable[int] = (), names: bool = True, require: bool = True,
-                 extras: Sequence[Extras] | None = None) -> None:
+                 extras: Sequence[Extras] | None = None, budget: int | None = None) -> None:
         self.tokenizer, self.table, self.specs, self.prompt_len = tokenizer, table, specs, prompt_len
         self.eos_ids, self.names, self.require = list(eos_ids), names, require
         self.report = NameReport()
@@ -209,6 +212,7 @@ class NameMask(LogitsProcessor):
         self._forcing: list[tuple[str, int, str] | None] = [None] * len(specs)  # (header, start in code, name)
         self._no_force = [False] * len(specs)
         self.extras = list(extras) if extras is not None else None
+        self.budget = budget
         self._done_masks: dict[tuple[Extras, int], Any] = {}
 
     def _text(self, row: int, ids: Any) -> str:
@@ -317,16 +321,21 @@ class NameMask(LogitsProcessor):
             ids += self.table.tool_ids  # an @mcp.tool decorator line may come first
         return ids
 
-    def _done_mask(self, row: int, code: str, width: int) -> Any | None:
+    def _done_mask(self, row: int, code: str, width: int, short: bool = False) -> Any | None:
         """The stop-when-done mask for ``row`` (:mod:`pipeline.decoding_done`), or ``None`` when
-        the rule does not apply here."""
-        if self.extras is None or row >= len(self.extras) or self.extras[row].statements:
+        the rule does not apply here. ``short``: the token budget is nearly spent, so the block
+        closes at this item start whatever the request (and even when it names nothing)."""
+        if short:
+            extras = Extras()
+        elif not self.specs[row] or self.extras is None or row >= len(self.extras) or self.extras[row].statements:
             return None
-        if not item_start(code) or decorator_line(code) or code.strip() == "":
+        else:
+            extras = self.extras[row]
+        if not boundary(code):
             return None
-        key = (self.extras[row], width)
+        key = (extras, width)
         if key not in self._done_masks:
-            self._done_masks[key] = allowed_after_done(self.table.texts, self.extras[row], width)
+            self._done_masks[key] = allowed_after_done(self.table.texts, extras, width)
         return self._done_masks[key]
 
     def __call__(self, input_ids: Any, scores: Any) -> Any:
@@ -345,19 +354,21 @@ class NameMask(LogitsProcessor):
                 if pos.continues_use or pos.fresh_use:
                     names = declared | PRELUDE_NAMES | set(self.specs[row].names)
                     mask = self._name_mask(pos, names, scores.shape[1])
+            missing = bool(self.require and self.specs[row] and self._missing_now(row, code.rstrip(), declared))
+            if missing:
+                if self._hold is None or self._hold.shape[0] != scores.shape[1]:
+                    self._hold = torch.ones(scores.shape[1], dtype=torch.bool)
+                    self._hold[[i for i in self.table.backtick + self.eos_ids if i < scores.shape[1]]] = False
+                mask = self._hold if mask is None else mask & self._hold
+            elif self.require:
+                short = self.budget is not None and self.budget - self._seen[row] <= close_margin(self.budget)
+                done = self._done_mask(row, code, scores.shape[1], short)
+                if done is not None:
+                    both = done if mask is None else mask & done
+                    if bool(torch.isfinite(scores[row].masked_fill(~both.to(scores.device), float("-inf"))).any()):
+                        mask = both
+                        self.report.done_steps += 1
             if self.require and self.specs[row]:
-                if self._missing_now(row, code.rstrip(), declared):
-                    if self._hold is None or self._hold.shape[0] != scores.shape[1]:
-                        self._hold = torch.ones(scores.shape[1], dtype=torch.bool)
-                        self._hold[[i for i in self.table.backtick + self.eos_ids if i < scores.shape[1]]] = False
-                    mask = self._hold if mask is None else mask & self._hold
-                else:
-                    done = self._done_mask(row, code, scores.shape[1])
-                    if done is not None:
-                        both = done if mask is None else mask & done
-                        if bool(torch.isfinite(scores[row].masked_fill(~both.to(scores.device), float("-inf"))).any()):
-                            mask = both
-                            self.report.done_steps += 1
                 if not self._no_force[row]:
                     forced = self._force_ids(row, code)
                     if forced is not None:

@@ -83,3 +83,16 @@ def test_the_cap_holds_under_the_grammar_on_random_logits(seed: int) -> None:
         assert not re.search(r"\n[ \t\r]*\n[ \t\r]*\n", body), text
         assert all(comment_length(line) < MAX_COMMENT + 12 for line in body.split("\n")), text
     assert not proc.report.fell_back
+
+
+def test_a_block_holds_a_bounded_number_of_comment_lines() -> None:
+    from pipeline.decoding_layout import MAX_COMMENT_LINES
+
+    state = fed("```vox", "\n")
+    for _ in range(MAX_COMMENT_LINES):
+        assert "//" in allowed(state)
+        for piece in ("//", " word", "\n"):
+            state.feed(TEXTS.index(piece))
+    assert "//" not in allowed(state) and "a" in allowed(state)
+    state.feed(TEXTS.index("\""))
+    assert "//" in allowed(state)  # inside a string, `//` is text

@@ -276,3 +276,19 @@ def test_an_mcp_decorator_may_precede_a_forced_header() -> None:
     after = _texts(_mask('@mcp.tool("Count words")\n', request, extras=True)[0])
     assert after and all("fn word_count(text: str) to int {".startswith(t) or
                          t.startswith("fn word_count(text: str) to int {") for t in after)
+
+
+def test_a_nearly_spent_budget_closes_at_the_next_item_start() -> None:
+    import torch
+
+    tok = tokenizer()
+    ids = [1, 2] + tok.encode("```vox\nprint(1)\nprint(2)\n", add_special_tokens=False)
+    generated = len(ids) - 2
+
+    def left(budget: int) -> set[str]:
+        proc = NameMask(tok, token_table(tok), [RequestSpec()], 2, eos_ids=[tok.eos_token_id], budget=budget)
+        return _texts(torch.isfinite(proc(torch.tensor([ids]), torch.zeros(1, len(tok)))[0]))
+
+    assert "print" in left(generated + 200)
+    short = left(generated + 2)  # fewer than close_margin left
+    assert short and all(t.strip(" \t\r\n") == "" or t.lstrip(" \t\r\n").startswith("`") for t in short)
