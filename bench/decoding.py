@@ -5,7 +5,9 @@ cpu-tiny sets it: vocab 2048 byte-level BPE trained here on generated corpus pro
 hidden 256) with random weights — or loads ``--model DIR`` (an export) — then:
 
 1. µs per generated token: the plain decode step (``model.generate``, greedy, no processors) and
-   the added time of the grammar mask (llguidance) and of the name/request mask, measured inside
+   the added time of the grammar mask (llguidance, with the canonical-layout cap of
+   ``pipeline.decoding_layout``) and of the name/request mask (with the stop-when-done and budget
+   rules of ``pipeline.decoding_done``), measured inside
    the processors while decoding ``--tokens`` tokens of one ```vox block (code mode). Goal: masks
    ≤ 10% of the decode step.
 2. On the eval tasks (``pipeline/data/eval_tasks*.yaml``), one sampled answer per task in code
@@ -14,7 +16,7 @@ hidden 256) with random weights — or loads ``--model DIR`` (an export) — the
    in completed blocks, and "declares what was asked" among tasks that name something.
 
 A random model says nothing about quality; use ``--model`` on a trained export for that.
-Run: ``.venv/bin/python bench/decoding.py [--model DIR] [--tokens 128] [--max-new 160]``.
+Run: ``.venv/bin/python bench/decoding.py [--model DIR] [--tokens 128] [--max-new 160] [--timing-only]``.
 """
 
 from __future__ import annotations
@@ -68,6 +70,7 @@ def per_token(model: Any, tok: Any, tokens: int) -> dict[str, float]:
     """µs/token of the decode step and of each mask (see module docstring, item 1)."""
     from pipeline.decoding import SamplingParams, encode_chat, generate_ids
     from pipeline.decoding_constraint import VoxGrammar
+    from pipeline.decoding_done import request_extras
     from pipeline.decoding_names import NameMask, token_table
     from vox_lang.requests import extract_request
 
@@ -81,7 +84,8 @@ def per_token(model: Any, tok: Any, tokens: int) -> dict[str, float]:
     grammar = VoxGrammar(tok, [tok.eos_token_id], model.config.vocab_size)
     table = token_table(tok)
     g = Timed(grammar.processor(1, len(prompt), "code"))
-    names = Timed(NameMask(tok, table, [extract_request(request)], len(prompt), [tok.eos_token_id]))
+    names = Timed(NameMask(tok, table, [extract_request(request)], len(prompt), [tok.eos_token_id],
+                           extras=[request_extras(request)], budget=tokens))
     start = time.perf_counter()
     m = sum(1 for _ in generate_ids(model, prompt, params, processors=[g, names]))
     total = (time.perf_counter() - start) / m
@@ -108,7 +112,8 @@ def block_stats(model: Any, tok: Any, max_new: int, policy: str) -> dict[str, An
     factory = None
     if policy != "none":
         grammar = VoxGrammar(tok, [tok.eos_token_id], model.config.vocab_size)
-        factory = batch_processors(grammar, "code", tok, names=policy == "names", require=policy == "names")
+        factory = batch_processors(grammar, "code", tok, names=policy == "names", require=policy == "names",
+                                   budget=max_new)
     gen = HFGenerator(model, tok, max_new_tokens=max_new, temperature=1.0, batch_size=16, seed=3,
                       constrained=False, constraint=factory)
     ts = tasks()
@@ -146,6 +151,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tokens", type=int, default=128, help="tokens for the per-token timing")
     parser.add_argument("--max-new", type=int, default=160, help="token limit per eval answer")
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--timing-only", action="store_true", help="only item 1 (µs/token), skip the eval tasks")
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
     if args.model:
@@ -160,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"grammar mask: {timing['grammar_us']:.0f} µs/token; name/request mask: {timing['names_us']:.0f} µs/token")
     print(f"masks together: {share:.1%} of the decode step (goal <= 10%); masked decode "
           f"{timing['masked_decode_us']:.0f} µs/token over {timing['tokens_masked']} tokens")
-    for policy in ("grammar", "names", "none"):
+    for policy in () if args.timing_only else ("grammar", "names", "none"):
         print(block_stats(model, tok, args.max_new, policy))
     return 0
 
