@@ -179,7 +179,7 @@ def max_concurrent(recipe: str | None = None) -> int:
 
 
 def run_backfill(instance: Any, partitions: tuple[str, ...] = (), concurrent: int | None = None,
-                 tags: dict[str, str] | None = None) -> Any:
+                 tags: dict[str, str] | None = None, log_level: str = "INFO") -> Any:
     """Run the ``corpus_backfill`` job (all partitions, or ``partitions``) in step processes, on the
     state directory and recipe of this process's environment (``VOX_STATE_DIR``, ``VOX_RECIPE``).
 
@@ -195,7 +195,7 @@ def run_backfill(instance: Any, partitions: tuple[str, ...] = (), concurrent: in
     state = VoxStateResource(state_dir=os.environ.get("VOX_STATE_DIR", ""),
                              recipe=os.environ.get("VOX_RECIPE") or DEFAULT_RECIPE)
     config = run_config(backfill_job(), partitions, concurrent, state=state)
-    config["loggers"] = {"console": {"config": {"log_level": "INFO"}}}
+    config["loggers"] = {"console": {"config": {"log_level": log_level}}}
     return dg.execute_job(dg.reconstructable(backfill_job), instance=instance, run_config=config,
                           tags=tags or {}, raise_on_error=False)
 

@@ -32,3 +32,29 @@ def test_summary_reads_this_runs_results_and_times_each_step(tmp_path: Path) -> 
     assert "  gate pass rate:     n/a (gate not run)" in lines
     assert "  export:             not produced in this run" in lines
     assert any(line.startswith("  stage minutes:      prompt 0.") for line in lines)
+
+
+def test_main_builds_every_partition_then_the_rest_and_summarises(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """`make run` end to end on a tiny recipe: the backfill (step processes) then the main job, whose heavy
+    stages are faked (the seam is real); the summary names the partitions and the per-partition gate."""
+    import dataclasses
+
+    from pipeline import stages
+    from tests.assets.test_state_dir import FAKED, _fake
+
+    recipe = tmp_path / "tiny.yaml"
+    recipe.write_text("corpus:\n  seed: 9\n  pairs: 120\n  size: 200\n  workers: 1\n")
+    monkeypatch.setenv("VOX_RECIPE", str(recipe))
+    monkeypatch.setenv("VOX_STATE_DIR", str(tmp_path / "state"))
+    monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("VOX_MAX_CONCURRENT", "2")
+    seen: dict[str, Path] = {}
+    for name in FAKED:
+        monkeypatch.setitem(stages.STAGES, name, dataclasses.replace(stages.STAGES[name], run=_fake(name, seen)))
+    assert main([]) == 0
+    out = capsys.readouterr().out
+    assert "vox-mens main job: SUCCESS" in out
+    assert "  corpus partitions:  13/13 built in " in out and "(2 processes)" in out
+    assert "  gate pass rate:     100.0% (minimum 95% per partition; partitions 100.0%..100.0%)" in out
+    assert (tmp_path / "state" / "artifacts" / "corpus" / "train.parquet").is_file() and set(seen) >= set(FAKED)
