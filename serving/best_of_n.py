@@ -17,6 +17,7 @@ is only parsed and checked, never executed.
 
 from __future__ import annotations
 
+import random
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -153,7 +154,10 @@ def litellm_sampler(keys: Mapping[str, Any], *, timeout: float = 120.0, max_toke
         if caps:
             params["max_tokens"] = min(caps)
         if candidate.api_base:
-            params.update(api_base=candidate.api_base, api_key=LOCAL_API_KEY)
+            # a local model served by several endpoints: spread best-of-n requests over them (a
+            # deployment that is down fails this request, and the ordinary cascade answers instead)
+            bases = tuple(getattr(candidate, "deployments", ()) or ()) or (candidate.api_base,)
+            params.update(api_base=random.choice(bases), api_key=LOCAL_API_KEY)
         elif candidate.provider in keys:
             params["api_key"] = keys[candidate.provider].secret.reveal()
         if mock and candidate.id in mock:

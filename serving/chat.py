@@ -313,7 +313,8 @@ def _ask(send: Send, messages: Sequence[Message], turn: Turn, write: Callable[[s
         elif isinstance(event, AttemptFailed):
             if event.partial:
                 out(shown.flush())
-                then = "the next model answers afresh" if event.next_model else "no model is left to answer"
+                then = ("another deployment of it answers afresh" if event.next_model == event.model
+                        else "the next model answers afresh" if event.next_model else "no model is left to answer")
                 out(("" if at_line_start else "\n") + f"[abandoned: partial answer from {event.model} above; "
                     f"{event.reason}; {then}]\n")
             else:

@@ -178,3 +178,27 @@ def test_a_400_about_another_field_is_not_retried_per_candidate(replay: Any) -> 
         requests = server.requests
     assert result.verdicts == ("PASS",) and len(requests) == 2  # the n=4 call, then the cascade's one
     assert requests[0]["n"] == 4 and requests[1].get("n", 1) == 1
+
+
+def test_best_of_n_requests_spread_over_the_deployments_of_a_local_model(monkeypatch: Any) -> None:
+    """A local model served by several endpoints (one catalog model, several deployments): each
+    best-of-n request goes to one of them, not always to the first."""
+    from types import SimpleNamespace
+
+    import litellm
+
+    from serving.best_of_n import litellm_sampler
+
+    seen: list[str] = []
+
+    def fake_completion(**params: Any) -> Any:
+        seen.append(params["api_base"])
+        choice = SimpleNamespace(message=SimpleNamespace(content=GOOD))
+        return SimpleNamespace(choices=[choice] * params.get("n", 1), usage=None)
+
+    monkeypatch.setattr(litellm, "completion", fake_completion)
+    two = type("Two", (Local,), {"deployments": ("http://127.0.0.1:9/v1", "http://127.0.0.1:10/v1")})
+    sample = litellm_sampler({})
+    for _ in range(40):
+        assert sample(two, [{"role": "user", "content": REQUEST}], 4).texts == (GOOD,) * 4
+    assert set(seen) == {"http://127.0.0.1:9/v1", "http://127.0.0.1:10/v1"}
