@@ -148,6 +148,18 @@ def _in_string(line: str) -> bool:
     return last.end() == len(line) and (len(tok) == 1 or not tok.endswith('"') or tok.endswith('\\"'))
 
 
+def fence_close(text: str) -> int:
+    """Offset of the first fence close in ``text`` (the end of an open block) that ends the block:
+    not inside a ``//`` comment or a string on its line (the grammar lexes those as text); -1 if none."""
+    at = text.find(FENCE_CLOSE)
+    while at >= 0:
+        line = text[: at].rsplit("\n", 1)[-1]
+        if not comment_length(line) and not _in_string(line):
+            return at
+        at = text.find(FENCE_CLOSE, at + 1)
+    return -1
+
+
 class LayoutState:
     """Where one sequence stands for the layout caps (fed token ids one at a time)."""
 
@@ -179,9 +191,10 @@ class LayoutState:
 
     def _in_block(self, piece: str) -> None:
         tail = self.line + piece
-        if FENCE_CLOSE in tail:
+        close = fence_close(tail)
+        if close >= 0:
             self.in_block, self.blank, self.line = False, 0, ""
-            self.text = tail[tail.find(FENCE_CLOSE) + len(FENCE_CLOSE):][-len(FENCE_OPEN):]
+            self.text = tail[close + len(FENCE_CLOSE):][-len(FENCE_OPEN):]
             return
         if piece.strip(" \t\r\n"):
             self.blank = _newlines(piece[len(piece.rstrip(" \t\r\n")):])

@@ -37,6 +37,7 @@ from transformers import LogitsProcessor
 
 from pipeline.decoding_declare import TOOL_DECORATOR, TokenIndex, handler_header, handler_start, header, item_start
 from pipeline.decoding_done import Extras, allowed_after_done, boundary, close_margin, decorator_line
+from pipeline.decoding_layout import fence_close
 from vox_lang.lexer import KEYWORDS
 from vox_lang.prelude import BUILTIN_TYPES, BUILTINS, CONSTRUCTORS, STD, VIEW_ELEMENTS
 from vox_lang.requests import RequestSpec, missing_items
@@ -344,8 +345,8 @@ class NameMask(LogitsProcessor):
         for row in range(min(len(self.specs), scores.shape[0])):
             text = self._text(row, input_ids[row])
             start = text.rfind(_FENCE)
-            if start < 0 or "```" in text[start + len(_FENCE):]:
-                continue  # outside a block
+            if start < 0 or fence_close(text[start + len(_FENCE):]) >= 0:
+                continue  # outside a block (backticks in a comment or string do not close it)
             code = text[start + len(_FENCE):]
             mask: Any = None
             declared = self._declared(code)

@@ -96,3 +96,10 @@ def test_a_block_holds_a_bounded_number_of_comment_lines() -> None:
     assert "//" not in allowed(state) and "a" in allowed(state)
     state.feed(TEXTS.index("\""))
     assert "//" in allowed(state)  # inside a string, `//` is text
+
+
+def test_backticks_in_a_comment_or_string_do_not_end_the_block() -> None:
+    state = fed("```vox", "\n", "//", "```", "\n", "\n")
+    assert state.in_block and "\n" not in allowed(state)
+    state = fed("```vox", "\n", "\"", "```", "\"", "\n", "\n")
+    assert state.in_block and "\n" not in allowed(state)
