@@ -51,6 +51,7 @@ def sft_args(cfg: TrainConfig, run_dir: Path, device: str, has_eval: bool) -> An
         bf16=bf16, fp16=False, use_cpu=device == "cpu", gradient_checkpointing=cfg.gradient_checkpointing,
         dataloader_pin_memory=device == "cuda", disable_tqdm=True, dataset_num_proc=None,
         ddp_timeout=collective_timeout_s(),
+        ddp_find_unused_parameters=False,  # every LoRA weight is in every forward: skip DDP's extra graph walk
     )
 
 

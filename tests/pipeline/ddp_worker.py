@@ -39,6 +39,7 @@ class Faults(TrainerCallback):
 
     def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
         if self.die is not None and (rank(), state.global_step) == self.die:
+            print(f"DIE {time.time():.3f}", flush=True)  # when, for timing how soon the run fails
             os.kill(os.getpid(), signal.SIGKILL)
 
     def on_save(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
