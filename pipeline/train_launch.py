@@ -64,7 +64,7 @@ def describe_failure(first_rank: int, failures: dict[int, Any]) -> str:
 
 
 def launch_training(dist: DistributedConfig, target: list[str], out_dir: Path, *,
-                    env: dict[str, str] | None = None) -> None:
+                    env: dict[str, str] | None = None, timeout_s: float | None = None) -> None:
     """Run ``target`` in ``dist.num_processes`` processes and wait; raise on any failure.
 
     Args:
@@ -73,10 +73,11 @@ def launch_training(dist: DistributedConfig, target: list[str], out_dir: Path, *
         out_dir: the training stage folder (the failure report goes there; the resume point is read
             from its ``latest_run.json``).
         env: the launcher's environment (default: this process's).
+        timeout_s: wall-clock limit of the whole launch (None: none); past it the launcher is stopped.
 
     Raises:
         TrainingError: a worker failed or died: one line with the rank, how it ended and the
-            checkpoint the next run resumes from.
+            checkpoint the next run resumes from; or the launch ran past ``timeout_s``.
         KeyboardInterrupt: this process was interrupted; the launcher got SIGTERM and stopped its workers.
     """
     from pipeline.train_runs import resume_point
@@ -88,20 +89,23 @@ def launch_training(dist: DistributedConfig, target: list[str], out_dir: Path, *
     log.info("train: %s", " ".join(command))
     proc = subprocess.Popen(command, env=env)
     try:
-        status = proc.wait()
-    except BaseException:
+        status = proc.wait(timeout=timeout_s)
+    except BaseException as exc:
         proc.terminate()  # SIGTERM: torchelastic stops the workers, which end the run KILLED
         try:
             proc.wait(timeout=dist.shutdown_s + 30)
         except subprocess.TimeoutExpired:
             proc.kill()
-        raise
+        if not isinstance(exc, subprocess.TimeoutExpired):
+            raise
+        status = None
     if status == 0:
         return
     try:
         what = str(json.loads(report.read_text())["error"])
     except (OSError, ValueError, KeyError):
-        what = f"the launcher exited with {status}"
+        what = (f"the launcher exited with {status}" if status is not None
+                else f"did not finish within {timeout_s} s and was stopped")
     resume = resume_point(out_dir)
     then = f"run it again to resume from {resume}" if resume else "no checkpoint was saved: run it again to start over"
     raise TrainingError(f"distributed training ({dist.num_processes} x {dist.strategy}) failed: {what}; {then}")

@@ -64,7 +64,7 @@ def test_dead_worker_and_killed_launcher_then_resume(micro_base: str, tmp_path: 
     # 1. rank 1 is SIGKILLed at the end of step 4 (checkpoint-3 saved): the run fails, bounded, one line
     start = time.monotonic()
     with pytest.raises(TrainingError) as info:
-        launch_training(DIST, [*target, "--die", "1:4"], out, env=env)
+        launch_training(DIST, [*target, "--die", "1:4"], out, env=env, timeout_s=FAIL_WITHIN_S)
     assert time.monotonic() - start < FAIL_WITHIN_S
     message = str(info.value)
     assert "\n" not in message
@@ -93,7 +93,7 @@ def test_dead_worker_and_killed_launcher_then_resume(micro_base: str, tmp_path: 
     assert not (run_dir / "adapter").exists()
 
     # 3. the next run resumes from checkpoint-6: no step past max_steps, the adapter is checkpoint-6's
-    launch_training(DIST, target, out, env=env)
+    launch_training(DIST, target, out, env=env, timeout_s=FAIL_WITHIN_S)
     state = json.loads((run_dir / "run.json").read_text())
     assert state["status"] == "complete"
     result = state["result"]
@@ -110,6 +110,20 @@ def test_dead_worker_and_killed_launcher_then_resume(micro_base: str, tmp_path: 
     (run,) = client.search_runs([experiment.experiment_id])
     assert run.info.run_id == state["mlflow_run_id"] and run.info.status == "FINISHED"
     assert sorted(m.step for m in client.get_metric_history(run.info.run_id, "loss")) == [1, 2, 3, 4, 5, 6]
+
+
+@pytest.mark.slow
+def test_a_launch_past_its_timeout_is_stopped(tmp_path: Path) -> None:
+    from pipeline.train_launch import launch_training
+
+    script = tmp_path / "sleeper.py"
+    script.write_text("from pipeline.distributed import follow_launcher\nfollow_launcher()\n"
+                      "import time\ntime.sleep(120)\n")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    start = time.monotonic()
+    with pytest.raises(TrainingError, match=r"did not finish within 8 s and was stopped; no checkpoint was saved"):
+        launch_training(DIST, [str(script)], tmp_path / "out", env=env, timeout_s=8)
+    assert time.monotonic() - start < 8 + DIST.shutdown_s + 30
 
 
 def test_failure_line_names_the_first_rank_then_the_others() -> None:
