@@ -47,9 +47,6 @@ def interrupts_raise() -> Iterator[None]:
 
     Outside the main thread signals cannot be handled in Python; the block then runs unchanged.
     """
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
     fired: list[str] = []
 
     def handler(signum: int, frame: FrameType | None) -> None:
@@ -60,12 +57,8 @@ def interrupts_raise() -> Iterator[None]:
         fired.append(name)
         raise Interrupted(name)
 
-    previous: dict[int, Any] = {s: signal.signal(s, handler) for s in SIGNALS}
-    try:
+    with _handling(handler):
         yield
-    finally:
-        for s, old in previous.items():
-            signal.signal(s, old)
 
 
 def exit_status(exc: BaseException) -> int:
@@ -84,13 +77,21 @@ def interrupts_ignored(doing: str) -> Iterator[None]:
 
     Outside the main thread signals cannot be handled in Python; the block then runs unchanged.
     """
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
 
     def handler(signum: int, frame: FrameType | None) -> None:
         log.warning("%s received while %s; finishing that first", signal.Signals(signum).name, doing)
 
+    with _handling(handler):
+        yield
+
+
+@contextmanager
+def _handling(handler: Any) -> Iterator[None]:
+    """``handler`` for :data:`SIGNALS` within the block, the previous handlers restored after it;
+    nothing changes outside the main thread (Python handles signals only there)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
     previous: dict[int, Any] = {s: signal.signal(s, handler) for s in SIGNALS}
     try:
         yield
