@@ -49,7 +49,9 @@ def _fake_stage(monkeypatch: pytest.MonkeyPatch, name: str, data: dict[str, Any]
      "error: eval_report: release gate failed: adapter pass@1 0.050 < threshold 0.100"),
     ("exported_model", {"verify": {"passed": False, "detail": "max |logit diff| 18.6"}},
      "error: exported_model: the export's round trip failed: max |logit diff| 18.6"),
-    ("gated_pairs", {"pass_rate": 0.5, "min_pass_rate": 0.95},
+    # gated_pairs runs per partition (run_stage aggregates them): every partition at 50%
+    ("gated_pairs", {"path": "p", "rows_in": 2, "rows_kept": 1, "pass_rate": 0.5, "min_pass_rate": 0.95,
+                     "family_pass_rates": {}, "top_codes": [], "reasons": {}, "rejections": []},
      "error: gated_pairs: gate pass rate 50.0% is below corpus.min_gate_pass_rate 95.0%"),
 ])
 def test_the_cli_exits_non_zero_when_a_stage_fails_its_own_check(
