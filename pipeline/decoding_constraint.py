@@ -209,8 +209,7 @@ def batch_processors(grammar: VoxGrammar | None, mode: str = "response", tokeniz
     name- and request-aware mask of :mod:`pipeline.decoding_names` (``tokenizer`` needed), with
     the stop-when-done rule read from each request and the budget rule for ``budget``
     (``max_new_tokens``; :mod:`pipeline.decoding_done`)."""
-    from pipeline.decoding_done import request_extras
-    from pipeline.decoding_names import NameMask, request_spec, request_text, token_table
+    from pipeline.decoding_names import request_text, token_table
 
     table = token_table(tokenizer) if (names or require) and tokenizer is not None else None
     eos = sorted(grammar.eos) if grammar is not None else []
@@ -220,10 +219,23 @@ def batch_processors(grammar: VoxGrammar | None, mode: str = "response", tokeniz
         if grammar is not None:
             out.append(grammar.processor(len(conversations) * n, prompt_len, mode))
         if table is not None:
-            specs = [request_spec(c) for c in conversations for _ in range(n)]
-            extras = [request_extras(request_text(c)) for c in conversations for _ in range(n)]
-            out.append(NameMask(tokenizer, table, specs, prompt_len, eos, names=names, require=require, extras=extras,
-                                budget=budget))
+            out.append(name_mask([request_text(c) for c in conversations for _ in range(n)], tokenizer, table,
+                                 prompt_len, eos, names=names, require=require, budget=budget))
         return out
 
     return make
+
+
+def name_mask(requests: Sequence[str], tokenizer: Any, table: Any, prompt_len: int, eos: Sequence[int], *,
+              names: bool = True, require: bool = True, budget: int | None = None) -> Any:
+    """The name- and request-aware mask (:class:`pipeline.decoding_names.NameMask`) for a batch
+    whose row ``i`` answers the user request text ``requests[i]``: what it names
+    (:func:`vox_lang.requests.extract_request`), what else it asks for (the stop-when-done rule,
+    :func:`pipeline.decoding_done.request_extras`) and the budget rule for ``budget``
+    (``max_new_tokens``). The one constructor for evaluation and ``vox serve``."""
+    from pipeline.decoding_done import request_extras
+    from pipeline.decoding_names import NameMask
+    from vox_lang.requests import extract_request
+
+    return NameMask(tokenizer, table, [extract_request(r) for r in requests], prompt_len, eos, names=names,
+                    require=require, extras=[request_extras(r) for r in requests], budget=budget)

@@ -31,8 +31,8 @@ from pipeline.decoding import (
     generate_rows,
     pick_device,
 )
-from pipeline.decoding_constraint import ConstraintUnavailable, VoxGrammar
-from pipeline.decoding_names import NameMask, request_spec, token_table
+from pipeline.decoding_constraint import ConstraintUnavailable, VoxGrammar, name_mask
+from pipeline.decoding_names import request_spec, request_text, token_table
 from serving.choice_text import ChoiceText
 from serving.errors import ModelLoadError, RequestError, ServingError
 from serving.messages import plain_messages
@@ -260,7 +260,8 @@ class Engine:
         if wanted and self.grammar is None:
             return Prepared(prompt_ids, params, None, f"unconstrained: {self.grammar_error}", n=n)
         mode = ("code" if code_only else "response") if wanted else None
-        return Prepared(prompt_ids, params, mode, None, request_spec(messages), vox_names is not False, n)
+        return Prepared(prompt_ids, params, mode, None, request_spec(messages), vox_names is not False, n,
+                        request_text(messages))
 
     def stream(self, prepared: Prepared, cancel: threading.Event | None = None) -> Iterator[StreamEvent]:
         """Generate the ``prepared.n`` choices of a request in one batch, yielding text as it
@@ -285,8 +286,8 @@ class Engine:
                 processor = self.grammar.processor(n, prompt_len, prepared.constraint)
             procs: list[Any] = [processor] if processor is not None else []
             if processor is not None and prepared.names and self.name_table is not None:
-                procs.append(NameMask(self.tokenizer, self.name_table, [prepared.request] * n, prompt_len,
-                                      sorted(self.eos_ids)))
+                procs.append(name_mask([prepared.request_text] * n, self.tokenizer, self.name_table, prompt_len,
+                                       sorted(self.eos_ids), budget=params.max_new_tokens))
             choices = [ChoiceText(self.tokenizer, params.stop, self.eos_ids) for _ in range(n)]
             stopped: set[int] = set()  # choices finished by a stop string or EOS (read by the decoder)
             steps = generate_rows(

@@ -29,6 +29,7 @@ class Prepared:
     request: RequestSpec = RequestSpec()  # what the last user message names (for the name mask)
     names: bool = True  # name- and request-aware masking on top of the grammar
     n: int = 1  # choices (OpenAI ``n``)
+    request_text: str = ""  # the last user message (the name mask reads what it names and asks for)
 
 
 @dataclass(frozen=True, slots=True)

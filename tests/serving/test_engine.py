@@ -452,3 +452,24 @@ def test_constraint_report_lines_go_to_their_choice() -> None:
     assert constraint_summary(prepared, processor, 0) == {"mode": "response", "applied": True, "events": []}
     assert constraint_summary(prepared, processor, 1)["applied"] is False
     assert constraint_summary(prepared, processor, 1)["events"] == report.events
+
+
+def test_serving_builds_the_name_mask_as_evaluation_does(engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One decoder: `vox serve` gets the same name/request mask as the eval's constrained policy,
+    stop-when-done (what the request names and asks for) and the budget rule included."""
+    import serving.engine as engine_module
+    from pipeline.decoding_constraint import name_mask
+
+    request = "Write a Vox function `double(n: int) to int` that doubles n, with a test."
+    built: list[Any] = []
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        built.append(name_mask(*args, **kwargs))
+        return built[-1]
+
+    monkeypatch.setattr(engine_module, "name_mask", spy)
+    engine.completions(engine.prepare([{"role": "user", "content": request}], max_tokens=24, n=2, seed=1))
+    mask = built[0]
+    assert mask.budget == 24 and mask.extras is not None and len(mask.extras) == 2
+    assert [s.names for s in mask.specs] == [frozenset({"double"})] * 2
+    assert mask.extras[0] == mask.extras[1] and mask.require and mask.names
