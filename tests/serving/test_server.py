@@ -240,7 +240,9 @@ def test_concurrent_requests_are_queued_not_interleaved(
     results: dict[int, str] = {}
 
     def call(i: int) -> None:
-        payload = {"model": tiny_model_name, "messages": MESSAGES, "max_tokens": 20 + i, "temperature": 0}
+        # one max_tokens for all: with Vox-aware decoding the token budget steers where a block
+        # closes (the budget rule), so greedy answers under different budgets need not be prefixes
+        payload = {"model": tiny_model_name, "messages": MESSAGES, "max_tokens": 20, "temperature": 0}
         if i % 2:
             with httpx.stream("POST", f"{base_url}/chat/completions", json={**payload, "stream": True}) as r:
                 lines = [json.loads(line[6:]) for line in r.iter_lines() if line.startswith("data: {")]
@@ -259,9 +261,8 @@ def test_concurrent_requests_are_queued_not_interleaved(
     ordered = sorted(spans, key=lambda s: s[1])
     for (_, _, end), (_, start, _) in zip(ordered, ordered[1:]):
         assert start >= end, "two generations overlapped"
-    # Same greedy prompt: each answer is a prefix of the longest one (none was corrupted).
-    longest = max(results.values(), key=len)
-    assert all(longest.startswith(text) for text in results.values())
+    # Same greedy prompt and budget, streamed or not: the same answer every time (none was corrupted).
+    assert len(set(results.values())) == 1, results
 
 
 def test_client_disconnect_mid_stream_cancels_generation(
