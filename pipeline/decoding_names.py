@@ -404,14 +404,24 @@ def _imported_std(code: str) -> set[str]:
 
 
 def request_text(messages: Iterable[dict[str, Any]]) -> str:
-    """The text of the last user message of a conversation (``""`` if none)."""
-    users = [m.get("content") for m in messages if m.get("role") == "user"]
-    last = users[-1] if users else ""
-    return last if isinstance(last, str) else ""
+    """The user message a conversation's answer must satisfy: the last one that names an item
+    (:func:`vox_lang.requests.extract_request`), else the last one (``""`` if none).
+
+    A repair turn (``vox chat``: the request, the answer, then the compiler's diagnostics as the
+    last user message) names nothing itself; the corrected program must still declare what the
+    original request asked for, so that request stays the one the masks read.
+    """
+    from vox_lang.requests import extract_request
+
+    users = [c for c in (m.get("content") for m in messages if m.get("role") == "user") if isinstance(c, str)]
+    for text in reversed(users):
+        if extract_request(text):
+            return text
+    return users[-1] if users else ""
 
 
 def request_spec(messages: Iterable[dict[str, Any]]) -> RequestSpec:
-    """What the last user message of a conversation names (``RequestSpec()`` if nothing)."""
+    """What the conversation's request names (:func:`request_text`; ``RequestSpec()`` if nothing)."""
     from vox_lang.requests import extract_request
 
     return extract_request(request_text(messages))

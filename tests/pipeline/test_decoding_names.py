@@ -292,3 +292,19 @@ def test_a_nearly_spent_budget_closes_at_the_next_item_start() -> None:
     assert "print" in left(generated + 200)
     short = left(generated + 2)  # fewer than close_margin left
     assert short and all(t.strip(" \t\r\n") == "" or t.lstrip(" \t\r\n").startswith("`") for t in short)
+
+
+def test_a_repair_turn_keeps_what_the_original_request_named() -> None:
+    """vox chat's repair turn ends with the compiler's diagnostics, which name nothing: the masks
+    must still require what the request asked for (it used to read only the last user message)."""
+    from pipeline.decoding_names import request_spec, request_text
+
+    ask = "Write a Vox function `late_orders(days: List[int], limit: int) to int` that counts late orders."
+    repair = ("The Vox compiler reported 1 error(s) in your program:\\nLine 3, Col 12: error[E0401] undefined "
+              "name `lets`\\nFix every error and reply with the complete corrected program in one ```vox block.")
+    convo = [{"role": "user", "content": ask}, {"role": "assistant", "content": "```vox\\nfn f() {}\\n```"},
+             {"role": "user", "content": repair}]
+    assert request_text(convo) == ask and request_spec(convo).names == frozenset({"late_orders"})
+    later = "Now write an actor `Greeter` with a handler `hello(name: str) to str`."
+    assert request_text([*convo, {"role": "assistant", "content": "ok"}, {"role": "user", "content": later}]) == later
+    assert request_text([{"role": "user", "content": "hi"}]) == "hi" and request_text([]) == ""
