@@ -17,21 +17,14 @@ from typing import Any, Literal
 
 import pytest
 
-from pipeline.base_model import BaseModelConfig, build_base_model
 from pipeline.distributed import DistributedConfig, accelerate_command
-from pipeline.sample_corpus import MICRO_RECIPE, sample_rows
+from pipeline.sample_corpus import MICRO_RECIPE
 
 pytestmark = pytest.mark.slow
 WORKER = Path(__file__).with_name("ddp_worker.py")
 #: |eval loss (2 processes) - eval loss (1 process)| after 6 steps, in nats (measured difference: see the report)
 TOLERANCE = 0.05
 
-
-@pytest.fixture(scope="module")
-def micro_base(tmp_path_factory: pytest.TempPathFactory) -> str:
-    rows = [r for r in sample_rows(80) if r["split"] == "train"]
-    out = tmp_path_factory.mktemp("base") / "model"
-    return build_base_model(BaseModelConfig(**MICRO_RECIPE["base_model"]), rows, out, "v1").model
 
 
 def _launch(processes: int, base: str, out: Path, batch: int) -> dict[str, Any]:

@@ -32,15 +32,6 @@ DIST = DistributedConfig(num_processes=2, timeout_s=60, shutdown_s=10)
 FAIL_WITHIN_S = 240
 
 
-@pytest.fixture(scope="module")
-def micro_base(tmp_path_factory: pytest.TempPathFactory) -> str:
-    from pipeline.base_model import BaseModelConfig, build_base_model
-    from pipeline.sample_corpus import MICRO_RECIPE, sample_rows
-
-    rows = [r for r in sample_rows(80) if r["split"] == "train"]
-    out = tmp_path_factory.mktemp("base") / "model"
-    return build_base_model(BaseModelConfig(**MICRO_RECIPE["base_model"]), rows, out, "v1").model
-
 
 def _tensors(folder: Path) -> dict[str, list[float]]:
     from safetensors.torch import load_file

@@ -13,9 +13,6 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.base_model import BaseModelConfig, build_base_model
-from pipeline.sample_corpus import MICRO_RECIPE, sample_rows
-
 pytestmark = pytest.mark.slow
 
 #: trains slowly (one step per ~0.3 s) through the CLI's error handling, printing each step
@@ -39,12 +36,6 @@ data = make_sft_data([r for r in rows if r["split"] == "train"], [r for r in row
 sys.exit(run_cli(lambda: train(cfg, data, Path(sys.argv[2]), callbacks=[Slow()])))
 """
 
-
-@pytest.fixture(scope="module")
-def micro_base(tmp_path_factory: pytest.TempPathFactory) -> str:
-    rows = [r for r in sample_rows(80) if r["split"] == "train"]
-    out = tmp_path_factory.mktemp("base") / "model"
-    return build_base_model(BaseModelConfig(**MICRO_RECIPE["base_model"]), rows, out, "v1").model
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])

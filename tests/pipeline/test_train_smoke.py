@@ -10,19 +10,12 @@ from typing import Any
 
 import pytest
 
-from pipeline.base_model import BaseModelConfig, build_base_model
 from pipeline.errors import TrainingError
 from pipeline.sample_corpus import MICRO_RECIPE, sample_rows
 from pipeline.train import TrainConfig, make_sft_data, run_fingerprint, train
 
 pytestmark = pytest.mark.slow
 
-
-@pytest.fixture(scope="module")
-def micro_base(tmp_path_factory: pytest.TempPathFactory) -> str:
-    rows = [r for r in sample_rows(80) if r["split"] == "train"]
-    out = tmp_path_factory.mktemp("base") / "model"
-    return build_base_model(BaseModelConfig(**MICRO_RECIPE["base_model"]), rows, out, "v1").model
 
 
 def _setup(base: str, **overrides: Any) -> tuple[TrainConfig, Any]:
