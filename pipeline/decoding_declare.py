@@ -134,7 +134,8 @@ class TokenIndex:
             self._by_text.setdefault(t, []).append(i)
 
     def continuing(self, rest: str) -> list[int]:
-        """Ids whose text is a non-empty prefix of ``rest`` or starts with all of ``rest``."""
+        """Ids whose text is a non-empty prefix of ``rest``, or all of ``rest`` followed by
+        whitespace only (a forced header may end with its newline, never run into the body)."""
         out: list[int] = []
         for k in range(1, len(rest)):
             out += self._by_text.get(rest[:k], ())
@@ -142,5 +143,5 @@ class TokenIndex:
         hi = lo
         while hi < len(self._texts) and self._texts[hi].startswith(rest):
             hi += 1
-        out += self._ids[lo:hi]
+        out += [i for t, i in zip(self._texts[lo:hi], self._ids[lo:hi]) if not t[len(rest):].strip()]
         return out

@@ -1,13 +1,15 @@
 """Name- and request-aware masking (issue 9 item 3), a LogitsProcessor layered on the grammar.
 
-Inside a ```vox block, at an identifier *use* position — right after an operator, ``=``, ``ret``,
-``if``, ``while``, ``in``, ``to``, ``:``, ``[``, ``->``, ``|>`` or ``match`` — the identifier being
-written must stay a prefix of a name that resolves: one declared earlier in the block (items,
-variants, parameters, ``let``s, loop variables, generics, pattern bindings, imports' last segment
-or alias), a prelude builtin, constructor, view element or type, a reserved word, or a name the
-request mentions. Positions whose role the left context cannot decide (after ``(``, ``,``, ``{``,
-at a statement start, after ``.``) are left free, so named arguments, fields and declarations are
-never blocked.
+Inside a ```vox block, where an identifier is a *use* (:mod:`pipeline.decoding_position` decides
+from the left context: after an operator, ``=``, ``ret``, ``if``, ``:``, ``->``, inside ``[...]``,
+at a statement start in a block, ...), the identifier being written must stay a prefix of a name
+that resolves: one declared earlier in the block (items, variants, parameters, ``let``s, loop
+variables, generics, pattern bindings, imports' last segment or alias), a prelude builtin,
+constructor, view element or type, a reserved word, or a name the request mentions. Right after an
+operand on its line only ``and``/``or``/``to``/``in``/``as``/``else`` may be written (so the
+grammar's lexer cannot split ``andx`` into ``and x``). In a call's or declaration's parentheses a
+word that does not resolve may only end with ``=`` or ``:`` (a named argument, a parameter, a
+field). Declarations, fields, patterns and anything the context cannot decide stay free.
 
 Forward references: Vox items may be used before they are declared; the mask admits only those
 the *request* names (``vox_lang.requests``), so a helper the request does not name must be
@@ -38,6 +40,7 @@ from transformers import LogitsProcessor
 from pipeline.decoding_declare import TOOL_DECORATOR, TokenIndex, handler_header, handler_start, header, item_start
 from pipeline.decoding_done import Extras, allowed_after_done, boundary, close_margin, decorator_line
 from pipeline.decoding_layout import fence_close
+from pipeline.decoding_position import FOLLOW, FOLLOWERS, USE, Position, position
 from vox_lang.lexer import KEYWORDS
 from vox_lang.prelude import BUILTIN_TYPES, BUILTINS, CONSTRUCTORS, STD, VIEW_ELEMENTS
 from vox_lang.requests import RequestSpec, missing_items
@@ -45,15 +48,6 @@ from vox_lang.requests import RequestSpec, missing_items
 log = logging.getLogger(__name__)
 
 _IDENT: Final = re.compile(r"[A-Za-z0-9_]*")
-_TOKENS: Final = re.compile(
-    r'"(?:[^"\\\n]|\\.)*"?|//[^\n]*|@[A-Za-z_][\w.]*|[A-Za-z_]\w*|\d+(?:\.\d+)?|'
-    r"==|!=|<=|>=|\+=|-=|\*=|/=|->|=>|\|>|\S"
-)
-#: tokens after which an identifier is a use (expression or type) and must resolve
-USE_AFTER: Final = frozenset({
-    "=", "+=", "-=", "*=", "/=", "+", "-", "*", "/", "%", "==", "!=", "<", ">", "<=", ">=", "and", "or",
-    "not", "ret", "return", "if", "while", "in", "to", ":", "[", "->", "|>", "match",
-})
 #: names every program may use: prelude values, constructors, view elements, types, reserved words
 PRELUDE_NAMES: Final = frozenset(BUILTINS) | frozenset(CONSTRUCTORS) | frozenset(VIEW_ELEMENTS) \
     | frozenset(BUILTIN_TYPES) | frozenset(KEYWORDS) | frozenset({"children", "_", "is", "extern"})
@@ -81,40 +75,6 @@ def declared_names(code: str) -> set[str]:
     return names
 
 
-@dataclass(frozen=True)
-class Position:
-    """Where the end of a partial block stands, for the name mask.
-
-    Attributes:
-        partial: identifier characters already written at the end (``""`` if none).
-        continues_use: the identifier ``partial`` belongs to (or one glued on, e.g. after ``+``)
-            is a use.
-        fresh_use: an identifier the next token starts after whitespace would be a use.
-    """
-
-    partial: str
-    continues_use: bool
-    fresh_use: bool
-
-
-_IDENT_CHARS: Final = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_"
-
-
-def position(code: str) -> Position:
-    """Classify the end of ``code`` (the text of an open ```vox block) for the name mask."""
-    partial = code[len(code.rstrip(_IDENT_CHARS)):]
-    head = code[: len(code) - len(partial)]
-    tokens = _TOKENS.findall(head)
-    last = tokens[-1] if tokens else ""
-    in_comment = last.startswith("//") and "\n" not in head[head.rfind("//"):]
-    in_string = last.startswith('"') and (len(last) == 1 or not last.endswith('"'))
-    if in_comment or in_string or partial[:1].isdigit():
-        return Position(partial, False, False)
-    generic_decl = last == "<" and len(tokens) >= 3 and tokens[-3] == "fn"
-    use = last in USE_AFTER and not generic_decl
-    return Position(partial, use, (use and not partial) or partial in USE_AFTER)
-
-
 @dataclass
 class _TokenTable:
     """Per-token identifier shape, precomputed once per tokenizer (see :func:`token_table`)."""
@@ -131,6 +91,10 @@ class _TokenTable:
     index: TokenIndex | None = None  # every token's text, for forcing requested headers
     texts: list[str] = field(default_factory=list)  # every token's text (index = id)
     tool_ids: list[int] = field(default_factory=list)  # ids spelling a start of "@mcp.tool"
+    ends_named: list[int] = field(default_factory=list)  # terminators led by "=" or ":" (after spaces)
+    blank: list[int] = field(default_factory=list)  # spaces/tabs only
+    glued_ends: list[int] = field(default_factory=list)  # glued ids with something after their identifier
+    glued_ends_named: list[int] = field(default_factory=list)  # ... where that is "=", ":" or spaces only
 
 
 def token_table(tokenizer: Any) -> _TokenTable:
@@ -163,8 +127,22 @@ def token_table(tokenizer: Any) -> _TokenTable:
             maps[3 if len(lead) == len(body) else 2][lead].append(i)
     lead_ends, lead_only, ws_lead_ends, ws_lead_only = (dict(m) for m in maps)
     tool = [i for i, t in enumerate(texts) if t and (TOOL_DECORATOR.startswith(t) or t.startswith(TOOL_DECORATOR))]
+    glued_ends = [i for ids in lead_ends.values() for i in ids]
+    rest = {i: texts[i].lstrip(" \t\n\r")[len(lead):] for lead, ids in lead_ends.items() for i in ids}
     return _TokenTable(lead_ends, lead_only, ws_lead_ends, ws_lead_only, glued, digit_led, terminators, ws_ident,
-                       backtick, TokenIndex(texts), texts, tool)
+                       backtick, TokenIndex(texts), texts, tool,
+                       ends_named=[i for i in terminators if _names_a_binding(texts[i])],
+                       blank=[i for i, t in enumerate(texts) if t and not t.strip(" \t")],
+                       glued_ends=glued_ends,
+                       glued_ends_named=[i for i in glued_ends
+                                         if not rest[i].strip(" \t") or _names_a_binding(rest[i])])
+
+
+def _names_a_binding(text: str) -> bool:
+    """Whether ``text`` (after spaces/tabs) starts with ``:`` or a lone ``=`` (not ``==``/``=>``):
+    what may follow a word that does not resolve in a call's or declaration's parentheses."""
+    body = text.lstrip(" \t")
+    return body.startswith(":") or (body.startswith("=") and not body.startswith(("==", "=>")))
 
 
 @dataclass
@@ -203,7 +181,7 @@ class NameMask(LogitsProcessor):
         self.eos_ids, self.names, self.require = list(eos_ids), names, require
         self.report = NameReport()
         self._vocab = len(tokenizer)
-        self._masks: dict[tuple[Position, frozenset[str], int], Any] = {}
+        self._masks: dict[tuple[Position, frozenset[str], int], Any] = {}  # (position, names, width)
         self._lines_key, self._lines_names = "", set[str]()
         self._hold: Any = None  # bool mask without backtick tokens and EOS, built on first use
         self._texts = [""] * len(specs)
@@ -225,10 +203,14 @@ class NameMask(LogitsProcessor):
             self._seen[row] = count
         return self._texts[row]
 
-    def _name_mask(self, pos: Position, names: set[str], width: int) -> Any:
-        """Bool mask ``[width]`` of the tokens that keep identifier uses resolvable at ``pos``
-        (cached: the name set changes only when the block declares something new)."""
-        key = (pos, frozenset(names), width)
+    def _name_mask(self, pos: Position, names: set[str], width: int) -> Any | None:
+        """Bool mask ``[width]`` of the tokens that keep identifiers at ``pos`` what their kind
+        allows (``names``: what a use may resolve to), or ``None`` when nothing is restricted.
+        Cached: the name set changes only when the block declares something new."""
+        pending = bool(pos.deferred) and pos.deferred not in names
+        if pos.cont not in (USE, FOLLOW) and pos.fresh not in (USE, FOLLOW) and not pending:
+            return None
+        key = (pos, frozenset(names) if USE in (pos.cont, pos.fresh) or pending else frozenset(), width)
         cached = self._masks.get(key)
         if cached is None:
             cached = self._masks[key] = self._build_mask(pos, names, width)
@@ -238,31 +220,46 @@ class NameMask(LogitsProcessor):
         import torch
 
         t = self.table
-        off: list[int] = []  # token classes switched off, then the compatible ids switched back on
-        on: list[int] = []
-        if pos.continues_use:
-            off += t.glued
-            for name in names:
+        mask = torch.ones(max(width, self._vocab), dtype=torch.bool)  # ids past the logits are cut below
+
+        def apply(off: Iterable[int], on: Iterable[int]) -> None:
+            part = torch.ones_like(mask)
+            off, on = list(off), list(on)
+            if off:
+                part[torch.tensor(off)] = False
+            if on:
+                part[torch.tensor(on)] = True
+            mask.logical_and_(part)
+
+        cont = names if pos.cont == USE else FOLLOWERS if pos.cont == FOLLOW else None
+        fresh = names if pos.fresh == USE else FOLLOWERS if pos.fresh == FOLLOW else None
+        if cont is not None:
+            on: list[int] = []
+            for name in cont:
                 if name.startswith(pos.partial):
                     rest = name[len(pos.partial):]
                     for k in range(1, len(rest) + 1):
                         on += t.lead_only.get(rest[:k], ())
                     on += t.lead_ends.get(rest, ())
-            if not pos.partial:
+            if not pos.partial and pos.cont == USE:
                 on += t.digit_led
-        if pos.fresh_use and (not pos.continues_use or not pos.partial or pos.partial in names):
-            off += t.ws_ident
-            for name in names:
+            apply(t.glued, on)
+            if pos.partial and pos.partial not in cont:
+                apply(t.terminators, ())  # the identifier must go on until it names something
+        if fresh is not None and (cont is None or not pos.partial or pos.partial in cont):
+            on = []
+            for name in fresh:
                 for k in range(1, len(name) + 1):
                     on += t.ws_lead_only.get(name[:k], ())
                 on += t.ws_lead_ends.get(name, ())
-        mask = torch.ones(max(width, self._vocab), dtype=torch.bool)  # ids past the logits are cut below
-        if off:
-            mask[torch.tensor(off)] = False
-        if on:
-            mask[torch.tensor(on)] = True
-        if pos.continues_use and pos.partial and pos.partial not in names:
-            mask[torch.tensor(t.terminators)] = False  # the identifier must go on until it names something
+            apply(t.ws_ident, on)
+        if pos.deferred and pos.deferred not in names:
+            if pos.partial == pos.deferred:  # still open: it may go on, or end in "=" / ":"
+                done = [i for name in names if name.startswith(pos.partial) and name != pos.partial
+                        for i in t.lead_ends.get(name[len(pos.partial):], ())]
+                apply([*t.terminators, *t.glued_ends], [*t.ends_named, *t.blank, *t.glued_ends_named, *done])
+            else:  # ended before spaces: only "=" or ":" (or more spaces) may come
+                apply(range(len(mask)), [*t.ends_named, *t.blank])
         return mask[:width]
 
     def _declared(self, code: str) -> set[str]:
@@ -351,10 +348,8 @@ class NameMask(LogitsProcessor):
             mask: Any = None
             declared = self._declared(code)
             if self.names:
-                pos = position(code)
-                if pos.continues_use or pos.fresh_use:
-                    names = declared | PRELUDE_NAMES | set(self.specs[row].names)
-                    mask = self._name_mask(pos, names, scores.shape[1])
+                names = declared | PRELUDE_NAMES | set(self.specs[row].names)
+                mask = self._name_mask(position(code), names, scores.shape[1])
             missing = bool(self.require and self.specs[row] and self._missing_now(row, code.rstrip(), declared))
             if missing:
                 if self._hold is None or self._hold.shape[0] != scores.shape[1]:

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from pipeline.decoding_names import NameMask, declared_names, position, token_table
+from pipeline.decoding_position import FOLLOW, FREE, USE
 from vox_lang.requests import RequestSpec, extract_request, missing_items
 
 _HELPERS = Path(__file__).with_name("test_decoding_constraint.py")  # its tokenizer (tests are not a package)
@@ -19,21 +20,37 @@ _spec.loader.exec_module(_helpers)
 tokenizer = _helpers.tokenizer
 
 
-@pytest.mark.parametrize(("code", "partial", "continues", "fresh"), [
-    ("fn f(a: int) to int {\n  ret ", "", True, True),
-    ("fn f(a: int) to int {\n  ret a + to", "to", True, True),   # `to` may grow into `total`
-    ("fn f(a: int) to int {\n  ret", "ret", False, True),         # a name after `ret ` is a use
-    ("fn f(", "", False, False),                                 # a parameter is being declared
-    ("let x = foo(", "", False, False),                          # argument or named argument: free
-    ("let s = \"he", "he", False, False),                        # inside a string
-    ("// see ", "", False, False),                               # inside a comment
-    ("let n = 1", "1", False, False),                            # a number
-    ("fn id<", "", False, False),                                # generics being declared
-    ("let p: Li", "Li", True, False),                            # a type annotation
+@pytest.mark.parametrize(("code", "partial", "cont", "fresh", "deferred"), [
+    ("fn f(a: int) to int {\n  ret ", "", USE, USE, ""),
+    ("fn f(a: int) to int {\n  ret a + to", "to", USE, USE, ""),   # `to` may grow into `total`
+    ("fn f(a: int) to int {\n  ret", "ret", USE, USE, ""),         # a statement starts with a name or keyword
+    ("fn f(", "", FREE, FREE, ""),                                 # a parameter is being declared
+    ("let x = foo(", "", FREE, FREE, ""),                          # argument or named argument: free
+    ("let s = \"he", "he", FREE, FREE, ""),                        # inside a string
+    ("// see ", "", FREE, FREE, ""),                               # inside a comment
+    ("let n = 1", "1", FREE, FOLLOW, ""),                          # a number; a word after it follows
+    ("fn id<", "", FREE, FREE, ""),                                # generics being declared
+    ("fn id<T, U", "U", FREE, FOLLOW, ""),
+    ("let p: Li", "Li", USE, FOLLOW, ""),                          # a type annotation
+    ("fn f(a: int) to bool {\n  ret a > 1 an", "an", FOLLOW, FOLLOW, ""),  # only and/or/... after an operand
+    ("fn f(a: int) to bool {\n  ret a > 1 ", "", FOLLOW, FOLLOW, ""),
+    ("fn f() {\n  print(babo", "babo", FREE, FOLLOW, "babo"),     # argument or named argument: decided at its end
+    ("fn f() {\n  print(babo ", "", FOLLOW, FOLLOW, "babo"),
+    ("fn f() {\n  babo", "babo", USE, FOLLOW, ""),                # a statement in a block starts with a use
+    ("type P = {\n  na", "na", FREE, FOLLOW, ""),                  # a record field
+    ("let p = Point {\n  x: 1,\n  y", "y", FREE, FOLLOW, ""),
+    ("fn f(s: Shape) to float {\n  match s {\n    Circle(r", "r", FREE, FOLLOW, ""),  # a pattern binds
+    ("fn f(s: Shape) to float {\n  match s {\n    Circle(r) -> r\n    ot", "ot", FREE, FOLLOW, ""),
+    ("for k, v", "v", FREE, FOLLOW, ""),
+    ("@test\nfn", "fn", USE, FREE, ""),
+    ("@tes", "tes", FREE, FREE, ""),
+    ("fn f() {\n  let xs = [a", "a", USE, FOLLOW, ""),             # list element
+    ("fn f() {\n  spawn(W", "W", USE, FOLLOW, ""),                # spawn takes an actor
+    ("fn f() {\n  card(padding=1) {\n    te", "te", USE, FOLLOW, ""),  # children are expressions
 ])
-def test_position(code: str, partial: str, continues: bool, fresh: bool) -> None:
+def test_position(code: str, partial: str, cont: str, fresh: str, deferred: str) -> None:
     pos = position(code)
-    assert (pos.partial, pos.continues_use, pos.fresh_use) == (partial, continues, fresh)
+    assert (pos.partial, pos.cont, pos.fresh, pos.deferred) == (partial, cont, fresh, deferred)
 
 
 def test_declared_names() -> None:
@@ -129,6 +146,9 @@ def _drive(request: str, body: str = "", steps: int = 80, require: bool = True,
     for t in tok.encode("```vox\n", add_special_tokens=False):
         step(t)
     for _ in range(steps):
+        state = proc._forcing[0]
+        if state is not None and tok.decode(ids[len(prompt):]).removeprefix("```vox")[state[1]:] == state[0]:
+            break  # the forced header is complete: the body comes next
         step(None)
         if proc._forcing[0] is None and (proc._forced[0] or not require):
             break
@@ -308,3 +328,54 @@ def test_a_repair_turn_keeps_what_the_original_request_named() -> None:
     later = "Now write an actor `Greeter` with a handler `hello(name: str) to str`."
     assert request_text([*convo, {"role": "assistant", "content": "ok"}, {"role": "user", "content": later}]) == later
     assert request_text([{"role": "user", "content": "hi"}]) == "hi" and request_text([]) == ""
+
+
+def _first_blocked(src: str, spec: RequestSpec | None = None) -> str | None:
+    """Teacher-force ``src`` in a block through the name mask alone: ``None`` if every token is
+    allowed, else the text before the first refused token and that token."""
+    import torch
+
+    tok = tokenizer()
+    ids = [1, 2] + tok.encode("```vox\n" + src, add_special_tokens=False)
+    proc = NameMask(tok, token_table(tok), [spec or RequestSpec()], 2, eos_ids=[tok.eos_token_id], require=False)
+    for k in range(3, len(ids)):
+        scores = proc(torch.tensor([ids[:k]]), torch.zeros(1, len(tok)))
+        if not bool(torch.isfinite(scores[0, ids[k]])):
+            return f"{tok.decode(ids[2:k])!r} + {tok.decode([ids[k]])!r}"
+    return None
+
+
+@pytest.mark.parametrize(("src", "refused_after"), [
+    ("fn f(a: int) to bool {\n  ret a > 1 andx\n}", "ret a > 1 and"),    # not `and x`: one undefined name
+    ("fn f(a: int) to bool {\n  print(a) andate\n}", "print(a) and"),
+    ("fn f(a: int) to bool {\n  ret a inner\n}", "ret a"),               # a name right after an operand
+    ("fn f(a: int) to bool {\n  print(babo)\n}", "print(babo"),          # an undefined argument
+    ("fn f(a: int) to bool {\n  print(babo )\n}", "print(babo "),
+    ("fn f(a: int) to bool {\n  retconfig\n}", "  ret"),                 # a statement using an undefined name
+    ("fn f(a: int) to bool {\n  let xs = [a, bo]\n}", "[a, bo"),
+    ("fn f() {\n  let w = spawn(Nobody)\n}", "spawn("),
+])
+def test_garbage_words_are_refused(src: str, refused_after: str) -> None:
+    blocked = _first_blocked(src)
+    assert blocked is not None and refused_after in blocked.split(" + ")[0], blocked
+
+
+@pytest.mark.parametrize("src", [
+    "fn g(value: int, total: int) to int {\n  ret value\n}\nfn f(a: int) to int {\n  ret g(value=a, total=a) + a\n}",
+    "fn f(a: int, b: int) to bool {\n  ret a > 1 and b < 2 or not true\n}",
+    "type P = {\n  name: str,\n  age: int\n}\nfn mk() to P {\n  ret P {\n    name: \"a\",\n    age: 1\n  }\n}",
+    "type S = | Circle(r: float) | Square(side: float)\nfn area(s: S) to float {\n  match s {\n"
+    "    Circle(r) -> r * r\n    Square(side) -> side\n  }\n}",
+    "fn f(m: Map[str, int]) {\n  for k, v in m {\n    print(k)\n  }\n}",
+    "fn id<T, U>(x: T, y: U) to T {\n  ret x\n}",
+    "import std.fs as files\n@test\nfn t() {\n  assert(1 == 1)\n}",
+    "fn f(xs: List[int]) to int {\n  let mut n = 0\n  for x in xs {\n    if x > 0 { n += x } else { n -= 1 }\n  }\n"
+    "  ret n\n}",
+])
+def test_valid_forms_pass_the_name_mask(src: str) -> None:
+    assert _first_blocked(src) is None
+
+
+def test_examples_pass_the_name_mask_token_by_token() -> None:
+    for path in sorted(Path(__file__).parents[2].joinpath("examples").glob("*.vox")):
+        assert _first_blocked(path.read_text(encoding="utf-8")) is None, path.name
