@@ -105,7 +105,7 @@ def tasks() -> list[dict[str, Any]]:
 def block_stats(model: Any, tok: Any, max_new: int, policy: str) -> dict[str, Any]:
     """Item 2 of the module docstring, for one policy: ``grammar``, ``names`` or ``none``."""
     import vox_lang
-    from pipeline.decoding import HFGenerator
+    from pipeline.decoding_batch import HFGenerator
     from pipeline.decoding_constraint import VoxGrammar, batch_processors
     from vox_lang.requests import extract_request, missing_items
 

@@ -4,28 +4,28 @@ Generation is the library's ``model.generate``; what we add plugs into it: ``Log
 objects for constraints (:mod:`pipeline.decoding_constraint`), ``StoppingCriteria`` for
 cancellation and first-block-closed (:mod:`pipeline.decoding_criteria`), and a streamer that hands
 token ids to the caller as they are sampled (:func:`generate_rows`: ``n`` choices of one prompt in
-one batch, used by the server; :func:`generate_ids`: one sequence). Prompts
-are encoded with contents as plain text (:func:`encode_chat`). The stop set is the union of
-every EOS id the model declares (:func:`eos_ids`). The load-time cache self-check lives in
+one batch, used by the server; :func:`generate_ids`: one sequence). Evaluation's batch path
+(``generate_texts``, ``HFGenerator``) lives in :mod:`pipeline.decoding_batch` and is re-exported
+here. Prompts are encoded with contents as plain text (:func:`encode_chat`). The stop set is the
+union of every EOS id the model declares (:func:`eos_ids`). The load-time cache self-check lives in
 :mod:`pipeline.decoding_cache`. torch/transformers are imported inside functions where possible.
 """
 
 from __future__ import annotations
 
-import functools
-import logging
 import queue
 import threading
 from collections.abc import Callable, Generator, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from pipeline.decoding_cache import FULL_FORWARD_MODEL_TYPES, cache_is_consistent
 from pipeline.decoding_criteria import EventStop, FirstBlockClosed, RecordLogits, RowsStop, first_block_closed
 from pipeline.decoding_prompt import encode_chat, encode_text
 from pipeline.errors import PipelineError
 
-log = logging.getLogger(__name__)
+if TYPE_CHECKING:  # re-exported lazily (see __getattr__): decoding_batch imports this module
+    from pipeline.decoding_batch import HFGenerator, generate_texts
 
 #: temperatures below this decode greedily (logits / 1e-40 overflow float32 to inf -> NaN probs)
 MIN_SAMPLING_TEMPERATURE: Final = 1e-4
@@ -35,6 +35,19 @@ __all__ = [
     "cache_is_consistent", "encode_chat", "encode_text", "eos_ids", "first_block_closed", "generate_ids",
     "generate_rows", "generate_texts", "load_model", "pick_device",
 ]
+
+
+_BATCH_NAMES: Final = frozenset({"HFGenerator", "generate_texts"})
+
+
+def __getattr__(name: str) -> Any:
+    """``HFGenerator`` and ``generate_texts`` from :mod:`pipeline.decoding_batch` (imported on first
+    use, since that module imports this one)."""
+    if name in _BATCH_NAMES:
+        from pipeline import decoding_batch
+
+        return getattr(decoding_batch, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class DecodingError(PipelineError):
@@ -294,122 +307,6 @@ def generate_rows(
     finally:
         stop_event.set()
         thread.join()
-
-
-def _left_pad(rows: list[list[int]], pad: int, device: Any) -> tuple[Any, Any]:
-    import torch
-
-    width = max(len(r) for r in rows)
-    ids = torch.full((len(rows), width), pad, dtype=torch.long)
-    mask = torch.zeros((len(rows), width), dtype=torch.long)
-    for i, r in enumerate(rows):
-        ids[i, width - len(r):] = torch.tensor(r, dtype=torch.long)
-        mask[i, width - len(r):] = 1
-    return ids.to(device), mask.to(device)
-
-
-def generate_texts(
-    model: Any,
-    tokenizer: Any,
-    prompts: Sequence[list[int]],
-    n: int,
-    params: SamplingParams,
-    *,
-    stop_after_block: bool = True,
-    processors: Callable[[int], Sequence[Any]] | None = None,
-    use_cache: bool = True,
-) -> list[list[str]]:
-    """Generate ``n`` completions for each encoded prompt in one batched ``generate`` call.
-
-    Args:
-        model, tokenizer: a loaded causal LM and its tokenizer.
-        prompts: encoded prompts (left-padded together here).
-        n: completions per prompt (``num_return_sequences``).
-        params: sampling parameters; the RNG is seeded from ``params.seed`` when given.
-        stop_after_block: end each sequence once its first ```vox block closes.
-        processors: ``f(prompt_len) -> [LogitsProcessor, ...]`` built per call (constraints).
-        use_cache: library cache or full-sequence forward.
-
-    Returns:
-        ``len(prompts)`` lists of ``n`` decoded texts (special tokens skipped).
-    """
-    import torch
-    from transformers import LogitsProcessorList, StoppingCriteriaList
-
-    stops = eos_ids(model, tokenizer)
-    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else (stops[0] if stops else 0)
-    ids, mask = _left_pad(list(prompts), pad, _device(model))
-    prompt_len = ids.shape[1]
-    criteria = StoppingCriteriaList([FirstBlockClosed(tokenizer, prompt_len)] if stop_after_block else [])
-    procs = LogitsProcessorList(list(processors(prompt_len)) if processors is not None else [])
-    _seed(params)
-    with torch.inference_mode():
-        out = model.generate(input_ids=ids, attention_mask=mask, stopping_criteria=criteria, logits_processor=procs,
-                             generation_config=_generation_config(params, stops, pad, use_cache, n))
-    texts = tokenizer.batch_decode(out[:, prompt_len:], skip_special_tokens=True)
-    return [texts[j * n:(j + 1) * n] for j in range(len(prompts))]
-
-
-class HFGenerator:
-    """A :data:`pipeline.evaluate.Generator` over a loaded model: conversations in, ``n`` texts each out.
-
-    Args:
-        model, tokenizer: from :func:`load_model`.
-        max_new_tokens: cap per completion.
-        temperature: 0 = greedy; else sampling with ``top_p``.
-        top_p: nucleus mass.
-        batch_size: sequences per ``generate`` call (prompts x n).
-        seed: seeds ``torch`` before the first call, so runs repeat.
-        stop_after_block: end each completion when its first ```vox block closes.
-        constrained: Vox-constrained decoding (as ``vox serve`` does by default); a tokenizer or
-            grammar llguidance cannot use gives a warning and unconstrained decoding
-            (:attr:`constraint_note` says why).
-        names: with ``constrained``, also mask identifier uses to resolvable names.
-        require: with ``constrained``, hold each block open until it declares what the request names.
-        constraint: a ``f(prompt_len, conversations, n) -> [LogitsProcessor]`` factory that
-            replaces the default constraint (e.g. with name-aware masking added).
-    """
-
-    def __init__(self, model: Any, tokenizer: Any, max_new_tokens: int = 160, temperature: float = 0.2,
-                 top_p: float = 0.95, batch_size: int = 64, seed: int = 0, stop_after_block: bool = True,
-                 constrained: bool = True, names: bool = True, require: bool = True,
-                 constraint: Callable[[int, Sequence[list[dict[str, str]]], int], Sequence[Any]] | None = None) -> None:
-        self.model, self.tokenizer, self.stop_after_block = model, tokenizer, stop_after_block
-        self.max_new_tokens, self.temperature, self.top_p = max_new_tokens, temperature, top_p
-        self.batch_size, self.seed, self.constraint = batch_size, seed, constraint
-        self.constraint_note: str | None = None
-        if constrained and constraint is None:
-            from pipeline.decoding_constraint import ConstraintUnavailable, VoxGrammar, batch_processors
-
-            try:
-                vocab = int(model.config.get_text_config().vocab_size)
-                grammar = VoxGrammar(tokenizer, eos_ids(model, tokenizer), vocab)
-                self.constraint = batch_processors(grammar, tokenizer=tokenizer, names=names, require=require,
-                                                   budget=max_new_tokens)
-            except ConstraintUnavailable as exc:
-                self.constraint_note = f"unconstrained: {exc}"
-                log.warning("evaluation decodes unconstrained: %s", exc)
-
-    def __call__(self, conversations: Sequence[list[dict[str, str]]], n: int) -> list[list[str]]:
-        import torch
-
-        prompts = [encode_chat(self.tokenizer, c) for c in conversations]
-        per_call = max(1, self.batch_size // max(n, 1))
-        params = SamplingParams(max_new_tokens=self.max_new_tokens, temperature=self.temperature, top_p=self.top_p)
-        torch.manual_seed(self.seed)
-        out: list[list[str]] = []
-        for i in range(0, len(prompts), per_call):
-            factory = None
-            if self.constraint is not None:
-                factory = functools.partial(_bind_constraint, self.constraint, conversations[i:i + per_call], n)
-            out.extend(generate_texts(self.model, self.tokenizer, prompts[i:i + per_call], n, params,
-                                      stop_after_block=self.stop_after_block, processors=factory))
-        return out
-
-
-def _bind_constraint(constraint: Callable[[int, Sequence[list[dict[str, str]]], int], Sequence[Any]],
-                     conversations: Sequence[list[dict[str, str]]], n: int, prompt_len: int) -> Sequence[Any]:
-    return constraint(prompt_len, conversations, n)
 
 
 def load_model(base: str, adapter_dir: str | None = None, device: str = "cpu", merge: bool = True) -> tuple[Any, Any]:

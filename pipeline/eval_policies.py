@@ -18,7 +18,7 @@ def eval_generators(adapter: Any, config: Any, device: str) -> tuple[Any, Any, t
     """``(base, adapter, (constrained base, constrained adapter) | None)`` generators for the eval.
 
     The constrained pair is ``vox serve``'s default decoding (grammar + name- and request-aware
-    masks, :class:`pipeline.decoding.HFGenerator` ``constrained=True``); it is ``None`` (policy
+    masks, :class:`pipeline.decoding_batch.HFGenerator` ``constrained=True``); it is ``None`` (policy
     pending) when the constraint cannot be used with this tokenizer (the decoder warns why).
 
     Args:
@@ -26,7 +26,8 @@ def eval_generators(adapter: Any, config: Any, device: str) -> tuple[Any, Any, t
         config: the eval recipe section (:class:`pipeline.evaluate.EvalConfig`).
         device: resolved device.
     """
-    from pipeline.decoding import HFGenerator, load_model
+    from pipeline.decoding import load_model
+    from pipeline.decoding_batch import HFGenerator
 
     def pair(adapter_dir: str | None) -> tuple[Any, Any]:
         model, tok = load_model(adapter["base_model"], adapter_dir, device)
