@@ -1,7 +1,7 @@
 """How much context the repair turn needs: p50/p95/max tokens of the chat repair prompt and of
 the preflight SFT rows, with a bootstrap-style tokenizer (issue 9 item 5: size cpu-tiny to it).
 
-The chat repair prompt is what ``vox chat`` sends (:func:`serving.chat.repair_messages`): the
+The chat repair prompt is what ``vox chat`` sends (:func:`serving.chat_repair.repair_messages`): the
 request, the checked program as one ```vox block and the diagnostics, chat-templated with a
 generation prompt (``system_prompt_mode: none``, as cpu-tiny); "+ answer" adds the fixed
 program the model must write back. Corpus: the cpu-tiny recipe's generator settings.
@@ -24,7 +24,7 @@ def main() -> None:
     """Print the token-length percentiles."""
     from pipeline.base_model import pretrain_texts, train_tokenizer
     from pipeline.generators import REPAIR_FAMILY, generate_pairs, plan
-    from serving.chat import repair_message, repair_messages
+    from serving.chat_repair import repair_message, repair_messages
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pairs", type=int, default=2000)

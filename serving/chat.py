@@ -5,9 +5,13 @@ Answers stream through ``write`` as they arrive, reasoning sections hidden. For 
 request the SSOT system prompt is injected (unless a system prompt is given), the ```vox
 blocks of the answer are checked together as one module with :func:`vox_lang.check`, and while
 errors remain (at most ``max_repairs`` times) the diagnostics go back to the model in the
-repair format. A repair call sends a compact history (:func:`repair_messages`): the request, the
-checked program alone (no prose, no reasoning, no earlier failed attempts) and the diagnostics, so
-it fits small local context windows. The turn ends with ``vox-script-verify: PASS`` (zero errors)
+repair format. A repair call sends a compact history
+(:func:`serving.chat_repair.repair_messages`): the request, the checked program alone (no prose,
+no reasoning, no earlier failed attempts) and the diagnostics, so it fits small local context
+windows. Each round repairs the best attempt so far (fewest errors, the
+earlier on ties; :mod:`serving.chat_repair`): a repair that comes back no better is discarded (a
+``[check]`` note, and ``--explain`` says so), and a turn that fails ends on the best attempt, shown
+again when a later answer was worse. The turn ends with ``vox-script-verify: PASS`` (zero errors)
 or ``FAIL`` and the remaining diagnostics; when no model can take a repair call (e.g. the repair
 prompt does not fit any context window), repair stops with a ``[check] repair stopped: ...`` note
 and ``FAIL``. Model output is only ever parsed and checked, never executed.
@@ -19,13 +23,14 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from serving.errors import AllProvidersFailed, BudgetExceeded, NoCandidates, PromptTooLong, ServingError
-from serving.extract import ThinkFilter, strip_reasoning
+from serving.chat_repair import Attempt, assess, discarded_note, program_tests, repair_messages, repair_stopped_note
+from serving.errors import AllProvidersFailed, BudgetExceeded, NoCandidates, ServingError
+from serving.extract import ThinkFilter
 from serving.keys import redact
 from serving.provider_status import ProviderHealth
 from serving.router import AttemptFailed, ChatEvent, Completed, TextDelta
 from serving.scoring import is_vox_request
-from serving.verify import EMPTY_PROGRAM_MESSAGE, EMPTY_PROGRAM_SUMMARY, verify_answer
+from serving.verify import verify_answer
 
 Message = Mapping[str, str]
 EXIT_COMMANDS = ("/exit", "/quit", ":q")
@@ -104,61 +109,6 @@ class ChatResult:
         return all(v == "PASS" for v in self.verdicts)
 
 
-def repair_message(diagnostics: str, n_errors: int, n_blocks: int) -> str:
-    """The user message asking for a corrected program (diagnostics in repair format)."""
-    joined = (f"\n(Your {n_blocks} ```vox blocks were checked together as one module, "
-              "one blank line between blocks; line numbers count from the first block.)") if n_blocks > 1 else ""
-    return (f"The Vox compiler reported {n_errors} error(s) in your program:\n{diagnostics}{joined}\n"
-            "Fix every error and reply with the complete corrected program in one ```vox block.")
-
-
-def test_repair_message(failures: str, n_failed: int, n_tests: int) -> str:
-    """The user message asking for a fix when the program compiles but its tests fail when run
-    (each failure: the runtime error line in repair format and the Vox call stack)."""
-    return (f"Your program compiles, but {n_failed} of its {n_tests} @test function(s) failed when run "
-            f"(no capabilities granted):\n{failures}\n"
-            "Fix the program (or a test that is wrong) and reply with the complete corrected program "
-            "in one ```vox block.")
-
-
-def program_tests(program: str | None) -> Any:
-    """Run the ``@test`` functions of a program that compiles, with no capabilities
-    (:func:`vox_lang.runtime.run_tests`); ``None`` when it declares none."""
-    if program is None or "@test" not in program:
-        return None
-    from vox_lang.runtime import run_tests
-
-    report = run_tests(program, path="answer.vox")
-    return report if report.compiled and report.outcomes else None
-
-
-def repair_messages(base: Sequence[Message], request: str, program: str | None, answer: str,
-                    feedback: str) -> list[dict[str, str]]:
-    """The compact history of a repair call: ``base`` (the conversation before this turn, system
-    prompt included), the request, an assistant message holding only the checked ``program``
-    re-fenced as one ```vox block (or, when the answer had no block, the ``answer`` without its
-    reasoning), and the repair ``feedback``. Earlier failed attempts are not re-sent."""
-    if program is not None:
-        shown = "```vox\n" + program + ("" if program.endswith("\n") else "\n") + "```"
-    else:
-        shown = strip_reasoning(answer).strip()
-    return [*(dict(m) for m in base), {"role": "user", "content": request},
-            {"role": "assistant", "content": shown}, {"role": "user", "content": feedback}]
-
-
-def repair_stopped_note(exc: ServingError) -> str:
-    """Why a repair call could not be made (one line)."""
-    if isinstance(exc, PromptTooLong) and exc.windows:
-        fits = ", ".join(f"{model}'s {window}-token context" for model, window in exc.windows)
-        return f"repair stopped: the repair prompt does not fit {fits}"
-    first = (str(exc).strip().splitlines() or [""])[0]
-    return f"repair stopped: {redact(first)}"
-
-
-NO_BLOCK_MESSAGE = ("Your answer has no ```vox fenced block, so nothing could be checked. "
-                    "Reply with the complete program in one ```vox block.")
-
-
 def _default_check(source: str) -> Any:
     import vox_lang
 
@@ -179,7 +129,8 @@ def _system_prompt() -> str:
 
 def run_chat(send: Send, read_line: Callable[[str], str | None], write: Callable[[str], None], *,
              prompt: str | None = None, options: ChatOptions = ChatOptions(),
-             check: Callable[[str], Any] = _default_check) -> ChatResult:
+             check: Callable[[str], Any] = _default_check,
+             explain: Callable[[str], None] | None = None) -> ChatResult:
     """Run a one-shot chat (``prompt``) or a REPL (``prompt is None``).
 
     Args:
@@ -190,6 +141,8 @@ def run_chat(send: Send, read_line: Callable[[str], str | None], write: Callable
         prompt: the one-shot request.
         options: see :class:`ChatOptions`.
         check: ``source -> CheckResult`` (default :func:`vox_lang.check`).
+        explain: where ``--explain`` notes of the repair loop go (a repair discarded as no
+            better than the best attempt so far); ``None`` drops them.
 
     Returns:
         The session's verdicts and usage; the usage line is also written.
@@ -203,7 +156,7 @@ def run_chat(send: Send, read_line: Callable[[str], str | None], write: Callable
         s.history.append({"role": "system", "content": options.system})
     try:
         if prompt is not None:
-            _turn(prompt, send, write, options, check, s)
+            _turn(prompt, send, write, options, check, s, explain)
         else:
             while True:
                 line = read_line(options.prompt)
@@ -216,7 +169,7 @@ def run_chat(send: Send, read_line: Callable[[str], str | None], write: Callable
                 if text in EXIT_COMMANDS:
                     break
                 try:
-                    _turn(text, send, write, options, check, s)
+                    _turn(text, send, write, options, check, s, explain)
                 except BudgetExceeded as exc:
                     write(f"[budget] {exc}\n")
                     break
@@ -228,7 +181,7 @@ def run_chat(send: Send, read_line: Callable[[str], str | None], write: Callable
 
 
 def _turn(text: str, send: Send, write: Callable[[str], None], options: ChatOptions,
-          check: Callable[[str], Any], s: _Session) -> None:
+          check: Callable[[str], Any], s: _Session, explain: Callable[[str], None] | None) -> None:
     vox = options.vox if options.vox is not None else (is_vox_request(text) or s.vox_active)
     if vox and not s.vox_active and options.system is None:
         s.history.insert(0, {"role": "system", "content": _system_prompt()})
@@ -239,9 +192,10 @@ def _turn(text: str, send: Send, write: Callable[[str], None], options: ChatOpti
     s.history.append({"role": "assistant", "content": answer})
     if not vox:
         return
+    best: Attempt | None = None  # the attempt with the fewest errors so far (the earlier on ties)
     for repair in range(options.max_repairs + 1):
         verified = verify_answer(answer, check, finish_reason=s.finish_reason)
-        blocks, program, result = verified.blocks, verified.program, verified.result
+        program, result = verified.program, verified.result
         for note in verified.notes:
             write(f"[check] {note}\n")
         tests = program_tests(program) if result is not None and not result.errors else None
@@ -250,37 +204,39 @@ def _turn(text: str, send: Send, write: Callable[[str], None], options: ChatOpti
                 write(f"[check] 0 errors, {len(result.warnings)} warning(s):\n{_render_repair(result.warnings)}\n")
             checked = f" ({tests.verify_note()})" if tests is not None else ""
             write(f"vox-script-verify: PASS{checked}{verified.caveat}\n")
+            s.history[-1] = {"role": "assistant", "content": answer}
             s.verdicts.append("PASS")
             return
-        if tests is not None:  # compiles, but its @test functions fail when run
-            n_errors = tests.failed
-            feedback = test_repair_message(tests.render_repair(), n_errors, len(tests.outcomes))
-            summary = f"{tests.failed}/{len(tests.outcomes)} test(s) failed when run"
-        elif verified.empty:
-            feedback, n_errors, summary = EMPTY_PROGRAM_MESSAGE, 1, EMPTY_PROGRAM_SUMMARY
-            program = None  # nothing to re-send: the repair call shows the answer itself
-        elif result is None:
-            feedback, n_errors, summary = NO_BLOCK_MESSAGE, 1, "no ```vox block in the answer"
-        else:
-            diags = _render_repair(result.errors)
-            feedback, n_errors = repair_message(diags, len(result.errors), len(blocks)), len(result.errors)
-            summary = f"{n_errors} error(s) in {len(blocks)} ```vox block(s)"
-        remaining = (tests.render_repair() if tests is not None
-                     else _render_repair(result.diagnostics) if result is not None else summary) + "\n"
+        attempt = assess(repair, answer, verified, tests, _render_repair)
+        if best is None or attempt.better_than(best):
+            best = attempt
+        else:  # repair the best program again, never build on (or end with) a worse one
+            note = discarded_note(attempt, best)
+            write(f"[check] {note}\n")
+            if explain is not None:
+                explain(f"[repair] {note}\n")
+        # The conversation keeps the request and the best answer, not the failed attempts.
+        s.history[-1] = {"role": "assistant", "content": best.answer}
         if repair == options.max_repairs:
-            write("vox-script-verify: FAIL\n" + remaining)
-            s.verdicts.append("FAIL")
+            _fail(write, s, best, repair)
             return
-        write(f"[check] {summary}; repair {repair + 1}/{options.max_repairs}, sending:\n{feedback}\n")
-        messages = repair_messages(base, text, program, answer, feedback)
+        write(f"[check] {best.summary}; repair {repair + 1}/{options.max_repairs}, sending:\n{best.feedback}\n")
+        messages = repair_messages(base, text, best.program, best.answer, best.feedback)
         try:
             answer = _ask(send, messages, Turn(text, vox, repair + 1), write, options, s)
         except (NoCandidates, AllProvidersFailed) as exc:  # an answer is shown: end with its verdict
-            write(f"[check] {repair_stopped_note(exc)}\nvox-script-verify: FAIL\n" + remaining)
-            s.verdicts.append("FAIL")
+            write(f"[check] {repair_stopped_note(exc)}\n")
+            _fail(write, s, best, repair)
             return
-        # The conversation keeps the request and the latest answer, not the failed attempts.
-        s.history[-1] = {"role": "assistant", "content": answer}
+
+
+def _fail(write: Callable[[str], None], s: _Session, best: Attempt, last_round: int) -> None:
+    """End the turn with FAIL and ``best``'s diagnostics; ``best`` is shown again first when it is
+    not the latest answer (round ``last_round``) the transcript shows."""
+    if best.round != last_round:
+        write(f"[check] the best attempt is {best.name} ({best.summary}):\n{best.shown()}\n")
+    write("vox-script-verify: FAIL\n" + best.remaining)
+    s.verdicts.append("FAIL")
 
 
 def _ask(send: Send, messages: Sequence[Message], turn: Turn, write: Callable[[str], None], options: ChatOptions,

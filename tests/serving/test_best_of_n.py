@@ -56,9 +56,11 @@ def _ignore(_text: str) -> None:
     """A ``write`` that drops the transcript."""
 
 
-def _fake_send(texts: Sequence[str], notes: list[str], sampled: list[int]) -> Any:
-    """A ``send`` like routed_sender's: best-of-n on the first answer of a Vox turn, then one answer."""
+def _fake_send(texts: Sequence[str], notes: list[str], sampled: list[int], repairs: Sequence[str] = ()) -> Any:
+    """A ``send`` like routed_sender's: best-of-n on the first answer of a Vox turn, then one answer
+    per repair call (``repairs`` in order, then GOOD); ``send.sent`` records each repair call's messages."""
     queue = list(texts)
+    fixes = list(repairs)
 
     def sample(candidate: Any, messages: Sequence[Mapping[str, str]], n: int) -> Samples:
         sampled.append(n)
@@ -68,8 +70,11 @@ def _fake_send(texts: Sequence[str], notes: list[str], sampled: list[int]) -> An
         if turn.repair == 0:
             return best_of_n_events(Local(), messages, 4, turn.request, sample=sample, fallback=lambda: [],
                                     explain=notes.append)
-        return [TextDelta(GOOD, "local/tiny"), Completed("local/tiny", GOOD, 5, 5, 0.0, False, ())]
+        send.sent.append([dict(m) for m in messages])  # type: ignore[attr-defined]
+        text = fixes.pop(0) if fixes else GOOD
+        return [TextDelta(text, "local/tiny"), Completed("local/tiny", text, 5, 5, 0.0, False, ())]
 
+    send.sent = []  # type: ignore[attr-defined]
     return send
 
 
@@ -94,6 +99,27 @@ def test_chat_repairs_from_the_best_candidate_when_none_passes() -> None:
     assert result.verdicts == ("PASS",) and result.calls == 2
     assert "[check] 1 error(s) in 1 ```vox block(s); repair 1/1" in text  # repair starts from ONE_ERROR
     assert "0/4 candidates passed" in notes[0] and "candidate 2" in notes[0]
+
+
+def test_a_worse_repair_is_discarded_and_the_best_candidate_is_shown_at_the_end() -> None:
+    # Real front end: the best candidate has 1 error; both repairs come back with 2 (a repair that got
+    # worse used to be repaired further and shown as the result).
+    out: list[str] = []
+    notes: list[str] = []
+    send = _fake_send([TWO_ERRORS, ONE_ERROR, TWO_ERRORS, TWO_ERRORS], notes, [], repairs=[TWO_ERRORS, TWO_ERRORS])
+    result = run_chat(send, lambda _p: None, out.append, prompt=REQUEST, explain=notes.append)
+    text = "".join(out)
+    assert result.verdicts == ("FAIL",) and result.calls == 3
+    best = {"role": "assistant", "content": ONE_ERROR}
+    assert [msgs[2] for msgs in send.sent] == [best, best]  # each round repairs the best program
+    worse = ("repair {} is worse than the first answer (2 error(s) in 1 ```vox block(s); "
+             "the first answer: 1 error(s) in 1 ```vox block(s)): discarded, the first answer stays the best\n")
+    assert notes[1:] == ["[repair] " + worse.format(1), "[repair] " + worse.format(2)]
+    assert "[check] " + worse.format(1) in text
+    tail = text[text.rindex("[check] the best attempt"):]
+    assert tail.startswith("[check] the best attempt is the first answer (1 error(s) in 1 ```vox block(s)):\n"
+                           + ONE_ERROR + "\nvox-script-verify: FAIL\n")
+    assert "`m`" in tail and "`k`" not in tail  # the best program's diagnostics, not the last answer's
 
 
 def test_failed_sampling_falls_back_to_the_cascade() -> None:

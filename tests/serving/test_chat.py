@@ -163,14 +163,14 @@ def test_repl_with_closed_stdin_ends_cleanly_without_a_traceback() -> None:
 
 
 class _Check:
-    """Fake checker: errors while the program contains ``bad``; records what it checked."""
+    """Fake checker: one error per ``bad`` in the program; records what it checked."""
 
     def __init__(self) -> None:
         self.seen: list[str] = []
 
     def __call__(self, source: str) -> FakeResult:
         self.seen.append(source)
-        return FakeResult(errors=("E",) if "bad" in source else ())
+        return FakeResult(errors=("E",) * source.count("bad"))
 
 
 @pytest.fixture
@@ -189,9 +189,9 @@ def _repair_transcript(model: FakeModel, check: _Check, **opts: Any) -> tuple[st
     return "".join(out), result
 
 
-def test_repair_calls_send_only_the_request_the_latest_program_and_the_diagnostics(fake_render: None) -> None:
+def test_repair_calls_send_only_the_request_the_best_program_and_the_diagnostics(fake_render: None) -> None:
     # the last block fails alone too, so the two blocks are checked (and re-sent) together
-    first = "Here you go:\n```vox\nprint(2)\n```\nand more:\n```vox\nbad(1)\n```\nLong prose " + "x" * 500
+    first = "Here you go:\n```vox\nprint(2)\n```\nand more:\n```vox\nbad(1)\nbad(2)\n```\nLong prose " + "x" * 500
     second = "<think>hmm</think>Again:\n```vox\nbad(3)\n```\nblah"
     model = FakeModel(first, second, "```vox\nprint(4)\n```")
     check = _Check()
@@ -202,8 +202,9 @@ def test_repair_calls_send_only_the_request_the_latest_program_and_the_diagnosti
     [(msgs1, turn1), (msgs2, turn2)] = [(c[0], c[1]) for c in model.calls[1:]]
     assert (turn1.repair, turn2.repair) == (1, 2)
     # the blocks joined as they were checked, re-fenced; no prose, no earlier attempts
-    assert check.seen[:2] == ["print(2)\n\nbad(1)\n", "bad(1)\n"]  # together, then the last block alone
-    assert msgs1[:3] == [system, request, {"role": "assistant", "content": "```vox\nprint(2)\n\nbad(1)\n```"}]
+    assert check.seen[:2] == ["print(2)\n\nbad(1)\nbad(2)\n", "bad(1)\nbad(2)\n"]  # together, then the last alone
+    assert msgs1[:3] == [system, request,
+                         {"role": "assistant", "content": "```vox\nprint(2)\n\nbad(1)\nbad(2)\n```"}]
     assert msgs1[3]["role"] == "user" and "Line 1, Col 1: error[E0401] E" in msgs1[3]["content"]
     assert "checked together as one module" in msgs1[3]["content"]
     assert msgs2[:3] == [system, request, {"role": "assistant", "content": "```vox\nbad(3)\n```"}]
@@ -226,6 +227,47 @@ def test_repl_history_keeps_the_latest_answer_not_the_failed_attempts(fake_rende
     run_chat(model, lambda _p: lines.pop(0) if lines else None, out.append, check=_Check())
     assert [m["content"] for m in model.calls[2][0][1:]] == ["write vox code", "```vox\nprint(1)\n```",
                                                        "now print 5"]
+
+
+def test_repairs_no_better_than_the_best_are_discarded_and_the_best_is_repaired_again(fake_render: None) -> None:
+    first, worse, tie = "```vox\nbad(1)\n```", "```vox\nbad(1)\nbad(2)\n```", "```vox\nbad(3)\n```"
+    model = FakeModel(first, worse, tie, "```vox\nprint(1)\n```")
+    notes: list[str] = []
+    out: list[str] = []
+    result = run_chat(model, lambda _p: None, out.append, prompt="write vox code", check=_Check(),
+                      options=ChatOptions(max_repairs=3), explain=notes.append)
+    text = "".join(out)
+    assert result.verdicts == ("PASS",) and len(model.calls) == 4
+    assert [c[0][2]["content"] for c in model.calls[1:]] == [first] * 3  # always the best program
+    assert notes == [
+        "[repair] repair 1 is worse than the first answer (2 error(s) in 1 ```vox block(s); the first answer: "
+        "1 error(s) in 1 ```vox block(s)): discarded, the first answer stays the best\n",
+        "[repair] repair 2 is no better than the first answer (1 error(s) in 1 ```vox block(s); the first "
+        "answer: 1 error(s) in 1 ```vox block(s)): discarded, the first answer stays the best\n"]
+    assert "[check] repair 1 is worse than the first answer" in text
+    assert "the best attempt is" not in text and text.count("repair 3/3, sending:") == 1
+
+
+def test_a_failed_turn_ends_on_its_best_answer_and_keeps_it_in_the_history(fake_render: None) -> None:
+    first, worse = "```vox\nbad(1)\n```", "```vox\nbad(1)\nbad(2)\n```"
+    model = FakeModel(first, worse, "```vox\nprint(5)\n```")
+    out: list[str] = []
+    lines = ["write vox code", "now print 5"]
+    result = run_chat(model, lambda _p: lines.pop(0) if lines else None, out.append, check=_Check(),
+                      options=ChatOptions(max_repairs=1))
+    text = "".join(out)
+    assert result.verdicts == ("FAIL", "PASS")
+    assert ("[check] the best attempt is the first answer (1 error(s) in 1 ```vox block(s)):\n" + first
+            + "\nvox-script-verify: FAIL\nLine 1, Col 1: error[E0401] E\n[fake/m]") in text
+    assert [m["content"] for m in model.calls[2][0][1:]] == ["write vox code", first, "now print 5"]
+
+
+def test_a_better_repair_replaces_the_best_and_no_answer_is_shown_again(fake_render: None) -> None:
+    model = FakeModel("```vox\nbad(1)\nbad(2)\n```", "```vox\nbad(3)\n```")
+    text, result = _repair_transcript(model, _Check(), max_repairs=1)
+    assert result.verdicts == ("FAIL",) and "discarded" not in text and "the best attempt" not in text
+    assert text[text.index("vox-script-verify: FAIL"):].startswith(
+        "vox-script-verify: FAIL\nLine 1, Col 1: error[E0401] E\n[session]")
 
 
 @pytest.mark.parametrize("exc, note", [

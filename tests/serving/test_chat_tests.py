@@ -54,3 +54,13 @@ def test_tests_failing_after_the_last_repair_fail_the_turn() -> None:
     text = chat(Model(WRONG, WRONG), max_repairs=1)
     assert "vox-script-verify: FAIL" in text
     assert text.split("vox-script-verify: FAIL", 1)[1].lstrip().startswith("test t_add failed:")
+
+
+def test_a_repair_that_no_longer_compiles_is_worse_than_failing_tests() -> None:
+    broken = RIGHT.replace("ret a + b", "ret a + c")  # every test would pass, but it does not compile
+    model = Model(WRONG, broken)
+    text = chat(model, max_repairs=1)
+    assert "repair 1 is worse than the first answer (1 error(s) in 1 ```vox block(s); the first answer: " \
+           "1/2 test(s) failed when run)" in text
+    tail = text[text.index("[check] the best attempt is the first answer"):]
+    assert tail.split("\n", 1)[1].startswith(WRONG + "\nvox-script-verify: FAIL\ntest t_add failed:")

@@ -1,0 +1,152 @@
+"""The pieces of ``vox chat``'s repair loop: the repair messages, and which attempt is best.
+
+Each answer of a Vox turn that fails its check (the first answer, then each repair) becomes an
+:class:`Attempt`: what is wrong with it, the feedback a repair call sends, and the diagnostics a
+FAIL shows. The loop (:func:`serving.chat.run_chat`) keeps the best attempt so far
+(:meth:`Attempt.better_than`: fewest errors, the earlier on ties) and always repairs that one, so
+a repair that comes back worse is discarded instead of being built on or shown as the result.
+Model output is only ever parsed and checked; a program's ``@test`` functions are run with no
+capabilities (:func:`program_tests`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from serving.errors import PromptTooLong, ServingError
+from serving.extract import strip_reasoning
+from serving.keys import redact
+from serving.verify import EMPTY_PROGRAM_MESSAGE, EMPTY_PROGRAM_SUMMARY, Verification
+
+NO_BLOCK_MESSAGE: Final = ("Your answer has no ```vox fenced block, so nothing could be checked. "
+                           "Reply with the complete program in one ```vox block.")
+
+#: :attr:`Attempt.stage`, best first: compiles but its tests fail; compile errors; no program at all
+TESTS_FAIL, COMPILE_ERRORS, NO_PROGRAM = 0, 1, 2
+
+
+def repair_message(diagnostics: str, n_errors: int, n_blocks: int) -> str:
+    """The user message asking for a corrected program (diagnostics in repair format)."""
+    joined = (f"\n(Your {n_blocks} ```vox blocks were checked together as one module, "
+              "one blank line between blocks; line numbers count from the first block.)") if n_blocks > 1 else ""
+    return (f"The Vox compiler reported {n_errors} error(s) in your program:\n{diagnostics}{joined}\n"
+            "Fix every error and reply with the complete corrected program in one ```vox block.")
+
+
+def test_repair_message(failures: str, n_failed: int, n_tests: int) -> str:
+    """The user message asking for a fix when the program compiles but its tests fail when run
+    (each failure: the runtime error line in repair format and the Vox call stack)."""
+    return (f"Your program compiles, but {n_failed} of its {n_tests} @test function(s) failed when run "
+            f"(no capabilities granted):\n{failures}\n"
+            "Fix the program (or a test that is wrong) and reply with the complete corrected program "
+            "in one ```vox block.")
+
+
+def program_tests(program: str | None) -> Any:
+    """Run the ``@test`` functions of a program that compiles, with no capabilities
+    (:func:`vox_lang.runtime.run_tests`); ``None`` when it declares none."""
+    if program is None or "@test" not in program:
+        return None
+    from vox_lang.runtime import run_tests
+
+    report = run_tests(program, path="answer.vox")
+    return report if report.compiled and report.outcomes else None
+
+
+def shown_program(program: str | None, answer: str) -> str:
+    """The checked ``program`` re-fenced as one ```vox block, or (no program) the ``answer``
+    without its reasoning."""
+    if program is not None:
+        return "```vox\n" + program + ("" if program.endswith("\n") else "\n") + "```"
+    return strip_reasoning(answer).strip()
+
+
+def repair_messages(base: Sequence[Mapping[str, str]], request: str, program: str | None, answer: str,
+                    feedback: str) -> list[dict[str, str]]:
+    """The compact history of a repair call: ``base`` (the conversation before this turn, system
+    prompt included), the request, an assistant message holding only the checked ``program``
+    re-fenced as one ```vox block (or, when the answer had no block, the ``answer`` without its
+    reasoning), and the repair ``feedback``. Earlier failed attempts are not re-sent."""
+    return [*(dict(m) for m in base), {"role": "user", "content": request},
+            {"role": "assistant", "content": shown_program(program, answer)}, {"role": "user", "content": feedback}]
+
+
+def repair_stopped_note(exc: ServingError) -> str:
+    """Why a repair call could not be made (one line)."""
+    if isinstance(exc, PromptTooLong) and exc.windows:
+        fits = ", ".join(f"{model}'s {window}-token context" for model, window in exc.windows)
+        return f"repair stopped: the repair prompt does not fit {fits}"
+    first = (str(exc).strip().splitlines() or [""])[0]
+    return f"repair stopped: {redact(first)}"
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One answer of a Vox turn that failed its check.
+
+    Attributes:
+        round: 0 for the turn's first answer, ``n`` for the ``n``-th repair.
+        answer: the model's whole reply.
+        program: the checked program a repair call re-sends (``None``: the answer itself is re-sent).
+        stage: :data:`TESTS_FAIL`, :data:`COMPILE_ERRORS` or :data:`NO_PROGRAM`.
+        errors: failed tests, compile errors, or 1 (no program).
+        summary: one line saying what is wrong.
+        feedback: the repair request for it.
+        remaining: the diagnostics a FAIL shows (ends with a newline).
+    """
+
+    round: int
+    answer: str
+    program: str | None
+    stage: int
+    errors: int
+    summary: str
+    feedback: str
+    remaining: str
+
+    @property
+    def name(self) -> str:
+        """``"the first answer"`` or ``"repair n"``."""
+        return "the first answer" if self.round == 0 else f"repair {self.round}"
+
+    def better_than(self, other: Attempt) -> bool:
+        """Fewer errors than ``other``: a program that compiles (only its tests fail) beats one with
+        compile errors, which beats an answer without a program; within a stage, the fewer errors
+        win. Equal is not better (the earlier attempt stays)."""
+        return (self.stage, self.errors) < (other.stage, other.errors)
+
+    def shown(self) -> str:
+        """The program as shown again when the turn ends on it (see :func:`shown_program`)."""
+        return shown_program(self.program, self.answer)
+
+
+def assess(round_: int, answer: str, verified: Verification, tests: Any,
+           render: Callable[[Sequence[Any]], str]) -> Attempt:
+    """The :class:`Attempt` of an ``answer`` that failed: ``verified`` is its
+    :class:`serving.verify.Verification`, ``tests`` its :func:`program_tests` report (``None``
+    unless it compiles and declares tests), ``render`` renders diagnostics in the repair format."""
+    program, result = verified.program, verified.result
+    if tests is not None:  # compiles, but its @test functions fail when run
+        failures = tests.render_repair()
+        return Attempt(round_, answer, program, TESTS_FAIL, tests.failed,
+                       f"{tests.failed}/{len(tests.outcomes)} test(s) failed when run",
+                       test_repair_message(failures, tests.failed, len(tests.outcomes)), failures + "\n")
+    if verified.empty:  # nothing to re-send: the repair call shows the answer itself
+        return Attempt(round_, answer, None, NO_PROGRAM, 1, EMPTY_PROGRAM_SUMMARY, EMPTY_PROGRAM_MESSAGE,
+                       EMPTY_PROGRAM_SUMMARY + "\n")
+    if result is None:
+        summary = "no ```vox block in the answer"
+        return Attempt(round_, answer, program, NO_PROGRAM, 1, summary, NO_BLOCK_MESSAGE, summary + "\n")
+    n_errors, n_blocks = len(result.errors), len(verified.blocks)
+    return Attempt(round_, answer, program, COMPILE_ERRORS, n_errors,
+                   f"{n_errors} error(s) in {n_blocks} ```vox block(s)",
+                   repair_message(render(result.errors), n_errors, n_blocks), render(result.diagnostics) + "\n")
+
+
+def discarded_note(attempt: Attempt, best: Attempt) -> str:
+    """One line: ``attempt`` (a repair no better than ``best``) is discarded."""
+    how = "worse than" if best.better_than(attempt) else "no better than"
+    return (f"{attempt.name} is {how} {best.name} ({attempt.summary}; {best.name}: {best.summary}): "
+            f"discarded, {best.name} stays the best")
