@@ -1,4 +1,4 @@
-"""Canonical layout inside a constrained ```vox block: a blank-line cap and a comment cap.
+"""Canonical layout inside a constrained ```vox block: a blank-line cap, a comment cap, line starts.
 
 The grammar (:mod:`vox_lang.constraint`) lets newlines stand almost anywhere (L1 drops them
 inside ``(``/``[``, L2/L3 around operators), and comments may run to any length. A small model
@@ -17,11 +17,18 @@ also keeps the block in a **canonical layout**, a restriction a valid program ca
   response (longest 105 characters) and ``examples/`` at most two (93), so the caps only stop
   prose run-ons — which become the escape once blank lines are capped (measured: 43 of 112 cut
   samples on half the eval).
+- **Line starts:** where the newline before a line is a separator for the front end (innermost
+  bracket ``{`` or none, the previous line not ending in an L2 literal; spec §1), the line may
+  not begin with what can only continue an expression (``== 0.0``, ``> 3``, ``, x``, ``-> y``):
+  the grammar lets newlines stand around operators anywhere (it does not model L1), and the
+  model used that for garbage continuation lines (59 of 816 constrained eval completions, none
+  compiling). The rule and its measurement are in :mod:`pipeline.decoding_linestart`.
 
-The rule is decoder-side (a token table and a few counters per row, no re-lexing), applied by
-:class:`pipeline.decoding_constraint.GrammarProcessor` together with the grammar mask: only
-tokens both allow are kept, and if the cap would leave none the grammar mask alone is used (never
-a dead end). Outside ```vox blocks nothing is restricted: prose stays free.
+The rules are decoder-side (token tables built once; per row a few counters and a bracket stack,
+each finished line lexed once and the current line at most once a step; masks cached by a small
+key), applied by :class:`pipeline.decoding_constraint.GrammarProcessor` together with the grammar
+mask: only tokens both allow are kept, and if the layout would leave none the grammar mask alone
+is used (never a dead end). Outside ```vox blocks nothing is restricted: prose stays free.
 """
 
 from __future__ import annotations
@@ -29,6 +36,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from typing import Any, Final
+
+from pipeline.decoding_linestart import FREE, LineContext, StartTable, start_state
 
 #: newlines allowed in one whitespace run inside a block (2 = one blank line)
 MAX_NEWLINES: Final = 2
@@ -78,7 +87,8 @@ class LayoutTable:
     starts_nl: list[bool]
     comment: list[bool] = field(default_factory=list)  # holds "//"
     slash: list[bool] = field(default_factory=list)  # starts with "/"
-    _masks: dict[tuple[str, int, int, int], Any] = field(default_factory=dict)
+    starts: StartTable | None = None  # the line-start rule (None: off)
+    _masks: dict[tuple[str, int, int, int, int], Any] = field(default_factory=dict)
 
     @classmethod
     def build(cls, texts: list[str]) -> LayoutTable:
@@ -95,19 +105,20 @@ class LayoutTable:
             most.append(max((_newlines(r) for r in runs), default=0))
             starts.append(text[:1] in ("\n", "\r"))
         return cls(list(texts), lead, most, ws, trail, starts, ["//" in t for t in texts],
-                   [t.startswith("/") for t in texts])
+                   [t.startswith("/") for t in texts], StartTable.build(list(texts)))
 
-    def mask(self, blank: int, comment: int, width: int, no_comment: int = 0) -> Any:
+    def mask(self, blank: int, comment: int, width: int, no_comment: int = 0, start: int = FREE) -> Any:
         """Bool tensor ``[width]`` of the tokens the layout allows after ``blank`` newlines of the
         current whitespace run, ``comment`` characters into a ``//`` comment (0: none). Cached.
         ``no_comment``: 0 comments may start; 1 none may (tokens holding ``//`` are out); 2 none
-        may and the line ends in a ``/`` (tokens starting with ``/`` are out too)."""
+        may and the line ends in a ``/`` (tokens starting with ``/`` are out too). ``start``: the
+        line-start state (:func:`pipeline.decoding_linestart.start_state`)."""
         import torch
 
         blank = min(blank, MAX_NEWLINES)
         capped = comment >= MAX_COMMENT
         no_comment = 0 if comment else no_comment
-        key = ("c" if capped else "b", blank, width, no_comment)
+        key = ("c" if capped else "b", blank, width, no_comment, start if self.starts is not None else FREE)
         cached = self._masks.get(key)
         if cached is None:
             room = MAX_NEWLINES - blank
@@ -121,6 +132,9 @@ class LayoutTable:
             if no_comment:
                 allowed = [a and not c and not (no_comment == 2 and sl)
                            for a, c, sl in zip(allowed, self.comment, self.slash)]
+            line_start = self.starts.allowed(start, not no_comment) if self.starts is not None else None
+            if line_start is not None:
+                allowed = [a and ok for a, ok in zip(allowed, line_start)]
             out = torch.ones(width, dtype=torch.bool)
             n = min(width, len(allowed))
             out[:n] = torch.tensor(allowed[:n], dtype=torch.bool)
@@ -170,6 +184,7 @@ class LayoutState:
         self.blank = 0  # newlines in the trailing whitespace run (inside the block)
         self.line = ""  # the current line's text inside the block
         self.comment_lines = 0  # finished lines of the block holding a comment
+        self.context = LineContext()  # brackets and last token of the block's finished lines
 
     def feed(self, token: int) -> None:
         """Account for one sampled token."""
@@ -185,6 +200,7 @@ class LayoutState:
                 self.text = self.text[-len(FENCE_OPEN):]
                 return
             self.in_block, self.blank, self.line, self.comment_lines = True, 0, "", 0
+            self.context = LineContext()
             piece = self.text[start + len(FENCE_OPEN):]
             self.text = piece
         self._in_block(piece)
@@ -201,7 +217,9 @@ class LayoutState:
         else:
             self.blank += _newlines(piece)
         if "\n" in tail:
-            self.comment_lines += sum(comment_length(done) > 0 for done in tail.split("\n")[:-1])
+            for done in tail.split("\n")[:-1]:
+                self.comment_lines += int(comment_length(done) > 0)
+                self.context.feed(done)
         self.line = tail.rsplit("\n", 1)[-1]
         self.text = self.line
 
@@ -213,4 +231,5 @@ class LayoutState:
         no_comment = 0
         if self.comment_lines + (comment > 0) >= MAX_COMMENT_LINES and not _in_string(self.line):
             no_comment = 2 if self.line.endswith("/") else 1
-        return self.table.mask(self.blank, comment, width, no_comment)
+        start = start_state(self.context, self.line) if self.table.starts is not None else FREE
+        return self.table.mask(self.blank, comment, width, no_comment, start)

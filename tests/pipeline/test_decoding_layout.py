@@ -40,7 +40,8 @@ def test_prose_is_free_and_blocks_are_capped() -> None:
     two = allowed(fed("```vox", "\n", "a", "\n", "  \n"))  # a whitespace-only line is blank
     assert "\n" not in two and "\n\n" not in two and "\n```" not in two
     assert {"a", "(", "```", " ", "//"} <= two
-    assert allowed(fed("```vox", "\n", "(", "\n", "\n")) == two  # inside brackets too (L1)
+    # inside brackets too (L1); there a closer may start the line (not after `a`: line-start rule)
+    assert allowed(fed("```vox", "\n", "(", "\n", "\n")) == two | {")"}
     assert "\n" in allowed(fed("```vox", "\n", "\n", "a"))  # a non-blank token resets the run
     assert allowed(fed("```vox", "\n", "a", "\n```", "\n", "\n", "\n")) == set(TEXTS)  # closed: prose again
 
@@ -62,9 +63,10 @@ def test_long_comments_must_end() -> None:
 @pytest.mark.parametrize("seed", range(4))
 def test_the_cap_holds_under_the_grammar_on_random_logits(seed: int) -> None:
     """Random scores through the real processor (grammar + cap): no block ever holds more than
-    one blank line in a row, and no comment outgrows the cap."""
+    one blank line in a row, no comment outgrows the cap, no line starts with a continuation."""
     import torch
 
+    from pipeline.decoding_linestart import refused_lines
     from tests.pipeline.test_decoding_constraint import grammar, tokenizer
 
     tok = tokenizer()
@@ -82,6 +84,7 @@ def test_the_cap_holds_under_the_grammar_on_random_logits(seed: int) -> None:
         body = text.split("```vox", 1)[1].split("```", 1)[0]
         assert not re.search(r"\n[ \t\r]*\n[ \t\r]*\n", body), text
         assert all(comment_length(line) < MAX_COMMENT + 12 for line in body.split("\n")), text
+        assert refused_lines(body) == [], text  # and no line continues where NL separates
     assert not proc.report.fell_back
 
 
@@ -103,3 +106,140 @@ def test_backticks_in_a_comment_or_string_do_not_end_the_block() -> None:
     assert state.in_block and "\n" not in allowed(state)
     state = fed("```vox", "\n", "\"", "```", "\"", "\n", "\n")
     assert state.in_block and "\n" not in allowed(state)
+
+
+# --- the line-start rule (pipeline.decoding_linestart) ---------------------------------------------
+
+#: strict-valid Vox (checked below) with every multi-line form the rule must keep allowing
+VALID_FORMS = '''\
+type Shape =
+  | Circle(r: float)
+  | Square(s: float)
+type Color = | Red
+  | Green
+
+routes {
+  "/a" to home
+  , "/b" to home
+}
+
+fn home() to Element {
+  ret text(value="home")
+}
+
+@test
+fn test_forms() {
+  let x =
+    1 + 2
+  let ok = x > 1 and
+    x < 10
+  let p = { name: "a",
+    size: 2 }
+  let q = {
+    name: "b"
+    size: 3
+  }
+  let words = ["a", "b"]
+    |> len
+  let s = "a,b"
+    .split(",")
+  if ok {
+    print(s)
+  }
+  else {
+    print(p.name)
+  }
+  [1, 2]
+  (x + 1)
+  match x {
+    -1 -> print("neg")
+    _ -> print("other")
+  }
+  print(q.size + words)
+  -1
+}
+'''
+
+#: garbage the tiny model wrote under the constraint (eval completions), the refused line numbers
+GARBAGE = [
+    ("for v in xs {\n    if v.get(abos() >= 1.5) > true\n    > 10.0\n    > 3\n", [3, 4]),
+    ("fn f(low: float) to bool {\n  ret low\n  == 0.0\n}\n", [3]),
+    ("let x = 1\nx\n, breakiist()\n", [3]),
+    ("\n ->(numb(3))\n", [2]),
+    ("fn f() {\n  let y = x\n  // note\n\n  * 2\n}\n", [5]),  # comments and blank lines are skipped
+    ("let s = \"a // b\"\n-= 1\n", [2]),
+]
+
+
+def test_valid_forms_are_strict_valid_and_never_refused() -> None:
+    import vox_lang
+    from pipeline.decoding_linestart import refused_lines
+    from tests.pipeline.test_decoding_constraint import accepted_prefix
+
+    assert vox_lang.check(VALID_FORMS, strict=True).ok
+    assert refused_lines(VALID_FORMS) == []
+    n, total, ok = accepted_prefix(f"```vox\n{VALID_FORMS}```", "code")  # grammar + layout, token by token
+    assert ok, (n, total)
+
+
+@pytest.mark.parametrize(("code", "lines"), GARBAGE)
+def test_garbage_continuation_lines_are_refused(code: str, lines: list[int]) -> None:
+    """Statically, and by the decoder at the first token of the offending line (real tokenizer)."""
+    from pipeline.decoding_linestart import refused_lines
+    from tests.pipeline.test_decoding_constraint import layout_prefix, tokenizer
+
+    assert refused_lines(code) == lines
+    text = f"```vox\n{code}"
+    ids_ = tokenizer().encode(text, add_special_tokens=False)
+    n = layout_prefix(ids_, "code")
+    first = text.split("\n")[lines[0]]  # fence line + the first refused line
+    offending = len("\n".join(text.split("\n")[:lines[0]])) + 1 + len(first) - len(first.lstrip())
+    assert n < len(ids_)
+    # refused at the line's first token, or its second after a lone `-` (of `-=`)
+    assert len(tokenizer().decode(ids_[:n])) <= offending + 1 and offending < len(tokenizer().decode(ids_[:n + 1]))
+
+
+STARTS = ["a", "==", ">", ",", "->", ")", "}", "-", "//", ".", "|>", "= 1", "\n", "  ", "\n==", " x\n> 2", "1", "@t",
+          "\"s\"", "[", "(", "{", "/", ">", "=", "```", ":", "?", "else", " -1"]
+
+
+def start_allowed(*pieces: str) -> set[str]:
+    state = LayoutState(LayoutTable.build(STARTS), in_block=True)
+    for piece in pieces:
+        state.feed(STARTS.index(piece))
+    mask = state.mask(len(STARTS))
+    assert mask is not None
+    return {t for t, ok in zip(STARTS, mask.tolist()) if ok}
+
+
+def test_line_start_tokens_after_a_separator() -> None:
+    here = start_allowed("a", "\n", "  ")
+    assert {"a", "}", "-", "//", ".", "|>", "\n", "  ", "1", "@t", "\"s\"", "[", "(", "{", "/", "```", "else",
+            " -1", " x\n> 2"} <= here
+    assert not {"==", ">", ",", "->", ")", "= 1", "\n==", "=", ":", "?"} & here
+    assert start_allowed() == here  # the block's first line
+    assert not {">", "="} & start_allowed("a", "\n", "-")  # no `->`, `-=` split over two tokens
+    assert start_allowed("a", "\n", "/") == {"//", "/"}  # a lone `/` can only begin a comment
+    mid = start_allowed("a")  # mid-line: free, except what a token puts after its own newline
+    assert "\n==" not in mid and {"==", ",", ")", " x\n> 2"} <= mid
+
+
+@pytest.mark.parametrize("before", [("a", "="), ("a", ","), ("(",), ("[",), ("{",), ("a", "|>"), ("a", "-")])
+def test_line_start_is_free_after_l2_and_inside_brackets(before: tuple[str, ...]) -> None:
+    assert start_allowed(*before, "\n") == set(STARTS) - {"\n\n"}
+
+
+def test_incremental_line_context_agrees_with_a_fresh_lex() -> None:
+    """``LineContext.after`` lexes only the tail of a growing line; it must agree with lexing the
+    whole line afresh, character by character, over examples and the tricky lexemes."""
+    from pipeline.decoding_linestart import LineContext
+    from tests.pipeline.test_decoding_constraint import ROOT
+
+    lines = [line for p in sorted((ROOT / "examples").glob("*.vox")) for line in p.read_text().split("\n")]
+    lines += ['let s = "a\\"(" + x.y(1.5, -2) // )', "  x -> y |> z <= 1.", '@route.get("/x") fn f() {', "a ="]
+    ctx = LineContext()
+    for line in lines:
+        for end in range(len(line) + 1):
+            fresh = LineContext(tuple(ctx.stack), ctx.last)
+            assert ctx.after(line[:end]) == fresh.after(line[:end]), (line, end)
+        ctx.feed(line)
