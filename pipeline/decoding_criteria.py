@@ -2,10 +2,11 @@
 
 :class:`EventStop` ends generation when a :class:`threading.Event` is set (client disconnect,
 a stop string found by the consumer, a closed iterator); :class:`RowsStop` ends single rows of a
-batch (one of ``n`` choices done). :class:`FirstBlockClosed` ends a sequence
-once its first ```vox block has closed (evaluation scores code, so prose after it is not
-generated). :class:`RecordLogits` hands each step's raw logits to a callback (cache parity tests).
-All are ``transformers`` classes, so they compose with the library's own criteria.
+batch (one of ``n`` choices done). :class:`FirstBlockClosed` ends a sequence once its first
+```vox block has closed (evaluation scores code, so prose after it is not generated; where a
+block closes is :func:`pipeline.decoding_fence.first_block_closed`, the decoder's and the
+extractor's rule). :class:`RecordLogits` hands each step's raw logits to a callback (cache
+parity tests). All are ``transformers`` classes, so they compose with the library's own criteria.
 """
 
 from __future__ import annotations
@@ -16,15 +17,7 @@ from typing import Any
 
 from transformers import LogitsProcessor, StoppingCriteria
 
-#: the text that opens a Vox block, and the one that closes it (at the start of a line)
-FENCE_OPEN = "```vox"
-FENCE_CLOSE = "\n```"
-
-
-def first_block_closed(text: str) -> bool:
-    """True when ``text`` holds a ```vox block followed by a closing fence line."""
-    start = text.find(FENCE_OPEN)
-    return start >= 0 and text.find(FENCE_CLOSE, start + len(FENCE_OPEN)) >= 0
+from pipeline.decoding_fence import first_block_closed
 
 
 class EventStop(StoppingCriteria):

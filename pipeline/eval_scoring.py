@@ -18,11 +18,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+from pipeline.decoding_fence import vox_blocks
+
 NO_CODE: Final = "NO_CODE"  # failure code for a completion without a ```vox block
 EMPTY: Final = "EMPTY"  # failure code for a block holding nothing but comments and blank lines
 UNDECLARED: Final = "UNDECLARED"  # compiles, but misses an item the task names
-_BLOCK = re.compile(r"```vox[ \t]*\n(.*?)(?:```|\Z)", re.DOTALL)
-_CLOSED = re.compile(r"```vox[ \t]*\n.*?\n```", re.DOTALL)
 _COMMENT = re.compile(r"//[^\n]*")
 
 #: failure classes, in report order
@@ -62,17 +62,18 @@ def as_outcome(value: Any) -> CheckOutcome:
 
 
 def extract_vox(text: str) -> str | None:
-    """The ```vox blocks of ``text`` joined as one module, or ``None`` if there is none.
+    """The ```vox blocks of ``text`` (:func:`pipeline.decoding_fence.vox_blocks`) joined as one module, or ``None`` if
+    there is none.
 
     An unterminated final block (generation cut off) counts up to the end of the text.
     """
-    blocks = _BLOCK.findall(text)
+    blocks, _ = vox_blocks(text)
     return "\n\n".join(b.rstrip() for b in blocks) if blocks else None
 
 
 def truncated(text: str) -> bool:
     """True when the completion's last ```vox block was never closed (cut by the token limit)."""
-    return text.count("```vox") > len(_CLOSED.findall(text))
+    return vox_blocks(text)[1]
 
 
 def is_empty(code: str) -> bool:

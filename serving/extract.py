@@ -2,10 +2,13 @@
 
 Fences follow CommonMark's rules, made lenient for model output: backtick or tilde fences of
 three or more characters, any indentation, an info string whose first word is ``vox`` (any
-case, ``{.vox}``, ``vox title=...``, ``main.vox``), closed only by a bare fence of the same
-character at least as long (so four-backtick fences may contain three-backtick ones). A fence
-that is not Vox (```` ```markdown ````, ```` ```` ````) is searched for Vox fences inside it; an
-unterminated fence runs to the end of the answer (and is marked so). Line ends are normalised
+case, ``{.vox}``, ``vox title=...``, ``main.vox``), closed by a fence of the same character at
+least as long (so four-backtick fences may contain three-backtick ones). A Vox block closes where
+the decoder closes one (:func:`pipeline.decoding_fence.closing_fence`): at the first such fence
+not inside a ``//`` comment or a string literal on its line, also right after code on that line;
+any other fence only at a bare fence line. A fence that is not Vox (```` ```markdown ````,
+```` ```` ````) is searched for Vox fences inside it; an unterminated fence runs to the end of
+the answer (and is marked so). Line ends are normalised
 first: CRLF (Windows), CR alone (old Mac OS), NEL, LINE SEPARATOR and PARAGRAPH SEPARATOR all
 become ``\n``, so a closing fence is recognised whatever the model or its transport used.
 Nothing here executes anything.
@@ -104,15 +107,35 @@ def _scan(lines: list[str], offset: int) -> list[VoxBlock]:
             i += 1
             continue
         fence, info, indent = m["fence"], m["info"].strip(), len(m["indent"].expandtabs(4))
-        close = re.compile(r"^[ \t]*" + re.escape(fence[0]) + "{" + str(len(fence)) + r",}[ \t]*$")
-        end = next((j for j in range(i + 1, len(lines)) if close.match(lines[j])), None)
-        body = [_dedent(line, indent) for line in lines[i + 1: len(lines) if end is None else end]]
         if is_vox_info(info):
-            blocks.append(VoxBlock("\n".join(body).strip("\n"), offset + i + 1, info, end is not None))
+            end, body = _vox_body(lines, i + 1, fence)
+            code = "\n".join(_dedent(line, indent) for line in body).strip("\n")
+            blocks.append(VoxBlock(code, offset + i + 1, info, end is not None))
         else:
+            close = re.compile(r"^[ \t]*" + re.escape(fence[0]) + "{" + str(len(fence)) + r",}[ \t]*$")
+            end = next((j for j in range(i + 1, len(lines)) if close.match(lines[j])), None)
+            body = [_dedent(line, indent) for line in lines[i + 1: len(lines) if end is None else end]]
             blocks.extend(_scan(body, offset + i + 1))
         i = len(lines) if end is None else end + 1
     return blocks
+
+
+def _vox_body(lines: list[str], start: int, fence: str) -> tuple[int | None, list[str]]:
+    """The index of the line on which the Vox block opened by ``fence`` (body from ``lines[start]``)
+    closes (``None``: never) and the block's lines. The close is the decoder's
+    (:func:`pipeline.decoding_fence.closing_fence`): the first run of at least ``len(fence)`` fence
+    characters not inside a ``//`` comment or a string literal on its line, so a comment or string
+    holding ```` ``` ```` does not end the block, and code before a fence on its line is kept."""
+    from pipeline.decoding_fence import closing_fence
+
+    text = "\n".join(lines[start:])
+    at = closing_fence(text, fence)
+    if at < 0:
+        return None, lines[start:]
+    body = text[:at].split("\n")
+    end = start + len(body) - 1
+    before = body.pop().rstrip(" \t")  # what stands before the fence on its line (usually nothing)
+    return end, body + [before] if before else body
 
 
 def _dedent(line: str, width: int) -> str:

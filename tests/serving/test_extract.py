@@ -104,3 +104,30 @@ def test_every_line_ending_style_closes_the_fence(style: str) -> None:
 def test_unterminated_block_after_crlf_is_still_marked() -> None:
     blocks = extract_vox_blocks("Sure:\r\n```vox\r\nfn f() to int {\r\n  ret 1\r\n}")
     assert [(b.code, b.terminated) for b in blocks] == [("fn f() to int {\n  ret 1\n}", False)]
+
+
+@pytest.mark.parametrize("code", ["fn f() to int {\n  ret 1 // ``` is a fence\n}", 'let s = "a ``` b"\nprint(s)',
+                                  '// ```vox\nprint("```")'])
+def test_a_comment_or_string_holding_a_fence_does_not_end_the_block(code: str) -> None:
+    blocks = extract_vox_blocks(f"Here:\n```vox\n{code}\n```\nDone.")
+    assert [b.code for b in blocks] == [code] and blocks[0].terminated
+
+
+def test_a_fence_right_after_code_ends_the_block_as_the_decoder_does() -> None:
+    blocks = extract_vox_blocks("```vox\nfn f() to int {\n  ret 1\n}```\nIt returns 1.\n```vox\nprint(f())\n```")
+    assert [b.code for b in blocks] == ["fn f() to int {\n  ret 1\n}", "print(f())"]
+    assert codes("````vox\nlet a = 1 ```\nlet b = 2````") == ["let a = 1 ```\nlet b = 2"]
+    assert codes("~~~vox\nlet a = 1 ~~~\nafter") == ["let a = 1"]
+
+
+@pytest.mark.parametrize("answer", [
+    "```vox\nprint(1)\n```", "a\n```vox\nfn f() { } // ```\n```\nb\n```vox\nprint(2)```", 'x\n```vox\nlet s = "```"\n',
+    "```vox\nlet a = 1\n```\n```python\nno\n```", "```vox\n```",
+])
+def test_vox_chat_and_the_eval_read_the_same_blocks(answer: str) -> None:
+    from pipeline.decoding_fence import vox_blocks
+
+    found, still_open = vox_blocks(answer)
+    blocks = extract_vox_blocks(answer)
+    assert [b.code for b in blocks] == [code.strip("\n") for code in found]
+    assert (bool(blocks) and not blocks[-1].terminated) == still_open
