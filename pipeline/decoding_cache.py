@@ -69,13 +69,17 @@ class _Probe:
         device = next(self.model.parameters()).device
         seq = torch.tensor([prompt_ids], dtype=torch.long, device=device)
         cache = None  # the model builds the right cache class for its architecture on the prefill
+        # inference_mode is entered per forward, never held across a ``yield``: grad mode is
+        # thread-local, and two probes run interleaved would restore it out of order, leaving
+        # the caller's thread in inference mode (later training then fails: "does not require grad").
         with torch.inference_mode():
             logits, cache = self._forward(seq, cache)
-            # A model that returns no cache would silently decode from the last token alone.
-            cached = self.use_cache and cache is not None
-            while True:
-                token = yield logits[0]
-                step = torch.tensor([[token]], dtype=torch.long, device=device)
+        # A model that returns no cache would silently decode from the last token alone.
+        cached = self.use_cache and cache is not None
+        while True:
+            token = yield logits[0]
+            step = torch.tensor([[token]], dtype=torch.long, device=device)
+            with torch.inference_mode():
                 if cached:
                     logits, cache = self._forward(step, cache)
                 else:

@@ -91,3 +91,16 @@ def test_broken_cache_falls_back_to_full_forward(
 
     forced = Engine.load(model_dir, device="cpu", cache="on")  # forcing the broken cache is wrong
     assert forced.chat([{"role": "user", "content": "hi"}], max_tokens=32, temperature=0.0).text != expected.text
+
+
+def test_the_self_check_leaves_grad_mode_as_it_found_it() -> None:
+    """The load-time probe runs two decoders interleaved; it must not leave the thread in
+    inference mode (training in the same process would then fail: "does not require grad")."""
+    import torch
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    from pipeline.decoding_cache import cache_is_consistent
+
+    model = GPT2LMHeadModel(GPT2Config(n_layer=1, n_embd=16, n_head=2, vocab_size=50, n_positions=32)).eval()
+    assert cache_is_consistent(model, 50)
+    assert torch.is_grad_enabled() and not torch.is_inference_mode_enabled()
