@@ -40,7 +40,7 @@ from transformers import LogitsProcessor
 from pipeline.decoding_declare import TOOL_DECORATOR, TokenIndex, handler_header, handler_start, header, item_start
 from pipeline.decoding_done import Extras, allowed_after_done, boundary, close_margin, decorator_line
 from pipeline.decoding_layout import fence_close
-from pipeline.decoding_position import FOLLOW, FOLLOWERS, USE, Position, position
+from pipeline.decoding_position import FOLLOW, FOLLOWERS, STMT, USE, Position, position
 from vox_lang.lexer import KEYWORDS
 from vox_lang.prelude import BUILTIN_TYPES, BUILTINS, CONSTRUCTORS, STD, VIEW_ELEMENTS
 from vox_lang.requests import RequestSpec, missing_items
@@ -51,6 +51,11 @@ _IDENT: Final = re.compile(r"[A-Za-z0-9_]*")
 #: names every program may use: prelude values, constructors, view elements, types, reserved words
 PRELUDE_NAMES: Final = frozenset(BUILTINS) | frozenset(CONSTRUCTORS) | frozenset(VIEW_ELEMENTS) \
     | frozenset(BUILTIN_TYPES) | frozenset(KEYWORDS) | frozenset({"children", "_", "is", "extern"})
+#: reserved words that never start an expression or a statement (they only follow one); kept
+#: out of the use names, so a word such as ``an`` cannot head for ``and`` where no ``and`` fits
+NOT_STARTERS: Final = frozenset({"and", "or", "to", "in", "as", "else", "mut", "on", "is"})
+#: ... of which these may start a line inside a block (``else`` after ``}``, L3; ``on`` in an actor)
+STATEMENT_ONLY: Final = frozenset({"else", "on"})
 _DECLS: Final = (
     re.compile(r"\b(?:fn|workflow|activity|type|actor|on|let(?:\s+mut)?|for|as)\s+([A-Za-z_]\w*)"),
     re.compile(r"\bfor\s+[A-Za-z_]\w*\s*,\s*([A-Za-z_]\w*)"),
@@ -91,10 +96,6 @@ class _TokenTable:
     index: TokenIndex | None = None  # every token's text, for forcing requested headers
     texts: list[str] = field(default_factory=list)  # every token's text (index = id)
     tool_ids: list[int] = field(default_factory=list)  # ids spelling a start of "@mcp.tool"
-    ends_named: list[int] = field(default_factory=list)  # terminators led by "=" or ":" (after spaces)
-    blank: list[int] = field(default_factory=list)  # spaces/tabs only
-    glued_ends: list[int] = field(default_factory=list)  # glued ids with something after their identifier
-    glued_ends_named: list[int] = field(default_factory=list)  # ... where that is "=", ":" or spaces only
 
 
 def token_table(tokenizer: Any) -> _TokenTable:
@@ -127,22 +128,8 @@ def token_table(tokenizer: Any) -> _TokenTable:
             maps[3 if len(lead) == len(body) else 2][lead].append(i)
     lead_ends, lead_only, ws_lead_ends, ws_lead_only = (dict(m) for m in maps)
     tool = [i for i, t in enumerate(texts) if t and (TOOL_DECORATOR.startswith(t) or t.startswith(TOOL_DECORATOR))]
-    glued_ends = [i for ids in lead_ends.values() for i in ids]
-    rest = {i: texts[i].lstrip(" \t\n\r")[len(lead):] for lead, ids in lead_ends.items() for i in ids}
     return _TokenTable(lead_ends, lead_only, ws_lead_ends, ws_lead_only, glued, digit_led, terminators, ws_ident,
-                       backtick, TokenIndex(texts), texts, tool,
-                       ends_named=[i for i in terminators if _names_a_binding(texts[i])],
-                       blank=[i for i, t in enumerate(texts) if t and not t.strip(" \t")],
-                       glued_ends=glued_ends,
-                       glued_ends_named=[i for i in glued_ends
-                                         if not rest[i].strip(" \t") or _names_a_binding(rest[i])])
-
-
-def _names_a_binding(text: str) -> bool:
-    """Whether ``text`` (after spaces/tabs) starts with ``:`` or a lone ``=`` (not ``==``/``=>``):
-    what may follow a word that does not resolve in a call's or declaration's parentheses."""
-    body = text.lstrip(" \t")
-    return body.startswith(":") or (body.startswith("=") and not body.startswith(("==", "=>")))
+                       backtick, TokenIndex(texts), texts, tool)
 
 
 @dataclass
@@ -184,6 +171,7 @@ class NameMask(LogitsProcessor):
         self._masks: dict[tuple[Position, frozenset[str], int], Any] = {}  # (position, names, width)
         self._lines_key, self._lines_names = "", set[str]()
         self._hold: Any = None  # bool mask without backtick tokens and EOS, built on first use
+        self._end_mask: Any = None  # see _word_end_mask
         self._texts = [""] * len(specs)
         self._seen = [0] * len(specs)
         self._missing: dict[tuple[int, str], bool] = {}
@@ -204,63 +192,69 @@ class NameMask(LogitsProcessor):
         return self._texts[row]
 
     def _name_mask(self, pos: Position, names: set[str], width: int) -> Any | None:
-        """Bool mask ``[width]`` of the tokens that keep identifiers at ``pos`` what their kind
-        allows (``names``: what a use may resolve to), or ``None`` when nothing is restricted.
-        Cached: the name set changes only when the block declares something new."""
-        pending = bool(pos.deferred) and pos.deferred not in names
-        if pos.cont not in (USE, FOLLOW) and pos.fresh not in (USE, FOLLOW) and not pending:
+        """Bool mask ``[width]`` of the tokens that keep the identifiers at ``pos`` what their
+        kinds allow (``names``: what a use may resolve to), or ``None`` when nothing is
+        restricted. Cached: the name set changes only when the block declares something new."""
+        kinds = (pos.cont, pos.fresh)
+        if not any(k in (USE, STMT, FOLLOW) for k in kinds):
             return None
-        key = (pos, frozenset(names) if USE in (pos.cont, pos.fresh) or pending else frozenset(), width)
+        key = (pos, frozenset(names) if USE in kinds or STMT in kinds else frozenset(), width)
         cached = self._masks.get(key)
         if cached is None:
             cached = self._masks[key] = self._build_mask(pos, names, width)
         return cached
 
+    @staticmethod
+    def _names_for(kind: str, names: set[str]) -> frozenset[str] | set[str] | None:
+        if kind == USE:
+            return names - NOT_STARTERS
+        if kind == STMT:
+            return (names - NOT_STARTERS) | STATEMENT_ONLY
+        return FOLLOWERS if kind == FOLLOW else None
+
     def _build_mask(self, pos: Position, names: set[str], width: int) -> Any:
         import torch
 
         t = self.table
-        mask = torch.ones(max(width, self._vocab), dtype=torch.bool)  # ids past the logits are cut below
-
-        def apply(off: Iterable[int], on: Iterable[int]) -> None:
-            part = torch.ones_like(mask)
-            off, on = list(off), list(on)
-            if off:
-                part[torch.tensor(off)] = False
-            if on:
-                part[torch.tensor(on)] = True
-            mask.logical_and_(part)
-
-        cont = names if pos.cont == USE else FOLLOWERS if pos.cont == FOLLOW else None
-        fresh = names if pos.fresh == USE else FOLLOWERS if pos.fresh == FOLLOW else None
+        off: list[int] = []  # token classes switched off, then the compatible ids switched back on
+        on: list[int] = []
+        cont = self._names_for(pos.cont, names)
+        fresh = self._names_for(pos.fresh, names)
         if cont is not None:
-            on: list[int] = []
+            off += t.glued
             for name in cont:
                 if name.startswith(pos.partial):
                     rest = name[len(pos.partial):]
                     for k in range(1, len(rest) + 1):
                         on += t.lead_only.get(rest[:k], ())
                     on += t.lead_ends.get(rest, ())
-            if not pos.partial and pos.cont == USE:
+            if not pos.partial and pos.cont in (USE, STMT):
                 on += t.digit_led
-            apply(t.glued, on)
-            if pos.partial and pos.partial not in cont:
-                apply(t.terminators, ())  # the identifier must go on until it names something
         if fresh is not None and (cont is None or not pos.partial or pos.partial in cont):
-            on = []
+            off += t.ws_ident
             for name in fresh:
                 for k in range(1, len(name) + 1):
                     on += t.ws_lead_only.get(name[:k], ())
                 on += t.ws_lead_ends.get(name, ())
-            apply(t.ws_ident, on)
-        if pos.deferred and pos.deferred not in names:
-            if pos.partial == pos.deferred:  # still open: it may go on, or end in "=" / ":"
-                done = [i for name in names if name.startswith(pos.partial) and name != pos.partial
-                        for i in t.lead_ends.get(name[len(pos.partial):], ())]
-                apply([*t.terminators, *t.glued_ends], [*t.ends_named, *t.blank, *t.glued_ends_named, *done])
-            else:  # ended before spaces: only "=" or ":" (or more spaces) may come
-                apply(range(len(mask)), [*t.ends_named, *t.blank])
+        mask = torch.ones(max(width, self._vocab), dtype=torch.bool)  # ids past the logits are cut below
+        if off:
+            mask[torch.tensor(off)] = False
+        if on:
+            mask[torch.tensor(on)] = True
+        if cont is not None and pos.partial and pos.partial not in cont:
+            mask[torch.tensor(t.terminators)] = False  # the identifier must go on until it names something
         return mask[:width]
+
+    def _word_end_mask(self, width: int) -> Any:
+        """Fallback when no resolvable name fits: tokens that end the identifier here (no glued
+        identifier characters), so an unresolvable word stays short instead of growing freely."""
+        import torch
+
+        if self._end_mask is None or self._end_mask.shape[0] != width:
+            mask = torch.ones(max(width, self._vocab), dtype=torch.bool)
+            mask[torch.tensor(self.table.glued)] = False
+            self._end_mask = mask[:width]
+        return self._end_mask
 
     def _declared(self, code: str) -> set[str]:
         """:func:`declared_names` of ``code``: finished lines cached, only the last line re-read."""
@@ -347,9 +341,13 @@ class NameMask(LogitsProcessor):
             code = text[start + len(_FENCE):]
             mask: Any = None
             declared = self._declared(code)
+            word_end = None
             if self.names:
                 names = declared | PRELUDE_NAMES | set(self.specs[row].names)
-                mask = self._name_mask(position(code), names, scores.shape[1])
+                pos = position(code)
+                mask = self._name_mask(pos, names, scores.shape[1])
+                if mask is not None and pos.partial:
+                    word_end = self._word_end_mask(scores.shape[1])
             missing = bool(self.require and self.specs[row] and self._missing_now(row, code.rstrip(), declared))
             if missing:
                 if self._hold is None or self._hold.shape[0] != scores.shape[1]:
@@ -382,6 +380,10 @@ class NameMask(LogitsProcessor):
             if mask is None:
                 continue
             masked = scores[row].masked_fill(~mask.to(scores.device), float("-inf"))
+            if not bool(torch.isfinite(masked).any()) and word_end is not None:
+                masked = scores[row].masked_fill(~word_end.to(scores.device), float("-inf"))
+                if bool(torch.isfinite(masked).any()):
+                    self.report.events.append(f"row {row}: no resolvable name fits here; the word ends")
             if not bool(torch.isfinite(masked).any()):
                 self.report.events.append(f"row {row}: no resolvable name fits here; name mask skipped")
                 continue

@@ -6,9 +6,10 @@
 - :data:`USE` — an expression or type: it must stay a prefix of a name that resolves. After an
   operator, ``=``, ``ret``, ``if``, ``while``, ``in``, ``to``, ``:``, ``->``, ``|>``, ``match``
   (:data:`USE_AFTER`); inside ``[...]`` (list elements, indexes, type arguments); in a
-  parenthesized expression; and at a statement start inside a block or at top level (every
-  statement there either starts with a reserved word, which resolves, or uses a name: a call,
-  an assignment, an expression).
+  parenthesized expression or a call's arguments.
+- :data:`STMT` — a statement start inside a block or at top level: every statement there
+  starts with a reserved word or uses a name (a call, an assignment, an expression), so it must
+  resolve too (``else`` and ``on`` are allowed besides).
 - :data:`FOLLOW` — a word on the same line right after an operand (a name, number, string,
   ``)``, ``]``, ``}``, ``?``): in Vox only ``and``, ``or``, ``to``, ``in``, ``as`` or ``else`` can
   stand there (:data:`FOLLOWERS`). Without this the grammar mask lets ``ret a > 1 andx`` through:
@@ -18,12 +19,14 @@
 - :data:`FREE` — a declaration or anything the left context cannot decide: parameters, fields,
   named arguments, variables being bound, generics, match patterns, decorators, strings, comments.
 
-**Deferred words.** In a call's or declaration's parentheses (after ``NAME(``, ``fn(`` or a
-``,`` inside them) a word is an argument (a use), a named argument (``name=``), a parameter or a
-variant field (``name:``). The kind is known only when the word ends, so :attr:`Position.deferred`
-carries the word: if it does not resolve, the mask lets it end only with ``=`` or ``:``. Both
-are grammatical in those parentheses (``arg: word "=" expr``, ``param: NAME ":" type``), so the
-rule never leaves the model writing an identifier that can never end.
+**Parentheses.** After ``(`` or ``,`` a word is a use in a call (``f(x)``; a named argument of a
+function declared in the block is one of its parameters, which are declared names), in a
+parenthesized expression and in ``[...]``; it is free in a declaration's parentheses
+(``fn f(``, ``on h(``, ``| Circle(``, ``fn(``: parameters and fields) and in a view element's
+call (spec §3: view elements take named arguments of any name). An earlier version let a word
+in a call end only with ``=``/``:`` when it did not resolve: the tiny model then extended such
+words for hundreds of tokens (cut blocks 137 -> 255 of 408 on the default eval), so a word is
+never given a rule whose only exits the model does not take.
 
 Which ``{`` a word stands in is read with a small bracket scan (:func:`frames`): a brace after
 ``match ...`` holds patterns up to each arm's ``->``; a brace after ``=``, ``:``, ``(``, ``,``,
@@ -40,8 +43,10 @@ from dataclasses import dataclass
 from typing import Final
 
 from vox_lang.lexer import KEYWORDS
+from vox_lang.prelude import VIEW_ELEMENTS
 
 USE: Final = "use"
+STMT: Final = "stmt"
 FOLLOW: Final = "follow"
 FREE: Final = ""
 
@@ -63,6 +68,8 @@ _BLOCK_HEADS: Final = frozenset({"if", "while", "for", "else", "fn", "workflow",
 _RECORD_AFTER: Final = frozenset({"=", ":", "(", ",", "[", "ret", "return", "|>", "+", "==", "!="})
 _IDENT_CHARS: Final = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_"
 _GENERIC_DECL: Final = re.compile(r"\bfn\s+[A-Za-z_]\w*\s*<[^>]*$")
+_GENERIC_HEAD: Final = re.compile(r"\bfn\s+[A-Za-z_]\w*\s*<[^<>()]*>\s*\Z")
+_DECL_HEADS: Final = frozenset({"fn", "on", "workflow", "activity", "|"})
 _DECO_TAIL: Final = re.compile(r"@[\w.]*\Z")
 
 
@@ -75,20 +82,16 @@ class Position:
         cont: kind (:data:`USE`, :data:`FOLLOW`, :data:`FREE`) of the identifier ``partial``
             belongs to, or of one glued on (no whitespace) when ``partial`` is empty.
         fresh: kind of an identifier the next token starts after whitespace.
-        deferred: a word (``partial``, or the word just before trailing spaces) whose kind is
-            decided by what follows it: when it does not resolve it may end only with ``=`` or
-            ``:`` (``""``: no such word).
     """
 
     partial: str
     cont: str
     fresh: str
-    deferred: str = ""
 
     @property
     def continues_use(self) -> bool:
         """The identifier ``partial`` belongs to must resolve."""
-        return self.cont == USE
+        return self.cont in (USE, STMT)
 
     @property
     def fresh_use(self) -> bool:
@@ -98,12 +101,14 @@ class Position:
 
 @dataclass
 class Frame:
-    """One open bracket of the block: ``kind`` is ``call`` (``NAME(``, ``fn(``: arguments,
-    parameters, fields), ``paren`` (a parenthesized expression), ``index`` (``[``), ``block``,
-    ``record`` or ``match`` (a ``{``); ``arm`` is the offset where the current match arm starts."""
+    """One open bracket of the block: ``kind`` is ``call`` (``NAME(``: arguments; ``callee`` is
+    NAME), ``decl`` (``fn f(``, ``on h(``, ``| V(``, ``fn(``: parameters, fields), ``paren`` (a
+    parenthesized expression), ``index`` (``[``), ``block``, ``record`` or ``match`` (a ``{``);
+    ``arm`` is the offset where the current match arm starts."""
 
     kind: str
     arm: int = 0
+    callee: str = ""
 
 
 def _brace_kind(prev: str, line_head: str, pending_match: bool) -> str:
@@ -125,7 +130,7 @@ def frames(code: str) -> list[Frame]:
     """The open brackets of ``code`` (outermost first), strings and comments skipped."""
     stack: list[Frame] = []
     pending_match = False
-    prev = ""
+    prev = before = ""
     line_start = 0
     for m in TOKENS.finditer(code):
         tok = m.group(0)
@@ -135,13 +140,20 @@ def frames(code: str) -> list[Frame]:
                 stack[-1].arm = m.end()
             continue
         if tok.startswith(("\"", "//")):
-            prev = tok if tok.startswith("\"") else prev
+            if tok.startswith("\""):
+                prev, before = tok, prev
             continue
         if tok == "match":
             pending_match = True
         elif tok == "(":
             named = bool(re.match(r"[A-Za-z_]\w*$", prev)) and prev not in KEYWORDS
-            stack.append(Frame("call" if named or prev in (">", "fn", ")") else "paren"))
+            generic = prev == ">" and _GENERIC_HEAD.search(code, 0, m.start())
+            if prev == "fn" or named and before in _DECL_HEADS or generic:
+                stack.append(Frame("decl"))
+            elif named or prev == ")":
+                stack.append(Frame("call", callee=prev if named else ""))
+            else:
+                stack.append(Frame("paren"))
         elif tok == "[":
             stack.append(Frame("index"))
         elif tok == "{":
@@ -153,7 +165,7 @@ def frames(code: str) -> list[Frame]:
                 stack.pop()
         elif tok == "," and stack and stack[-1].kind == "match":
             stack[-1].arm = m.end()
-        prev = tok
+        prev, before = tok, prev
     return stack
 
 
@@ -182,36 +194,45 @@ def _in_pattern(code: str, stack: list[Frame]) -> bool:
     return False
 
 
-def _word_kind(code: str, head_tokens: list[str], line_tokens: list[str], deferrable: bool) -> tuple[str, bool]:
-    """``(kind, deferred)`` of a word starting at the end of ``code`` (``head_tokens``: its tokens,
-    newlines included; ``line_tokens``: those of its line)."""
+def _after_open(frame: Frame | None) -> str:
+    """The kind of a word right after ``(``, ``,`` or a line start inside ``frame``."""
+    if frame is None or frame.kind == "block":
+        return USE if frame is not None else STMT
+    if frame.kind in ("decl", "record", "match"):
+        return FREE
+    if frame.kind == "call":
+        return FREE if frame.callee in VIEW_ELEMENTS else USE
+    return USE  # paren, index
+
+
+def _word_kind(code: str, head_tokens: list[str], line_tokens: list[str]) -> str:
+    """The kind of a word starting at the end of ``code`` (``head_tokens``: its tokens, newlines
+    included; ``line_tokens``: those of its line)."""
     sig = [t for t in head_tokens if t != "\n" and not t.startswith("//")]
     last = sig[-1] if sig else ""
     if line_tokens and _operand_end(line_tokens[-1]):
-        return FOLLOW, False
+        return FOLLOW
     if last == "<" and len(sig) >= 3 and sig[-3] == "fn":
-        return FREE, False
+        return FREE
     if last in USE_AFTER:
-        return USE, False
+        return USE
     if line_tokens and line_tokens[0] == "for" and "in" not in line_tokens:
-        return FREE, False  # `for k, v`: loop variables being bound
-    line = code[code.rfind("\n") + 1:]
-    if _GENERIC_DECL.search(line):
-        return FREE, False
+        return FREE  # `for k, v`: loop variables being bound
+    if _GENERIC_DECL.search(code[code.rfind("\n") + 1:]):
+        return FREE
     stack = frames(code)
     if _in_pattern(code, stack):
-        return FREE, False
-    inner = stack[-1].kind if stack else "block"
+        return FREE
+    inner = stack[-1] if stack else None
     statement_start = not line_tokens or line_tokens[-1] == "{"
-    if last in ("(", ",") or (statement_start and inner in ("call", "paren", "index")):
-        if inner == "call":
-            return FREE, deferrable
-        if inner in ("paren", "index"):
-            return USE, False
-        return (FREE, False) if inner in ("record", "match") else (USE, False)
+    bracketed = inner is not None and inner.kind in ("call", "decl", "paren", "index")
+    if last in ("(", ",") or (statement_start and bracketed):
+        return _after_open(inner)
     if statement_start:
-        return (USE, False) if inner == "block" else (FREE, False)
-    return FREE, False
+        if inner is None:
+            return STMT
+        return STMT if inner.kind == "block" else FREE
+    return FREE
 
 
 def position(code: str) -> Position:
@@ -228,21 +249,11 @@ def position(code: str) -> Position:
         return Position(partial, FREE, FOLLOW)
     cut = len(tokens) - tokens[::-1].index("\n") if "\n" in tokens else 0
     line_tokens = [t for t in tokens[cut:] if not t.startswith("//")]
+    kind = _word_kind(head, tokens, line_tokens)
     if not partial:
-        kind, _ = _word_kind(code, tokens, line_tokens, deferrable=False)
-        gap = head[len(head.rstrip(" \t")):]
-        pending = ""
-        if gap and line_tokens and re.match(r"[A-Za-z_]\w*$", line_tokens[-1]) and line_tokens[-1] not in KEYWORDS:
-            word_head = head[: len(head) - len(gap) - len(line_tokens[-1])]
-            w_tokens = TOKENS.findall(word_head)
-            w_cut = len(w_tokens) - w_tokens[::-1].index("\n") if "\n" in w_tokens else 0
-            w_line = [t for t in w_tokens[w_cut:] if not t.startswith("//")]
-            if _word_kind(word_head, w_tokens, w_line, deferrable=True)[1]:
-                pending = line_tokens[-1]
-        return Position("", kind, kind, pending)
-    kind, deferred = _word_kind(head, tokens, line_tokens, deferrable=True)
+        return Position("", kind, kind)
     if partial in KEYWORDS and partial not in _OPERAND_WORDS:
         fresh = USE if partial in USE_AFTER else FREE
     else:
         fresh = FOLLOW
-    return Position(partial, kind, fresh, partial if deferred else "")
+    return Position(partial, kind, fresh)

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from pipeline.decoding_names import NameMask, declared_names, position, token_table
-from pipeline.decoding_position import FOLLOW, FREE, USE
+from pipeline.decoding_position import FOLLOW, FREE, STMT, USE
 from vox_lang.requests import RequestSpec, extract_request, missing_items
 
 _HELPERS = Path(__file__).with_name("test_decoding_constraint.py")  # its tokenizer (tests are not a package)
@@ -20,37 +20,38 @@ _spec.loader.exec_module(_helpers)
 tokenizer = _helpers.tokenizer
 
 
-@pytest.mark.parametrize(("code", "partial", "cont", "fresh", "deferred"), [
-    ("fn f(a: int) to int {\n  ret ", "", USE, USE, ""),
-    ("fn f(a: int) to int {\n  ret a + to", "to", USE, USE, ""),   # `to` may grow into `total`
-    ("fn f(a: int) to int {\n  ret", "ret", USE, USE, ""),         # a statement starts with a name or keyword
-    ("fn f(", "", FREE, FREE, ""),                                 # a parameter is being declared
-    ("let x = foo(", "", FREE, FREE, ""),                          # argument or named argument: free
-    ("let s = \"he", "he", FREE, FREE, ""),                        # inside a string
-    ("// see ", "", FREE, FREE, ""),                               # inside a comment
-    ("let n = 1", "1", FREE, FOLLOW, ""),                          # a number; a word after it follows
-    ("fn id<", "", FREE, FREE, ""),                                # generics being declared
-    ("fn id<T, U", "U", FREE, FOLLOW, ""),
-    ("let p: Li", "Li", USE, FOLLOW, ""),                          # a type annotation
-    ("fn f(a: int) to bool {\n  ret a > 1 an", "an", FOLLOW, FOLLOW, ""),  # only and/or/... after an operand
-    ("fn f(a: int) to bool {\n  ret a > 1 ", "", FOLLOW, FOLLOW, ""),
-    ("fn f() {\n  print(babo", "babo", FREE, FOLLOW, "babo"),     # argument or named argument: decided at its end
-    ("fn f() {\n  print(babo ", "", FOLLOW, FOLLOW, "babo"),
-    ("fn f() {\n  babo", "babo", USE, FOLLOW, ""),                # a statement in a block starts with a use
-    ("type P = {\n  na", "na", FREE, FOLLOW, ""),                  # a record field
-    ("let p = Point {\n  x: 1,\n  y", "y", FREE, FOLLOW, ""),
-    ("fn f(s: Shape) to float {\n  match s {\n    Circle(r", "r", FREE, FOLLOW, ""),  # a pattern binds
-    ("fn f(s: Shape) to float {\n  match s {\n    Circle(r) -> r\n    ot", "ot", FREE, FOLLOW, ""),
-    ("for k, v", "v", FREE, FOLLOW, ""),
-    ("@test\nfn", "fn", USE, FREE, ""),
-    ("@tes", "tes", FREE, FREE, ""),
-    ("fn f() {\n  let xs = [a", "a", USE, FOLLOW, ""),             # list element
-    ("fn f() {\n  spawn(W", "W", USE, FOLLOW, ""),                # spawn takes an actor
-    ("fn f() {\n  card(padding=1) {\n    te", "te", USE, FOLLOW, ""),  # children are expressions
+@pytest.mark.parametrize(("code", "partial", "cont", "fresh"), [
+    ("fn f(a: int) to int {\n  ret ", "", USE, USE),
+    ("fn f(a: int) to int {\n  ret a + to", "to", USE, USE),   # `to` may grow into `total`
+    ("fn f(a: int) to int {\n  ret", "ret", STMT, USE),        # a statement starts with a name or keyword
+    ("fn f(", "", FREE, FREE),                                 # a parameter is being declared
+    ("let x = foo(", "", USE, USE),                            # an argument (named ones are declared params)
+    ("let s = \"he", "he", FREE, FREE),                        # inside a string
+    ("// see ", "", FREE, FREE),                               # inside a comment
+    ("let n = 1", "1", FREE, FOLLOW),                          # a number; a word after it follows
+    ("fn id<", "", FREE, FREE),                                # generics being declared
+    ("fn id<T, U", "U", FREE, FOLLOW),
+    ("let p: Li", "Li", USE, FOLLOW),                          # a type annotation
+    ("fn f(a: int) to bool {\n  ret a > 1 an", "an", FOLLOW, FOLLOW),  # only and/or/... after an operand
+    ("fn f(a: int) to bool {\n  ret a > 1 ", "", FOLLOW, FOLLOW),
+    ("fn f() {\n  print(babo", "babo", USE, FOLLOW),             # a call's argument (named ones are params)
+    ("fn f() {\n  text(val", "val", FREE, FOLLOW),               # a view element's named argument
+    ("fn f() {\n  print(babo ", "", FOLLOW, FOLLOW),
+    ("fn f() {\n  babo", "babo", STMT, FOLLOW),               # a statement in a block starts with a use
+    ("type P = {\n  na", "na", FREE, FOLLOW),                  # a record field
+    ("let p = Point {\n  x: 1,\n  y", "y", FREE, FOLLOW),
+    ("fn f(s: Shape) to float {\n  match s {\n    Circle(r", "r", FREE, FOLLOW),  # a pattern binds
+    ("fn f(s: Shape) to float {\n  match s {\n    Circle(r) -> r\n    ot", "ot", FREE, FOLLOW),
+    ("for k, v", "v", FREE, FOLLOW),
+    ("@test\nfn", "fn", STMT, FREE),
+    ("@tes", "tes", FREE, FREE),
+    ("fn f() {\n  let xs = [a", "a", USE, FOLLOW),             # list element
+    ("fn f() {\n  spawn(W", "W", USE, FOLLOW),                # spawn takes an actor
+    ("fn f() {\n  card(padding=1) {\n    te", "te", STMT, FOLLOW),  # children are expressions
 ])
-def test_position(code: str, partial: str, cont: str, fresh: str, deferred: str) -> None:
+def test_position(code: str, partial: str, cont: str, fresh: str) -> None:
     pos = position(code)
-    assert (pos.partial, pos.cont, pos.fresh, pos.deferred) == (partial, cont, fresh, deferred)
+    assert (pos.partial, pos.cont, pos.fresh) == (partial, cont, fresh)
 
 
 def test_declared_names() -> None:
@@ -88,8 +89,8 @@ def test_identifier_uses_must_resolve() -> None:
         word = lead.split("(")[0].split(".")[0]
         if allowed[i]:
             assert any(n.startswith(word) or word.startswith(n) for n in names), word
-    # Inside a call's argument list the mask does not apply (named arguments are free).
-    allowed, _ = _mask("fn f() {\n  print(")
+    # A view element's argument list is free (named arguments of any name, spec §3).
+    allowed, _ = _mask("fn f() {\n  text(")
     assert bool(allowed.all())
 
 
@@ -349,8 +350,7 @@ def _first_blocked(src: str, spec: RequestSpec | None = None) -> str | None:
     ("fn f(a: int) to bool {\n  ret a > 1 andx\n}", "ret a > 1 and"),    # not `and x`: one undefined name
     ("fn f(a: int) to bool {\n  print(a) andate\n}", "print(a) and"),
     ("fn f(a: int) to bool {\n  ret a inner\n}", "ret a"),               # a name right after an operand
-    ("fn f(a: int) to bool {\n  print(babo)\n}", "print(babo"),          # an undefined argument
-    ("fn f(a: int) to bool {\n  print(babo )\n}", "print(babo "),
+    ("fn f(a: int) to bool {\n  print(babo)\n}", "print("),              # an undefined argument
     ("fn f(a: int) to bool {\n  retconfig\n}", "  ret"),                 # a statement using an undefined name
     ("fn f(a: int) to bool {\n  let xs = [a, bo]\n}", "[a, bo"),
     ("fn f() {\n  let w = spawn(Nobody)\n}", "spawn("),
