@@ -96,6 +96,7 @@ class _TokenTable:
     index: TokenIndex | None = None  # every token's text, for forcing requested headers
     texts: list[str] = field(default_factory=list)  # every token's text (index = id)
     tool_ids: list[int] = field(default_factory=list)  # ids spelling a start of "@mcp.tool"
+    cache: dict[tuple[str, str], Any] = field(default_factory=dict)  # prelude-name ids per (kind, partial)
 
 
 def token_table(tokenizer: Any) -> _TokenTable:
@@ -172,9 +173,11 @@ class NameMask(LogitsProcessor):
         self._lines_key, self._lines_names = "", set[str]()
         self._hold: Any = None  # bool mask without backtick tokens and EOS, built on first use
         self._end_mask: Any = None  # see _word_end_mask
+        self._id_tensors: dict[str, Any] = {}
         self._texts = [""] * len(specs)
         self._seen = [0] * len(specs)
         self._missing: dict[tuple[int, str], bool] = {}
+        self._satisfied: set[int] = set()  # rows whose requested items are all declared
         self._forced: list[set[str]] = [set() for _ in specs]  # requested names already forced per row
         self._forcing: list[tuple[str, int, str] | None] = [None] * len(specs)  # (header, start in code, name)
         self._no_force = [False] * len(specs)
@@ -215,35 +218,61 @@ class NameMask(LogitsProcessor):
     def _build_mask(self, pos: Position, names: set[str], width: int) -> Any:
         import torch
 
-        t = self.table
-        off: list[int] = []  # token classes switched off, then the compatible ids switched back on
-        on: list[int] = []
+        off: list[Any] = []  # token classes switched off, then the compatible ids switched back on
+        on: list[Any] = []
         cont = self._names_for(pos.cont, names)
         fresh = self._names_for(pos.fresh, names)
         if cont is not None:
-            off += t.glued
-            for name in cont:
-                if name.startswith(pos.partial):
-                    rest = name[len(pos.partial):]
-                    for k in range(1, len(rest) + 1):
-                        on += t.lead_only.get(rest[:k], ())
-                    on += t.lead_ends.get(rest, ())
+            off.append(self._ids("glued"))
+            on += self._on_ids(pos.cont, pos.partial, cont, glued=True)
             if not pos.partial and pos.cont in (USE, STMT):
-                on += t.digit_led
+                on.append(self._ids("digit_led"))
         if fresh is not None and (cont is None or not pos.partial or pos.partial in cont):
-            off += t.ws_ident
-            for name in fresh:
-                for k in range(1, len(name) + 1):
-                    on += t.ws_lead_only.get(name[:k], ())
-                on += t.ws_lead_ends.get(name, ())
+            off.append(self._ids("ws_ident"))
+            on += self._on_ids(pos.fresh, "", fresh, glued=False)
         mask = torch.ones(max(width, self._vocab), dtype=torch.bool)  # ids past the logits are cut below
-        if off:
-            mask[torch.tensor(off)] = False
-        if on:
-            mask[torch.tensor(on)] = True
+        for ids in off:
+            mask[ids] = False
+        for ids in on:
+            mask[ids] = True
         if cont is not None and pos.partial and pos.partial not in cont:
-            mask[torch.tensor(t.terminators)] = False  # the identifier must go on until it names something
+            mask[self._ids("terminators")] = False  # the identifier must go on until it names something
         return mask[:width]
+
+    def _on_ids(self, kind: str, partial: str, names: Iterable[str], glued: bool) -> list[Any]:
+        """Id tensors of the tokens that keep an identifier a prefix of one of ``names``: glued on
+        ``partial`` (``glued``) or starting a fresh one after whitespace. The prelude's share
+        (most of the names) is computed once per kind and ``partial`` and kept in the table."""
+        import torch
+
+        t = self.table
+        starts, ends = (t.lead_only, t.lead_ends) if glued else (t.ws_lead_only, t.ws_lead_ends)
+
+        def ids(among: Iterable[str]) -> list[int]:
+            out: list[int] = []
+            for name in among:
+                if name.startswith(partial):
+                    rest = name[len(partial):]
+                    for k in range(1, len(rest) + 1):
+                        out += starts.get(rest[:k], ())
+                    out += ends.get(rest, ())
+            return out
+
+        key = (kind + ("" if glued else "+ws"), partial)
+        static = t.cache.get(key)
+        if static is None:
+            common = self._names_for(kind, set(PRELUDE_NAMES)) or frozenset()
+            static = t.cache[key] = torch.tensor(ids(common), dtype=torch.long)
+        own = ids(n for n in names if n not in PRELUDE_NAMES)
+        return [static, torch.tensor(own, dtype=torch.long)] if own else [static]
+
+    def _ids(self, name: str) -> Any:
+        """The table's id list ``name`` as a tensor (converted once per mask)."""
+        import torch
+
+        if name not in self._id_tensors:
+            self._id_tensors[name] = torch.tensor(getattr(self.table, name), dtype=torch.long)
+        return self._id_tensors[name]
 
     def _word_end_mask(self, width: int) -> Any:
         """Fallback when no resolvable name fits: tokens that end the identifier here (no glued
@@ -252,7 +281,7 @@ class NameMask(LogitsProcessor):
 
         if self._end_mask is None or self._end_mask.shape[0] != width:
             mask = torch.ones(max(width, self._vocab), dtype=torch.bool)
-            mask[torch.tensor(self.table.glued)] = False
+            mask[self._ids("glued")] = False
             self._end_mask = mask[:width]
         return self._end_mask
 
@@ -266,13 +295,20 @@ class NameMask(LogitsProcessor):
 
     def _missing_now(self, row: int, code: str, declared: set[str]) -> bool:
         """Whether a requested item is still undeclared (a lexical check first; the parser only
-        when every requested name is at least declared somewhere, i.e. rarely)."""
+        when every requested name is at least declared somewhere, and then once per finished
+        line: a header is complete when its line is). Once satisfied, a row stays satisfied:
+        the block only grows, and an item already parsed keeps its header."""
+        if row in self._satisfied:
+            return False
         spec = self.specs[row]
         if not spec.names <= declared:
             return True
-        key = (row, code)
+        done = code[: code.rfind("\n") + 1] if not code.endswith(("{", "}")) else code
+        key = (row, done)
         if key not in self._missing:
-            self._missing[key] = bool(missing_items(spec, code))
+            self._missing[key] = bool(missing_items(spec, done))
+            if not self._missing[key]:
+                self._satisfied.add(row)
         return self._missing[key]
 
     def _force_ids(self, row: int, code: str) -> list[int] | None:

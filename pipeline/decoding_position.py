@@ -39,7 +39,8 @@ over-approximates in rare spellings; the compiler still gates.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import Final
 
 from vox_lang.lexer import KEYWORDS
@@ -99,7 +100,7 @@ class Position:
         return self.fresh == USE
 
 
-@dataclass
+@dataclass(frozen=True)
 class Frame:
     """One open bracket of the block: ``kind`` is ``call`` (``NAME(``: arguments; ``callee`` is
     NAME), ``decl`` (``fn f(``, ``on h(``, ``| V(``, ``fn(``: parameters, fields), ``paren`` (a
@@ -109,6 +110,17 @@ class Frame:
     kind: str
     arm: int = 0
     callee: str = ""
+
+
+@dataclass(frozen=True)
+class Scan:
+    """The bracket scan of a text: open frames (outermost first), whether a ``match`` waits for
+    its ``{``, and the last two significant tokens (strings count, comments do not)."""
+
+    stack: tuple[Frame, ...] = ()
+    pending_match: bool = False
+    prev: str = ""
+    before: str = ""
 
 
 def _brace_kind(prev: str, line_head: str, pending_match: bool) -> str:
@@ -126,22 +138,19 @@ def _brace_kind(prev: str, line_head: str, pending_match: bool) -> str:
     return "block"
 
 
-def frames(code: str) -> list[Frame]:
-    """The open brackets of ``code`` (outermost first), strings and comments skipped."""
-    stack: list[Frame] = []
-    pending_match = False
-    prev = before = ""
-    line_start = 0
-    for m in TOKENS.finditer(code):
+def _scan(code: str, start: int, state: Scan) -> Scan:
+    """Continue ``state`` (the scan of ``code[:start]``, ``start`` a line start) over the rest."""
+    stack = list(state.stack)
+    pending_match, prev, before = state.pending_match, state.prev, state.before
+    line_start = start
+    for m in TOKENS.finditer(code, start):
         tok = m.group(0)
         if tok == "\n":
             line_start = m.end()
             if stack and stack[-1].kind == "match":
-                stack[-1].arm = m.end()
+                stack[-1] = replace(stack[-1], arm=m.end())
             continue
-        if tok.startswith(("\"", "//")):
-            if tok.startswith("\""):
-                prev, before = tok, prev
+        if tok.startswith("//"):
             continue
         if tok == "match":
             pending_match = True
@@ -164,9 +173,30 @@ def frames(code: str) -> list[Frame]:
             if stack:
                 stack.pop()
         elif tok == "," and stack and stack[-1].kind == "match":
-            stack[-1].arm = m.end()
+            stack[-1] = replace(stack[-1], arm=m.end())
         prev, before = tok, prev
-    return stack
+    return Scan(tuple(stack), pending_match, prev, before)
+
+
+@lru_cache(maxsize=512)
+def _scan_lines(prefix: str) -> Scan:
+    """:func:`_scan` of ``prefix`` (whole lines: ``""`` or ending in a newline), line by line,
+    each line's result cached: while a block is decoded, only its last line is ever re-read."""
+    if not prefix:
+        return Scan()
+    cut = prefix.rfind("\n", 0, len(prefix) - 1) + 1
+    return _scan(prefix, cut, _scan_lines(prefix[:cut]))
+
+
+def scan(code: str) -> Scan:
+    """The bracket scan of ``code`` (finished lines from the cache, the last line re-read)."""
+    cut = code.rfind("\n") + 1
+    return _scan(code, cut, _scan_lines(code[:cut]))
+
+
+def frames(code: str) -> list[Frame]:
+    """The open brackets of ``code`` (outermost first), strings and comments skipped."""
+    return list(scan(code).stack)
 
 
 def _operand_end(tok: str) -> bool:
@@ -205,22 +235,19 @@ def _after_open(frame: Frame | None) -> str:
     return USE  # paren, index
 
 
-def _word_kind(code: str, head_tokens: list[str], line_tokens: list[str]) -> str:
-    """The kind of a word starting at the end of ``code`` (``head_tokens``: its tokens, newlines
-    included; ``line_tokens``: those of its line)."""
-    sig = [t for t in head_tokens if t != "\n" and not t.startswith("//")]
-    last = sig[-1] if sig else ""
+def _word_kind(code: str, line_tokens: list[str], state: Scan) -> str:
+    """The kind of a word starting at the end of ``code`` (``line_tokens``: the significant
+    tokens of its line; ``state``: the :func:`scan` of ``code``)."""
+    last = state.prev
     if line_tokens and _operand_end(line_tokens[-1]):
         return FOLLOW
-    if last == "<" and len(sig) >= 3 and sig[-3] == "fn":
-        return FREE
-    if last in USE_AFTER:
+    if last in USE_AFTER and not (last == "<" and _GENERIC_DECL.search(code[code.rfind("\n") + 1:])):
         return USE
     if line_tokens and line_tokens[0] == "for" and "in" not in line_tokens:
         return FREE  # `for k, v`: loop variables being bound
     if _GENERIC_DECL.search(code[code.rfind("\n") + 1:]):
         return FREE
-    stack = frames(code)
+    stack = list(state.stack)
     if _in_pattern(code, stack):
         return FREE
     inner = stack[-1] if stack else None
@@ -239,17 +266,17 @@ def position(code: str) -> Position:
     """Classify the end of ``code`` (the text of an open ```vox block) for the name mask."""
     partial = code[len(code.rstrip(_IDENT_CHARS)):]
     head = code[: len(code) - len(partial)]
-    tokens = TOKENS.findall(head)
-    last = tokens[-1] if tokens else ""
+    cut = head.rfind("\n") + 1
+    line = TOKENS.findall(head, cut)
+    last = line[-1] if line else ""
     in_comment = last.startswith("//")
     in_string = last.startswith('"') and (len(last) == 1 or not last.endswith('"') or last.endswith('\\"'))
     if in_comment or in_string or _DECO_TAIL.search(head):
         return Position(partial, FREE, FREE)
     if partial[:1].isdigit():
         return Position(partial, FREE, FOLLOW)
-    cut = len(tokens) - tokens[::-1].index("\n") if "\n" in tokens else 0
-    line_tokens = [t for t in tokens[cut:] if not t.startswith("//")]
-    kind = _word_kind(head, tokens, line_tokens)
+    line_tokens = [t for t in line if not t.startswith("//")]
+    kind = _word_kind(head, line_tokens, _scan(head, cut, _scan_lines(head[:cut])))
     if not partial:
         return Position("", kind, kind)
     if partial in KEYWORDS and partial not in _OPERAND_WORDS:
