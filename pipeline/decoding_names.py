@@ -29,108 +29,26 @@ real scopes.
 from __future__ import annotations
 
 import logging
-import re
-from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 from transformers import LogitsProcessor
 
-from pipeline.decoding_declare import TOOL_DECORATOR, TokenIndex, handler_header, handler_start, header, item_start
+from pipeline.decoding_declare import handler_header, handler_start, header, item_start
 from pipeline.decoding_done import Extras, allowed_after_done, boundary, close_margin, decorator_line
 from pipeline.decoding_layout import fence_close
 from pipeline.decoding_position import FOLLOW, FOLLOWERS, STMT, USE, Position, position
-from vox_lang.lexer import KEYWORDS
-from vox_lang.prelude import BUILTIN_TYPES, BUILTINS, CONSTRUCTORS, STD, VIEW_ELEMENTS
+from pipeline.decoding_scope import NOT_STARTERS, PRELUDE_NAMES, STATEMENT_ONLY, declared_names, imported_std
+from pipeline.decoding_tokens import TokenTable, token_table
 from vox_lang.requests import RequestSpec, missing_items
 
 log = logging.getLogger(__name__)
 
-_IDENT: Final = re.compile(r"[A-Za-z0-9_]*")
-#: names every program may use: prelude values, constructors, view elements, types, reserved words
-PRELUDE_NAMES: Final = frozenset(BUILTINS) | frozenset(CONSTRUCTORS) | frozenset(VIEW_ELEMENTS) \
-    | frozenset(BUILTIN_TYPES) | frozenset(KEYWORDS) | frozenset({"children", "_", "is", "extern"})
-#: reserved words that never start an expression or a statement (they only follow one); kept
-#: out of the use names, so a word such as ``an`` cannot head for ``and`` where no ``and`` fits
-NOT_STARTERS: Final = frozenset({"and", "or", "to", "in", "as", "else", "mut", "on", "is"})
-#: ... of which these may start a line inside a block (``else`` after ``}``, L3; ``on`` in an actor)
-STATEMENT_ONLY: Final = frozenset({"else", "on"})
-_DECLS: Final = (
-    re.compile(r"\b(?:fn|workflow|activity|type|actor|on|let(?:\s+mut)?|for|as)\s+([A-Za-z_]\w*)"),
-    re.compile(r"\bfor\s+[A-Za-z_]\w*\s*,\s*([A-Za-z_]\w*)"),
-    re.compile(r"([A-Za-z_]\w*)\s*:(?!:)"),  # parameters and fields (fields over-approximate)
-    re.compile(r"\|\s*([A-Za-z_]\w*)"),  # variants
-    re.compile(r"\bimport\s+(?:[A-Za-z_]\w*\.)*([A-Za-z_]\w*)"),
-    re.compile(r"([A-Za-z_]\w*)\s*->"),  # a binding arm
-)
-_GENERICS: Final = re.compile(r"\bfn\s+[A-Za-z_]\w*\s*<([^>]*)>")
-_PATTERN_ARGS: Final = re.compile(r"\(([^()]*)\)\s*->")
+__all__ = ["PRELUDE_NAMES", "NameMask", "NameReport", "declared_names", "position", "request_spec", "request_text",
+           "token_table"]
+
 _FENCE: Final = "```vox"
-
-
-def declared_names(code: str) -> set[str]:
-    """Every name ``code`` declares (lexically, anywhere): items, variants, params, lets, loop
-    variables, generics, pattern bindings, imports. Over-approximates real scopes."""
-    names: set[str] = set()
-    for pattern in _DECLS:
-        names.update(pattern.findall(code))
-    for group in _GENERICS.findall(code) + _PATTERN_ARGS.findall(code):
-        names.update(re.findall(r"[A-Za-z_]\w*", group))
-    return names
-
-
-@dataclass
-class _TokenTable:
-    """Per-token identifier shape, precomputed once per tokenizer (see :func:`token_table`)."""
-
-    lead_ends: dict[str, list[int]]  # no leading space: identifier chars, then something else
-    lead_only: dict[str, list[int]]  # no leading space: identifier chars only
-    ws_lead_ends: dict[str, list[int]]  # whitespace, identifier chars, then something else
-    ws_lead_only: dict[str, list[int]]  # whitespace then identifier chars only
-    glued: list[int]  # every id continuing an identifier (no leading space, identifier char first)
-    digit_led: list[int]  # glued ids starting with a digit (a number when no identifier is open)
-    terminators: list[int]  # ids that end an open identifier (non-identifier char first)
-    ws_ident: list[int]  # ids starting a new identifier after whitespace
-    backtick: list[int]  # ids holding a backtick (could close the fence)
-    index: TokenIndex | None = None  # every token's text, for forcing requested headers
-    texts: list[str] = field(default_factory=list)  # every token's text (index = id)
-    tool_ids: list[int] = field(default_factory=list)  # ids spelling a start of "@mcp.tool"
-    cache: dict[tuple[str, str], Any] = field(default_factory=dict)  # prelude-name ids per (kind, partial)
-
-
-def token_table(tokenizer: Any) -> _TokenTable:
-    """Classify every token of ``tokenizer`` by the identifier characters it starts with."""
-    maps: list[dict[str, list[int]]] = [defaultdict(list) for _ in range(4)]
-    glued: list[int] = []
-    digit_led: list[int] = []
-    terminators: list[int] = []
-    ws_ident: list[int] = []
-    backtick: list[int] = []
-    texts: list[str] = []
-    for i in range(len(tokenizer)):
-        text = tokenizer.decode([i])
-        texts.append(text)
-        if "`" in text:
-            backtick.append(i)
-        body = text.lstrip(" \t\n\r")
-        spaced = len(body) < len(text)
-        m = _IDENT.match(body)
-        lead = m.group(0) if m else ""
-        if not spaced and lead:
-            glued.append(i)
-            if lead[0].isdigit():
-                digit_led.append(i)
-            maps[1 if len(lead) == len(body) else 0][lead].append(i)
-            continue
-        terminators.append(i)
-        if spaced and lead and not lead[0].isdigit():
-            ws_ident.append(i)
-            maps[3 if len(lead) == len(body) else 2][lead].append(i)
-    lead_ends, lead_only, ws_lead_ends, ws_lead_only = (dict(m) for m in maps)
-    tool = [i for i, t in enumerate(texts) if t and (TOOL_DECORATOR.startswith(t) or t.startswith(TOOL_DECORATOR))]
-    return _TokenTable(lead_ends, lead_only, ws_lead_ends, ws_lead_only, glued, digit_led, terminators, ws_ident,
-                       backtick, TokenIndex(texts), texts, tool)
 
 
 @dataclass
@@ -162,7 +80,7 @@ class NameMask(LogitsProcessor):
             top-level item start instead of starting an item it has no room to finish.
     """
 
-    def __init__(self, tokenizer: Any, table: _TokenTable, specs: list[RequestSpec], prompt_len: int,
+    def __init__(self, tokenizer: Any, table: TokenTable, specs: list[RequestSpec], prompt_len: int,
                  eos_ids: Iterable[int] = (), names: bool = True, require: bool = True,
                  extras: Sequence[Extras] | None = None, budget: int | None = None) -> None:
         self.tokenizer, self.table, self.specs, self.prompt_len = tokenizer, table, specs, prompt_len
@@ -291,7 +209,7 @@ class NameMask(LogitsProcessor):
         done = code[:cut]
         if self._lines_key != done:
             self._lines_key, self._lines_names = done, declared_names(done)
-        return self._lines_names | declared_names(code[cut:]) | _imported_std(done)
+        return self._lines_names | declared_names(code[cut:]) | imported_std(done)
 
     def _missing_now(self, row: int, code: str, declared: set[str]) -> bool:
         """Whether a requested item is still undeclared (a lexical check first; the parser only
@@ -426,14 +344,6 @@ class NameMask(LogitsProcessor):
             scores[row] = masked
             self.report.masked_steps += 1
         return scores
-
-
-_STD_IMPORT: Final = re.compile(r"\bimport\s+std\b(?:\.(\w+))?")
-
-
-def _imported_std(code: str) -> set[str]:
-    """``std`` members made visible by ``import std.fs`` (as ``fs``) or ``import std``."""
-    return {member if member in STD else "std" for member in _STD_IMPORT.findall(code) if not member or member in STD}
 
 
 def request_text(messages: Iterable[dict[str, Any]]) -> str:

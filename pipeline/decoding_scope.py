@@ -1,0 +1,53 @@
+"""Which names resolve inside a ```vox block being decoded, for the name mask
+(:mod:`pipeline.decoding_names`): the prelude's names, and what the block declares so far.
+
+Scopes are approximated lexically (any earlier declaration anywhere counts), an
+over-approximation of the real scopes of spec §3: the mask may let a name through that the type
+checker then rejects as out of scope, never the reverse for names declared before their use.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+from vox_lang.lexer import KEYWORDS
+from vox_lang.prelude import BUILTIN_TYPES, BUILTINS, CONSTRUCTORS, STD, VIEW_ELEMENTS
+
+#: names every program may use: prelude values, constructors, view elements, types, reserved words
+PRELUDE_NAMES: Final = frozenset(BUILTINS) | frozenset(CONSTRUCTORS) | frozenset(VIEW_ELEMENTS) \
+    | frozenset(BUILTIN_TYPES) | frozenset(KEYWORDS) | frozenset({"children", "_", "is", "extern"})
+#: reserved words that never start an expression or a statement (they only follow one); kept
+#: out of the use names, so a word such as ``an`` cannot head for ``and`` where no ``and`` fits
+NOT_STARTERS: Final = frozenset({"and", "or", "to", "in", "as", "else", "mut", "on", "is"})
+#: ... of which these may start a line inside a block (``else`` after ``}``, L3; ``on`` in an actor)
+STATEMENT_ONLY: Final = frozenset({"else", "on"})
+_DECLS: Final = (
+    re.compile(r"\b(?:fn|workflow|activity|type|actor|on|let(?:\s+mut)?|for|as)\s+([A-Za-z_]\w*)"),
+    re.compile(r"\bfor\s+[A-Za-z_]\w*\s*,\s*([A-Za-z_]\w*)"),
+    re.compile(r"([A-Za-z_]\w*)\s*:(?!:)"),  # parameters and fields (fields over-approximate)
+    re.compile(r"\|\s*([A-Za-z_]\w*)"),  # variants
+    re.compile(r"\bimport\s+(?:[A-Za-z_]\w*\.)*([A-Za-z_]\w*)"),
+    re.compile(r"([A-Za-z_]\w*)\s*->"),  # a binding arm
+)
+_GENERICS: Final = re.compile(r"\bfn\s+[A-Za-z_]\w*\s*<([^>]*)>")
+_PATTERN_ARGS: Final = re.compile(r"\(([^()]*)\)\s*->")
+
+
+def declared_names(code: str) -> set[str]:
+    """Every name ``code`` declares (lexically, anywhere): items, variants, params, lets, loop
+    variables, generics, pattern bindings, imports. Over-approximates real scopes."""
+    names: set[str] = set()
+    for pattern in _DECLS:
+        names.update(pattern.findall(code))
+    for group in _GENERICS.findall(code) + _PATTERN_ARGS.findall(code):
+        names.update(re.findall(r"[A-Za-z_]\w*", group))
+    return names
+
+
+_STD_IMPORT: Final = re.compile(r"\bimport\s+std\b(?:\.(\w+))?")
+
+
+def imported_std(code: str) -> set[str]:
+    """``std`` members made visible by ``import std.fs`` (as ``fs``) or ``import std``."""
+    return {member if member in STD else "std" for member in _STD_IMPORT.findall(code) if not member or member in STD}

@@ -1,0 +1,69 @@
+"""Per-token identifier shapes for the name mask (:mod:`pipeline.decoding_names`), built once
+per tokenizer: which ids continue an identifier, which start a fresh one after whitespace, which
+end one, and by which identifier characters they lead (so a mask for "a prefix of one of these
+names" is a few dictionary lookups per name).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from pipeline.decoding_declare import TOOL_DECORATOR, TokenIndex
+
+_IDENT: Final = re.compile(r"[A-Za-z0-9_]*")
+
+
+@dataclass
+class TokenTable:
+    """Per-token identifier shape, precomputed once per tokenizer (see :func:`token_table`)."""
+
+    lead_ends: dict[str, list[int]]  # no leading space: identifier chars, then something else
+    lead_only: dict[str, list[int]]  # no leading space: identifier chars only
+    ws_lead_ends: dict[str, list[int]]  # whitespace, identifier chars, then something else
+    ws_lead_only: dict[str, list[int]]  # whitespace then identifier chars only
+    glued: list[int]  # every id continuing an identifier (no leading space, identifier char first)
+    digit_led: list[int]  # glued ids starting with a digit (a number when no identifier is open)
+    terminators: list[int]  # ids that end an open identifier (non-identifier char first)
+    ws_ident: list[int]  # ids starting a new identifier after whitespace
+    backtick: list[int]  # ids holding a backtick (could close the fence)
+    index: TokenIndex | None = None  # every token's text, for forcing requested headers
+    texts: list[str] = field(default_factory=list)  # every token's text (index = id)
+    tool_ids: list[int] = field(default_factory=list)  # ids spelling a start of "@mcp.tool"
+    cache: dict[tuple[str, str], Any] = field(default_factory=dict)  # prelude-name ids per (kind, partial)
+
+
+def token_table(tokenizer: Any) -> TokenTable:
+    """Classify every token of ``tokenizer`` by the identifier characters it starts with."""
+    maps: list[dict[str, list[int]]] = [defaultdict(list) for _ in range(4)]
+    glued: list[int] = []
+    digit_led: list[int] = []
+    terminators: list[int] = []
+    ws_ident: list[int] = []
+    backtick: list[int] = []
+    texts: list[str] = []
+    for i in range(len(tokenizer)):
+        text = tokenizer.decode([i])
+        texts.append(text)
+        if "`" in text:
+            backtick.append(i)
+        body = text.lstrip(" \t\n\r")
+        spaced = len(body) < len(text)
+        m = _IDENT.match(body)
+        lead = m.group(0) if m else ""
+        if not spaced and lead:
+            glued.append(i)
+            if lead[0].isdigit():
+                digit_led.append(i)
+            maps[1 if len(lead) == len(body) else 0][lead].append(i)
+            continue
+        terminators.append(i)
+        if spaced and lead and not lead[0].isdigit():
+            ws_ident.append(i)
+            maps[3 if len(lead) == len(body) else 2][lead].append(i)
+    lead_ends, lead_only, ws_lead_ends, ws_lead_only = (dict(m) for m in maps)
+    tool = [i for i, t in enumerate(texts) if t and (TOOL_DECORATOR.startswith(t) or t.startswith(TOOL_DECORATOR))]
+    return TokenTable(lead_ends, lead_only, ws_lead_ends, ws_lead_only, glued, digit_led, terminators, ws_ident,
+                       backtick, TokenIndex(texts), texts, tool)
