@@ -38,8 +38,8 @@ from transformers import LogitsProcessor
 from pipeline.decoding_declare import handler_header, handler_start, header, item_start
 from pipeline.decoding_done import Extras, allowed_after_done, boundary, close_margin, decorator_line
 from pipeline.decoding_layout import fence_close
-from pipeline.decoding_position import FOLLOW, FOLLOWERS, STMT, USE, Position, position
-from pipeline.decoding_scope import NOT_STARTERS, PRELUDE_NAMES, STATEMENT_ONLY, declared_names, imported_std
+from pipeline.decoding_position import FOLLOW, FOLLOWERS, STMT, TOP, USE, Position, position
+from pipeline.decoding_scope import BLOCK_WORDS, NOT_STARTERS, PRELUDE_NAMES, TOP_WORDS, declared_names, imported_std
 from pipeline.decoding_tokens import TokenTable, token_table
 from vox_lang.requests import RequestSpec, missing_items
 
@@ -117,9 +117,9 @@ class NameMask(LogitsProcessor):
         kinds allow (``names``: what a use may resolve to), or ``None`` when nothing is
         restricted. Cached: the name set changes only when the block declares something new."""
         kinds = (pos.cont, pos.fresh)
-        if not any(k in (USE, STMT, FOLLOW) for k in kinds):
+        if not any(k in (USE, STMT, TOP, FOLLOW) for k in kinds):
             return None
-        key = (pos, frozenset(names) if USE in kinds or STMT in kinds else frozenset(), width)
+        key = (pos, frozenset(names) if {USE, STMT, TOP} & set(kinds) else frozenset(), width)
         cached = self._masks.get(key)
         if cached is None:
             cached = self._masks[key] = self._build_mask(pos, names, width)
@@ -130,7 +130,9 @@ class NameMask(LogitsProcessor):
         if kind == USE:
             return names - NOT_STARTERS
         if kind == STMT:
-            return (names - NOT_STARTERS) | STATEMENT_ONLY
+            return (names - NOT_STARTERS) | BLOCK_WORDS
+        if kind == TOP:
+            return (names - NOT_STARTERS) | TOP_WORDS
         return FOLLOWERS if kind == FOLLOW else None
 
     def _build_mask(self, pos: Position, names: set[str], width: int) -> Any:
@@ -143,7 +145,7 @@ class NameMask(LogitsProcessor):
         if cont is not None:
             off.append(self._ids("glued"))
             on += self._on_ids(pos.cont, pos.partial, cont, glued=True)
-            if not pos.partial and pos.cont in (USE, STMT):
+            if not pos.partial and pos.cont in (USE, STMT, TOP):
                 on.append(self._ids("digit_led"))
         if fresh is not None and (cont is None or not pos.partial or pos.partial in cont):
             off.append(self._ids("ws_ident"))

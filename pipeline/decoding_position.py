@@ -7,9 +7,10 @@
   operator, ``=``, ``ret``, ``if``, ``while``, ``in``, ``to``, ``:``, ``->``, ``|>``, ``match``
   (:data:`USE_AFTER`); inside ``[...]`` (list elements, indexes, type arguments); in a
   parenthesized expression or a call's arguments.
-- :data:`STMT` — a statement start inside a block or at top level: every statement there
-  starts with a reserved word or uses a name (a call, an assignment, an expression), so it must
-  resolve too (``else`` and ``on`` are allowed besides).
+- :data:`STMT` / :data:`TOP` — a statement start inside a block / an item or statement start
+  at top level: every one starts with a reserved word or uses a name (a call, an assignment, an
+  expression), so it must resolve too; which reserved words may stand there differs
+  (:mod:`pipeline.decoding_scope`).
 - :data:`FOLLOW` — a word on the same line right after an operand (a name, number, string,
   ``)``, ``]``, ``}``, ``?``): in Vox only ``and``, ``or``, ``to``, ``in``, ``as`` or ``else`` can
   stand there (:data:`FOLLOWERS`). Without this the grammar mask lets ``ret a > 1 andx`` through:
@@ -48,6 +49,7 @@ from vox_lang.prelude import VIEW_ELEMENTS
 
 USE: Final = "use"
 STMT: Final = "stmt"
+TOP: Final = "top"
 FOLLOW: Final = "follow"
 FREE: Final = ""
 
@@ -92,7 +94,7 @@ class Position:
     @property
     def continues_use(self) -> bool:
         """The identifier ``partial`` belongs to must resolve."""
-        return self.cont in (USE, STMT)
+        return self.cont in (USE, STMT, TOP)
 
     @property
     def fresh_use(self) -> bool:
@@ -227,7 +229,7 @@ def _in_pattern(code: str, stack: list[Frame]) -> bool:
 def _after_open(frame: Frame | None) -> str:
     """The kind of a word right after ``(``, ``,`` or a line start inside ``frame``."""
     if frame is None or frame.kind == "block":
-        return USE if frame is not None else STMT
+        return STMT if frame is not None else TOP
     if frame.kind in ("decl", "record", "match"):
         return FREE
     if frame.kind == "call":
@@ -257,7 +259,7 @@ def _word_kind(code: str, line_tokens: list[str], state: Scan) -> str:
         return _after_open(inner)
     if statement_start:
         if inner is None:
-            return STMT
+            return TOP
         return STMT if inner.kind == "block" else FREE
     return FREE
 

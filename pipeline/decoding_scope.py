@@ -17,11 +17,18 @@ from vox_lang.prelude import BUILTIN_TYPES, BUILTINS, CONSTRUCTORS, STD, VIEW_EL
 #: names every program may use: prelude values, constructors, view elements, types, reserved words
 PRELUDE_NAMES: Final = frozenset(BUILTINS) | frozenset(CONSTRUCTORS) | frozenset(VIEW_ELEMENTS) \
     | frozenset(BUILTIN_TYPES) | frozenset(KEYWORDS) | frozenset({"children", "_", "is", "extern"})
-#: reserved words that never start an expression or a statement (they only follow one); kept
-#: out of the use names, so a word such as ``an`` cannot head for ``and`` where no ``and`` fits
-NOT_STARTERS: Final = frozenset({"and", "or", "to", "in", "as", "else", "mut", "on", "is"})
-#: ... of which these may start a line inside a block (``else`` after ``}``, L3; ``on`` in an actor)
-STATEMENT_ONLY: Final = frozenset({"else", "on"})
+#: reserved words that may start an expression (spec §2: unary ``not``, ``if``/``match``
+#: expressions, literals, ``spawn(A)``, a lambda ``fn(...)``)
+EXPRESSION_WORDS: Final = frozenset({"not", "if", "match", "true", "false", "spawn", "fn"})
+#: ... and a statement inside a block (``else`` after a ``}`` line, L3; ``on`` in an actor)
+BLOCK_WORDS: Final = EXPRESSION_WORDS | frozenset({"let", "ret", "while", "for", "break", "continue", "else", "on"})
+#: ... and an item or statement at top level
+TOP_WORDS: Final = BLOCK_WORDS | frozenset({"type", "actor", "workflow", "activity", "pub", "async", "import",
+                                            "routes", "extern"}) - {"on"}
+#: reserved words kept out of every use: where a word is a use, only the start words of its
+#: position may be written, so ``activ`` cannot head for ``activity`` after ``and`` (the grammar
+#: then allows only a longer NAME, and the mask would have no token left)
+NOT_STARTERS: Final = frozenset(KEYWORDS) - EXPRESSION_WORDS
 _DECLS: Final = (
     re.compile(r"\b(?:fn|workflow|activity|type|actor|on|let(?:\s+mut)?|for|as)\s+([A-Za-z_]\w*)"),
     re.compile(r"\bfor\s+[A-Za-z_]\w*\s*,\s*([A-Za-z_]\w*)"),

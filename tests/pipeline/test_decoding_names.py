@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from pipeline.decoding_names import NameMask, declared_names, position, token_table
-from pipeline.decoding_position import FOLLOW, FREE, STMT, USE
+from pipeline.decoding_position import FOLLOW, FREE, STMT, TOP, USE
 from vox_lang.requests import RequestSpec, extract_request, missing_items
 
 _HELPERS = Path(__file__).with_name("test_decoding_constraint.py")  # its tokenizer (tests are not a package)
@@ -43,7 +43,7 @@ tokenizer = _helpers.tokenizer
     ("fn f(s: Shape) to float {\n  match s {\n    Circle(r", "r", FREE, FOLLOW),  # a pattern binds
     ("fn f(s: Shape) to float {\n  match s {\n    Circle(r) -> r\n    ot", "ot", FREE, FOLLOW),
     ("for k, v", "v", FREE, FOLLOW),
-    ("@test\nfn", "fn", STMT, FREE),
+    ("@test\nfn", "fn", TOP, FREE),
     ("@tes", "tes", FREE, FREE),
     ("fn f() {\n  let xs = [a", "a", USE, FOLLOW),             # list element
     ("fn f() {\n  spawn(W", "W", USE, FOLLOW),                # spawn takes an actor
@@ -354,10 +354,12 @@ def _first_blocked(src: str, spec: RequestSpec | None = None) -> str | None:
     ("fn f(a: int) to bool {\n  retconfig\n}", "  ret"),                 # a statement using an undefined name
     ("fn f(a: int) to bool {\n  let xs = [a, bo]\n}", "[a, bo"),
     ("fn f() {\n  let w = spawn(Nobody)\n}", "spawn("),
+    ("fn f(a: bool) to bool {\n  ret a and activitye\n}", "ret a and "),  # a declaration word in an expression
+    ("fn f() {\n  pub fn g() { }\n}", "{\n  p"),                        # an item keyword inside a block
 ])
 def test_garbage_words_are_refused(src: str, refused_after: str) -> None:
     blocked = _first_blocked(src)
-    assert blocked is not None and refused_after in blocked.split(" + ")[0], blocked
+    assert blocked is not None and repr(refused_after)[1:-1] in blocked.split(" + ")[0], blocked
 
 
 @pytest.mark.parametrize("src", [
