@@ -112,7 +112,7 @@ class VoxGrammar:
             raise ConstraintUnavailable(f"cannot start the Vox constraint: {m.get_error()}")
         return m
 
-    def processor(self, rows: int, prompt_len: int, mode: str = "response") -> GrammarProcessor:
+    def processor(self, rows: int, prompt_len: int, mode: str | Sequence[str] = "response") -> GrammarProcessor:
         """A processor for a batch of ``rows`` sequences whose (padded) prompts are ``prompt_len`` long."""
         return GrammarProcessor(self, rows, prompt_len, mode)
 
@@ -139,16 +139,20 @@ class GrammarProcessor(LogitsProcessor):
     masked.
     """
 
-    def __init__(self, grammar: VoxGrammar, rows: int, prompt_len: int, mode: str = "response") -> None:
-        self.grammar, self.prompt_len, self.mode = grammar, prompt_len, mode
+    def __init__(self, grammar: VoxGrammar, rows: int, prompt_len: int,
+                 mode: str | Sequence[str] = "response") -> None:
+        modes = [mode] * rows if isinstance(mode, str) else list(mode)
+        if len(modes) != rows:
+            raise ValueError(f"{len(modes)} modes for {rows} rows")
+        self.grammar, self.prompt_len, self.modes = grammar, prompt_len, modes
         self.report = ConstraintReport()
         self.matchers: list[Any | None] = []
         table = grammar.layout
         self.layouts: list[LayoutState | None] = [
-            LayoutState(table, in_block=mode == "program") if table is not None else None for _ in range(rows)]
-        for _ in range(rows):
+            LayoutState(table, in_block=m == "program") if table is not None else None for m in modes]
+        for row in range(rows):
             try:
-                self.matchers.append(grammar.matcher(mode))
+                self.matchers.append(grammar.matcher(modes[row]))
             except ConstraintUnavailable as exc:
                 self._drop_all(str(exc))
                 break
@@ -217,7 +221,8 @@ def batch_processors(grammar: VoxGrammar | None, mode: str = "response", tokeniz
     def make(prompt_len: int, conversations: Sequence[Any], n: int) -> list[Any]:
         out: list[Any] = []
         if grammar is not None:
-            out.append(grammar.processor(len(conversations) * n, prompt_len, mode))
+            modes = [answer_mode(c, mode) for c in conversations for _ in range(n)]
+            out.append(grammar.processor(len(conversations) * n, prompt_len, modes))
         if table is not None:
             out.append(name_mask([request_text(c) for c in conversations for _ in range(n)], tokenizer, table,
                                  prompt_len, eos, names=names, require=require, budget=budget))
@@ -239,3 +244,20 @@ def name_mask(requests: Sequence[str], tokenizer: Any, table: Any, prompt_len: i
 
     return NameMask(tokenizer, table, [extract_request(r) for r in requests], prompt_len, eos, names=names,
                     require=require, extras=[request_extras(r) for r in requests], budget=budget)
+
+
+def answer_mode(messages: Sequence[Any], mode: str = "response") -> str:
+    """The constraint mode for answering ``messages``: ``mode`` itself unless it is ``response``
+    and the last user message names an item to write (:func:`vox_lang.requests.extract_request`),
+    then ``first``: the answer opens with its ```vox block (the system prompt's contract: "put the
+    whole program in one fenced block ..."; prose after it stays free). A repair turn, whose last
+    user message holds diagnostics, keeps ``response`` ("name the fault in one sentence, then give
+    the whole fixed program"). Measured on the default eval: 49 of 408 constrained adapter answers
+    opened with unfenced code, which the grammar then never constrained."""
+    from vox_lang.requests import extract_request
+
+    if mode != "response":
+        return mode
+    users = [m.get("content") for m in messages if isinstance(m, dict) and m.get("role") == "user"]
+    last = users[-1] if users and isinstance(users[-1], str) else ""
+    return "first" if extract_request(last) else "response"

@@ -31,7 +31,7 @@ from pipeline.decoding import (
     generate_rows,
     pick_device,
 )
-from pipeline.decoding_constraint import ConstraintUnavailable, VoxGrammar, name_mask
+from pipeline.decoding_constraint import ConstraintUnavailable, VoxGrammar, answer_mode, name_mask
 from pipeline.decoding_names import request_spec, request_text, token_table
 from serving.choice_text import ChoiceText
 from serving.errors import ModelLoadError, RequestError, ServingError
@@ -259,7 +259,7 @@ class Engine:
         wanted = vox_constrained is not False
         if wanted and self.grammar is None:
             return Prepared(prompt_ids, params, None, f"unconstrained: {self.grammar_error}", n=n)
-        mode = ("code" if code_only else "response") if wanted else None
+        mode = answer_mode(messages, "code" if code_only else "response") if wanted else None
         return Prepared(prompt_ids, params, mode, None, request_spec(messages), vox_names is not False, n,
                         request_text(messages))
 

@@ -2,9 +2,11 @@
 
 ``constraint.lark`` (next to this module) is an over-approximation of strict-mode Vox in the
 Lark dialect of llguidance (its header lists the widenings). :func:`constraint_grammar` adds the
-start rule: a bare ``program``; ``code`` (one ```vox block and nothing else); or ``response``
-(free prose with any number of ```vox blocks, each of which must hold a complete program before
-its closing fence). This module only builds text: it imports nothing outside ``vox_lang``, and
+start rule: a bare ``program``; ``code`` (one ```vox block and nothing else); ``first`` (the
+answer opens with a ```vox block, then free prose: the system prompt's "put the whole program in
+one fenced block ... after the block, at most two short sentences"); or ``response`` (free prose
+with any number of ```vox blocks, each of which must hold a complete program before its closing
+fence). This module only builds text: it imports nothing outside ``vox_lang``, and
 the decoder (``pipeline.decoding_constraint``) compiles it.
 """
 
@@ -15,7 +17,7 @@ from pathlib import Path
 from typing import Final
 
 GRAMMAR_PATH: Final = Path(__file__).with_name("constraint.lark")
-MODES: Final = ("program", "code", "response")
+MODES: Final = ("program", "code", "first", "response")
 
 # Prose is lexed one character at a time (a backtick only when a non-backtick follows), so three
 # backticks can only ever be a fence: a ```vox block cannot be smuggled through as prose, and
@@ -25,6 +27,13 @@ _STARTS: Final[dict[str, str]] = {
     # llguidance applies %ignore only between lexemes: leading blank/comment lines are explicit.
     "program": "start: LEAD? program\nLEAD: /([ \\t\\r\\n]|\\/\\/[^\\n]*)+/\n",
     "code": 'start: FENCE program FENCE_END\nFENCE: /```vox[ \\t]*\\r?\\n/\nFENCE_END: "```"\n',
+    "first": (
+        "start: FENCE program FENCE_END prose TICKS?\n"
+        'FENCE: /```vox[ \\t]*\\r?\\n/\nFENCE_END: "```"\n'
+        "prose: PROSE_CHAR*\n"
+        "PROSE_CHAR: /[^`]|`[^`]|``[^`]/\n"
+        "TICKS: /`{1,2}/\n"
+    ),
     "response": (
         "start: prose (FENCE program FENCE_END prose)* TICKS?\n"
         'FENCE: /```vox[ \\t]*\\r?\\n/\nFENCE_END: "```"\n'

@@ -98,11 +98,11 @@ def test_the_pool_covers_examples_and_every_family() -> None:
     assert {n.rsplit("-", 1)[0] for n in names if not n.endswith(".vox")} == {f.name for f in FAMILIES}
 
 
-@pytest.mark.parametrize("mode", ["program", "code"])
+@pytest.mark.parametrize("mode", ["program", "code", "first"])
 def test_every_valid_program_is_accepted_token_by_token(mode: str) -> None:
     blocked = []
     for name, src in valid_programs():
-        text = src if mode == "program" else f"```vox\n{src}\n```"
+        text = src if mode == "program" else f"```vox\n{src}\n```" + (" It compiles." if mode == "first" else "")
         n, total, ok = accepted_prefix(text, mode)
         if not ok:
             ids = tokenizer().encode(text, add_special_tokens=False)
@@ -151,6 +151,24 @@ def test_name_excludes_exactly_the_reserved_words() -> None:
     excluded = re.search(r"~/\((.*)\)/", line)
     assert excluded is not None and set(excluded.group(1).split("|")) == set(KEYWORDS)
     assert accepted_prefix("```vox\nlet x = {type: 1, fn: 2}\nprint(x.type)\nf(in=1)\n```", "code")[2]
+
+
+def test_first_mode_opens_with_the_block() -> None:
+    assert accepted_prefix("```vox\nprint(1)\n```\nPrints one. Done.", "first")[2] is True
+    assert accepted_prefix("fn f() {\n}\n```vox\nprint(1)\n```", "first")[0] == 0  # unfenced code first
+    assert accepted_prefix("```vox\nprint(1)\n```\nAnd:\n```vox\nprint(2)\n```", "first")[2] is False
+
+
+def test_answer_mode_reads_the_last_user_message() -> None:
+    from pipeline.decoding_constraint import answer_mode
+
+    ask = {"role": "user", "content": "Write a function `late(x: int) to int`."}
+    assert answer_mode([ask]) == "first"
+    assert answer_mode([{"role": "user", "content": "What does `?` do in Vox?"}]) == "response"
+    repair = [ask, {"role": "assistant", "content": "```vox\nfn late() {}\n```"},
+              {"role": "user", "content": "Line 1, Col 1: error[E0503] ..."}]
+    assert answer_mode(repair) == "response"  # a repair names the fault first
+    assert answer_mode([ask], "code") == "code"
 
 
 def test_prose_cannot_open_another_fence_or_smuggle_code() -> None:
