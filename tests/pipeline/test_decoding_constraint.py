@@ -153,6 +153,12 @@ def test_name_excludes_exactly_the_reserved_words() -> None:
     assert accepted_prefix("```vox\nlet x = {type: 1, fn: 2}\nprint(x.type)\nf(in=1)\n```", "code")[2]
 
 
+def test_a_comment_ends_at_its_line_end() -> None:
+    assert accepted_prefix("```vox\n// note\r\nprint(1)\r\n```", "code")[2] is True  # CRLF lines
+    text = "```vox\n// note\r  more\nprint(1)\n```"
+    assert accepted_prefix(text, "code")[0] < len(tokenizer().encode(text, add_special_tokens=False))
+
+
 def test_first_mode_opens_with_the_block() -> None:
     assert accepted_prefix("```vox\nprint(1)\n```\nPrints one. Done.", "first")[2] is True
     assert accepted_prefix("fn f() {\n}\n```vox\nprint(1)\n```", "first")[0] == 0  # unfenced code first
