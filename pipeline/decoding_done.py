@@ -23,6 +23,13 @@ complete program.
 
 Only the first token of the next item is constrained; the grammar and the other masks still
 apply, and a row where nothing would be left keeps the other masks only (never a dead end).
+
+**Closing when short.** With the budget nearly spent and no top-level boundary here, the block
+winds down instead of being cut: only tokens that close (``)``, ``]``, ``}``, newlines, the fence)
+are allowed where the grammar allows one of them, and inside a string a token that ends it
+(:func:`closing_mask`). Where the grammar allows none (e.g. right after ``+``) the step is left
+to the other masks, so the expression is finished first. A cut block does not parse at all, so
+the item it holds counts as not declared (E0203); a closed one usually parses.
 """
 
 from __future__ import annotations
@@ -117,4 +124,22 @@ def allowed_after_done(texts: list[str], extras: Extras, width: int) -> Any:
         body = text.lstrip(" \t\r\n")
         if not body or body.startswith("`") or any(p.startswith(body) or body.startswith(p) for p in prefixes):
             out[i] = bool(text)
+    return out
+
+
+_CLOSERS: Final = frozenset(")]}`\n\r \t")
+
+
+def closing_mask(texts: list[str], width: int, in_string: bool) -> Any:
+    """Bool mask ``[width]`` of the tokens that wind a block down (see the module docstring):
+    ``in_string``: tokens starting with ``"`` followed only by closers; otherwise tokens made only
+    of closers and whitespace that hold at least one closer or newline (pure spaces would let the
+    block idle to its end)."""
+    import torch
+
+    out = torch.zeros(width, dtype=torch.bool)
+    for i, text in enumerate(texts[:width]):
+        body = text[1:] if in_string and text.startswith('"') else None if in_string else text
+        if body is not None and text and set(body) <= _CLOSERS and (in_string or set(body) - {" ", "\t"}):
+            out[i] = True
     return out

@@ -162,6 +162,12 @@ def _in_string(line: str) -> bool:
     return last.end() == len(line) and (len(tok) == 1 or not tok.endswith('"') or tok.endswith('\\"'))
 
 
+def ends_in_string(line: str) -> bool:
+    """Whether the (partial) ``line`` ends inside a string literal (public name of the rule the
+    caps use)."""
+    return _in_string(line)
+
+
 def fence_close(text: str) -> int:
     """Offset of the first fence close in ``text`` (the end of an open block) that ends the block:
     not inside a ``//`` comment or a string on its line (the grammar lexes those as text); -1 if none."""

@@ -36,8 +36,8 @@ from typing import Any, Final
 from transformers import LogitsProcessor
 
 from pipeline.decoding_declare import handler_header, handler_start, header, item_start
-from pipeline.decoding_done import Extras, allowed_after_done, boundary, close_margin, decorator_line
-from pipeline.decoding_layout import fence_close
+from pipeline.decoding_done import Extras, allowed_after_done, boundary, close_margin, closing_mask, decorator_line
+from pipeline.decoding_layout import ends_in_string, fence_close
 from pipeline.decoding_position import FOLLOW, FOLLOWERS, STMT, TOP, USE, Position, position
 from pipeline.decoding_scope import BLOCK_WORDS, NOT_STARTERS, PRELUDE_NAMES, TOP_WORDS, declared_names, imported_std
 from pipeline.decoding_tokens import TokenTable, token_table
@@ -58,6 +58,7 @@ class NameReport:
     masked_steps: int = 0
     events: list[str] = field(default_factory=list)
     done_steps: int = 0  # steps where a finished block could only close (pipeline.decoding_done)
+    closing_steps: int = 0  # steps where a nearly spent budget allowed only closers
 
 
 class NameMask(LogitsProcessor):
@@ -102,6 +103,7 @@ class NameMask(LogitsProcessor):
         self.extras = list(extras) if extras is not None else None
         self.budget = budget
         self._done_masks: dict[tuple[Extras, int], Any] = {}
+        self._closing_masks: dict[tuple[int, bool], Any] = {}
 
     def _text(self, row: int, ids: Any) -> str:
         """The row's generated text, decoded incrementally (only the ids new since the last call)."""
@@ -269,6 +271,13 @@ class NameMask(LogitsProcessor):
             ids += self.table.tool_ids  # an @mcp.tool decorator line may come first
         return ids
 
+    def _closing(self, width: int, in_string: bool) -> Any:
+        """:func:`pipeline.decoding_done.closing_mask`, cached per width."""
+        key = (width, in_string)
+        if key not in self._closing_masks:
+            self._closing_masks[key] = closing_mask(self.table.texts, width, in_string)
+        return self._closing_masks[key]
+
     def _done_mask(self, row: int, code: str, width: int, short: bool = False) -> Any | None:
         """The stop-when-done mask for ``row`` (:mod:`pipeline.decoding_done`), or ``None`` when
         the rule does not apply here. ``short``: the token budget is nearly spent, so the block
@@ -305,19 +314,27 @@ class NameMask(LogitsProcessor):
                 if mask is not None and pos.partial:
                     word_end = self._word_end_mask(scores.shape[1])
             missing = bool(self.require and self.specs[row] and self._missing_now(row, code.rstrip(), declared))
+            short = self.require and self.budget is not None and \
+                self.budget - self._seen[row] <= close_margin(self.budget)
             if missing:
                 if self._hold is None or self._hold.shape[0] != scores.shape[1]:
                     self._hold = torch.ones(scores.shape[1], dtype=torch.bool)
                     self._hold[[i for i in self.table.backtick + self.eos_ids if i < scores.shape[1]]] = False
                 mask = self._hold if mask is None else mask & self._hold
-            elif self.require:
-                short = self.budget is not None and self.budget - self._seen[row] <= close_margin(self.budget)
+            done = None
+            if self.require and not missing:
                 done = self._done_mask(row, code, scores.shape[1], short)
                 if done is not None:
                     both = done if mask is None else mask & done
                     if bool(torch.isfinite(scores[row].masked_fill(~both.to(scores.device), float("-inf"))).any()):
                         mask = both
                         self.report.done_steps += 1
+            if short and done is None:
+                closing = self._closing(scores.shape[1], ends_in_string(code[code.rfind("\n") + 1:]))
+                both = closing if mask is None else mask & closing
+                if bool(torch.isfinite(scores[row].masked_fill(~both.to(scores.device), float("-inf"))).any()):
+                    mask = both
+                    self.report.closing_steps += 1
             if self.require and self.specs[row]:
                 if not self._no_force[row]:
                     forced = self._force_ids(row, code)

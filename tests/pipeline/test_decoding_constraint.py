@@ -153,6 +153,14 @@ def test_name_excludes_exactly_the_reserved_words() -> None:
     assert accepted_prefix("```vox\nlet x = {type: 1, fn: 2}\nprint(x.type)\nf(in=1)\n```", "code")[2]
 
 
+def test_children_only_after_named_arguments() -> None:
+    ok = "```vox\nfn v() to Element {\n  ret card(padding=1) {\n    text(value=\"a\")\n  }\n}\n```"
+    assert accepted_prefix(ok, "code")[2] is True
+    for bad in ("```vox\nfn v() to Element {\n  ret card(1) {\n    text(value=\"a\")\n  }\n}\n```",  # E0212
+                "```vox\nprint(value=1, 2)\n```"):  # E0208
+        assert accepted_prefix(bad, "code")[2] is False
+
+
 def test_a_comment_ends_at_its_line_end() -> None:
     assert accepted_prefix("```vox\n// note\r\nprint(1)\r\n```", "code")[2] is True  # CRLF lines
     text = "```vox\n// note\r  more\nprint(1)\n```"

@@ -315,6 +315,25 @@ def test_a_nearly_spent_budget_closes_at_the_next_item_start() -> None:
     assert short and all(t.strip(" \t\r\n") == "" or t.lstrip(" \t\r\n").startswith("`") for t in short)
 
 
+def test_a_nearly_spent_budget_winds_an_open_block_down() -> None:
+    import torch
+
+    tok = tokenizer()
+
+    def left(code: str, budget_left: int) -> set[str]:
+        ids = [1, 2] + tok.encode("```vox\n" + code, add_special_tokens=False)
+        proc = NameMask(tok, token_table(tok), [RequestSpec()], 2, eos_ids=[tok.eos_token_id],
+                        budget=len(ids) - 2 + budget_left)
+        return _texts(torch.isfinite(proc(torch.tensor([ids]), torch.zeros(1, len(tok)))[0]))
+
+    body = "fn f(x: int) to int {\n  let y = [x, x]\n  ret y[0]\n"
+    assert "print" in left(body, 200)
+    short = left(body, 2)
+    assert short and all(set(t) <= set(")]}`\n\r \t") for t in short) and any("}" in t for t in short)
+    in_string = left(body + '  print("abc', 2)
+    assert in_string and all(t.startswith('"') for t in in_string)
+
+
 def test_a_repair_turn_keeps_what_the_original_request_named() -> None:
     """vox chat's repair turn ends with the compiler's diagnostics, which name nothing: the masks
     must still require what the request asked for (it used to read only the last user message)."""
