@@ -100,9 +100,13 @@ class LayoutTable:
             ws.append(not body)
             lead_run = text[: len(text) - len(text.lstrip(" \t\r\n"))]
             trail_run = text[len(text.rstrip(" \t\r\n")):]
-            lead.append(_newlines(lead_run))
-            trail.append(_newlines(trail_run))
-            most.append(max((_newlines(r) for r in runs), default=0))
+            # A token ending in a lone \r has a newline pending (the grammar's NL is \r?\n): it
+            # counts as one, or the cap would let "\n\n \r" through and then face a grammar that
+            # allows only "\n" (the cap then yields, and a third newline follows).
+            cr = int(text.endswith("\r"))
+            lead.append(_newlines(lead_run) + (cr if not body else 0))
+            trail.append(_newlines(trail_run) + cr)
+            most.append(max([_newlines(r) for r in runs] + [_newlines(trail_run) + cr]))
             starts.append(text[:1] in ("\n", "\r"))
         return cls(list(texts), lead, most, ws, trail, starts, ["//" in t for t in texts],
                    [t.startswith("/") for t in texts], StartTable.build(list(texts)))
