@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import os
 import random
+import re
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -53,6 +54,9 @@ __all__ = ["LOCAL_API_KEY", "AttemptFailed", "ChatEvent", "Completed", "TextDelt
 LOCAL_API_KEY: Final = "vox-local"  # local servers need no key; the OpenAI client wants one
 #: failure kinds retried on another deployment of the same model: faults of one endpoint
 RETRY_ON_DEPLOYMENT: Final = frozenset({"server", "timeout", "rate_limit"})
+#: a local ``vox serve`` refusing ``max_tokens`` states the room it has (serving.service); the
+#: router's prompt estimate for local models (chars x a factor) can undercount unusual text
+_ROOM: Final = re.compile(r"max_tokens=\d+ is too large\b.*?\bat most (\d+) new tokens", re.S)
 #: seconds a failed deployment of a several-deployment model is left out of LiteLLM's picks
 DEPLOYMENT_COOLDOWN_S: Final = 10.0
 #: LiteLLM routing strategies offered through ``VOX_ROUTING_STRATEGY`` (the first is the default)
@@ -310,14 +314,22 @@ def complete(decision: Decision, messages: Sequence[Mapping[str, str]], *, keys:
         fake = {"mock_response": mock[c.id]} if mock and c.id in mock else {}
         tried: list[str] = []  # deployments of c that failed
         target = c.id  # first LiteLLM picks the deployment, then the untried ones are named
+        call_extra: Mapping[str, Any] = extra
         while True:
             att = _Attempt()
             try:
-                yield from _call(router, target, c, messages, stream, extra, fake, att)
+                yield from _call(router, target, c, messages, stream, call_extra, fake, att)
             except Exception as exc:  # provider boundary: classified, then the policy decides
                 failure = classify(exc)
                 failed = att.deployment or _deployment_of(c, getattr(exc, "failed_deployment_id", None))
                 failed = failed or _deployment_of(c, target)
+                room = reported_room(exc) if c.api_base is not None and call_extra is extra and not att.pieces else None
+                if room is not None:  # once per model: ask again within the room the server reported
+                    attempts.append((c.id, f"{failure.line()}; asked again with max_tokens={room}"))
+                    yield AttemptFailed(c.id, f"{failure.line()}; asking again with max_tokens={room}", "",
+                                        failure, c.id, failed)
+                    call_extra = {**extra, "max_tokens": room}
+                    continue
                 if failed is not None:
                     tried.append(failed)
                     if att.deployment is not None and failure.kind in RETRY_ON_DEPLOYMENT:
@@ -370,3 +382,10 @@ def _completed(c: Candidate, text: str, messages: Sequence[Mapping[str, str]], u
     else:
         cost = (pt * c.input_usd_per_mtok + ct * c.output_usd_per_mtok) / 1e6
     return Completed(c.id, text, pt, ct, cost, estimated, tuple(attempts), finish, deployment or c.api_base)
+
+
+def reported_room(exc: BaseException) -> int | None:
+    """The answer room (tokens, >= 1) a local ``vox serve`` stated when it refused ``max_tokens``
+    ("max_tokens=N is too large: ... (at most M new tokens)"), else ``None``."""
+    m = _ROOM.search(str(exc))
+    return int(m.group(1)) if m and int(m.group(1)) > 0 else None

@@ -400,3 +400,28 @@ def test_routing_strategy_is_configurable_and_checked(replay: Any, monkeypatch: 
     monkeypatch.setenv("VOX_ROUTING_STRATEGY", "round-robin")
     with pytest.raises(UsageError, match="VOX_ROUTING_STRATEGY must be one of simple-shuffle, least-busy"):
         run(decision(hosted(1)), mock={"openai/model-1": "x"})
+
+
+def test_a_local_server_refusing_max_tokens_is_asked_again_within_its_room(monkeypatch: pytest.MonkeyPatch) -> None:
+    """vox serve answers 400 with the room it has when the router's prompt estimate ran low; the
+    cascade asks the same model once more with that room instead of failing the turn."""
+    import serving.cascade as cascade
+
+    calls: list[Any] = []
+
+    def fake_call(router: Any, target: str, c: Any, messages: Any, stream: bool, extra: Any, fake: Any,
+                  att: Any) -> Any:
+        calls.append(dict(extra))
+        if len(calls) == 1:
+            raise RuntimeError("BadRequestError: max_tokens=394 is too large: the prompt is 670 tokens and this "
+                               "model's context is 1024 (at most 354 new tokens)")
+        att.pieces.append("ok")
+        yield TextDelta("ok", c.id)
+
+    monkeypatch.setattr(cascade, "_call", fake_call)
+    events = run(decision(local("tiny", "http://127.0.0.1:9/v1")), stream=False)
+    assert [c.get("max_tokens") for c in calls] == [None, 354]
+    retry = [e for e in events if isinstance(e, AttemptFailed)]
+    assert len(retry) == 1 and retry[0].next_model == "local/tiny" and "max_tokens=354" in retry[0].reason
+    assert isinstance(events[-1], Completed) and events[-1].text == "ok"
+    assert cascade.reported_room(RuntimeError("max_tokens is wrong")) is None
