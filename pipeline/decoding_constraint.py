@@ -5,11 +5,14 @@ compiled constraint grammar (:func:`vox_lang.constraint.constraint_grammar`). Ea
 a :class:`GrammarProcessor` holding one ``LLMatcher`` per sequence: before every step it feeds
 the matcher the token sampled last and masks every token the grammar does not allow next. Inside
 a ```vox block the block therefore stays a prefix of a syntactically valid program; prose outside
-the fence is free (``code`` mode: one block only).
+the fence is free (``code`` mode: one block only; ``first``: the answer opens with its block,
+chosen per conversation by :func:`answer_mode`).
 
 The processor also keeps each block in the canonical layout of :mod:`pipeline.decoding_layout`
-(at most one blank line in a row, comments capped in length): tokens must pass both masks, and
-where the layout cap would leave nothing the grammar mask alone applies.
+(at most one blank line in a row, comments capped in length, and no line opening with an
+operator where the newline before it separates statements: :mod:`pipeline.decoding_linestart`):
+tokens must pass both masks, and where the layout would leave nothing the grammar mask alone
+applies.
 
 Nothing here may hang or crash a request: a tokenizer llguidance cannot read, a grammar that
 does not compile, or a dead end (no allowed token) turns the constraint off for that sequence,
