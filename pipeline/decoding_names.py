@@ -103,7 +103,6 @@ class NameMask(LogitsProcessor):
         self.extras = list(extras) if extras is not None else None
         self.budget = budget
         self._done_masks: dict[tuple[Extras, int], Any] = {}
-        self._closing_masks: dict[tuple[int, bool], Any] = {}
 
     def _text(self, row: int, ids: Any) -> str:
         """The row's generated text, decoded incrementally (only the ids new since the last call)."""
@@ -272,11 +271,11 @@ class NameMask(LogitsProcessor):
         return ids
 
     def _closing(self, width: int, in_string: bool) -> Any:
-        """:func:`pipeline.decoding_done.closing_mask`, cached per width."""
-        key = (width, in_string)
-        if key not in self._closing_masks:
-            self._closing_masks[key] = closing_mask(self.table.texts, width, in_string)
-        return self._closing_masks[key]
+        """:func:`pipeline.decoding_done.closing_mask`, cached per width in the token table."""
+        key = ("closing", f"{width}:{in_string}")
+        if key not in self.table.cache:  # kept in the token table: built once per tokenizer, not per request
+            self.table.cache[key] = closing_mask(self.table.texts, width, in_string)
+        return self.table.cache[key]
 
     def _done_mask(self, row: int, code: str, width: int, short: bool = False) -> Any | None:
         """The stop-when-done mask for ``row`` (:mod:`pipeline.decoding_done`), or ``None`` when

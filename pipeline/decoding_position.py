@@ -196,11 +196,6 @@ def scan(code: str) -> Scan:
     return _scan(code, cut, _scan_lines(code[:cut]))
 
 
-def frames(code: str) -> list[Frame]:
-    """The open brackets of ``code`` (outermost first), strings and comments skipped."""
-    return list(scan(code).stack)
-
-
 def _operand_end(tok: str) -> bool:
     """Whether ``tok`` ends an operand (so only a :data:`FOLLOWERS` word may come after it)."""
     if not tok or tok == "\n":
@@ -243,11 +238,12 @@ def _word_kind(code: str, line_tokens: list[str], state: Scan) -> str:
     last = state.prev
     if line_tokens and _operand_end(line_tokens[-1]):
         return FOLLOW
-    if last in USE_AFTER and not (last == "<" and _GENERIC_DECL.search(code[code.rfind("\n") + 1:])):
+    generic_decl = bool(_GENERIC_DECL.search(code, code.rfind("\n") + 1))
+    if last in USE_AFTER and not (last == "<" and generic_decl):
         return USE
     if line_tokens and line_tokens[0] == "for" and "in" not in line_tokens:
         return FREE  # `for k, v`: loop variables being bound
-    if _GENERIC_DECL.search(code[code.rfind("\n") + 1:]):
+    if generic_decl:
         return FREE
     stack = list(state.stack)
     if _in_pattern(code, stack):
@@ -278,7 +274,7 @@ def position(code: str) -> Position:
     if partial[:1].isdigit():
         return Position(partial, FREE, FOLLOW)
     line_tokens = [t for t in line if not t.startswith("//")]
-    kind = _word_kind(head, line_tokens, _scan(head, cut, _scan_lines(head[:cut])))
+    kind = _word_kind(head, line_tokens, scan(head))
     if not partial:
         return Position("", kind, kind)
     if partial in KEYWORDS and partial not in _OPERAND_WORDS:

@@ -32,7 +32,7 @@ class TokenTable:
     index: TokenIndex | None = None  # every token's text, for forcing requested headers
     texts: list[str] = field(default_factory=list)  # every token's text (index = id)
     tool_ids: list[int] = field(default_factory=list)  # ids spelling a start of "@mcp.tool"
-    cache: dict[tuple[str, str], Any] = field(default_factory=dict)  # prelude-name ids per (kind, partial)
+    cache: dict[tuple[str, str], Any] = field(default_factory=dict)  # prelude ids per (kind, partial); closing masks
 
 
 def token_table(tokenizer: Any) -> TokenTable:
