@@ -9,10 +9,8 @@ the fence is free (``code`` mode: one block only; ``first``: the answer opens wi
 chosen per conversation by :func:`answer_mode`).
 
 The processor also keeps each block in the canonical layout of :mod:`pipeline.decoding_layout`
-(at most one blank line in a row, comments capped in length, and no line opening with an
-operator where the newline before it separates statements: :mod:`pipeline.decoding_linestart`):
-tokens must pass both masks, and where the layout would leave nothing the grammar mask alone
-applies.
+(at most one blank line in a row, comments capped in length): tokens must pass both masks, and
+where the layout would leave nothing the grammar mask alone applies.
 
 Nothing here may hang or crash a request: a tokenizer llguidance cannot read, a grammar that
 does not compile, or a dead end (no allowed token) turns the constraint off for that sequence,

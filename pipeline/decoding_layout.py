@@ -1,7 +1,8 @@
-"""Canonical layout inside a constrained ```vox block: a blank-line cap, a comment cap, line starts.
+"""Canonical layout inside a constrained ```vox block: a blank-line cap and a comment cap.
 
-The grammar (:mod:`vox_lang.constraint`) lets newlines stand almost anywhere (L1 drops them
-inside ``(``/``[``, L2/L3 around operators), and comments may run to any length. A small model
+The grammar (:mod:`vox_lang.constraint`) lets newlines stand wherever layout drops them (L1
+inside ``(``/``[``, L2/L3 around operators) and runs of them anywhere, and comments may run to any
+length. A small model
 that cannot close its block where the grammar forbids it escapes into exactly those: hundreds of
 blank lines, or ``// ...`` lines of prose, until the token limit cuts the block (the default
 run's eval: 233 of 408 constrained adapter samples cut, most ending in E0203). So the decoder
@@ -17,18 +18,16 @@ also keeps the block in a **canonical layout**, a restriction a valid program ca
   response (longest 105 characters) and ``examples/`` at most two (93), so the caps only stop
   prose run-ons — which become the escape once blank lines are capped (measured: 43 of 112 cut
   samples on half the eval).
-- **Line starts:** where the newline before a line is a separator for the front end (innermost
-  bracket ``{`` or none, the previous line not ending in an L2 literal; spec §1), the line may
-  not begin with what can only continue an expression (``== 0.0``, ``> 3``, ``, x``, ``-> y``):
-  the grammar lets newlines stand around operators anywhere (it does not model L1), and the
-  model used that for garbage continuation lines (59 of 816 constrained eval completions, none
-  compiling). The rule and its measurement are in :mod:`pipeline.decoding_linestart`.
+Where a line may start is the grammar's business: it models L1-L3 exactly, so a line that only
+continues an expression (``== 0.0``, ``> 3``, ``, x``) where the newline before it separates cannot
+be decoded. (A decoder-side line-start rule did that while the grammar let newlines stand around
+every operator; it went when the grammar learned layout.)
 
-The rules are decoder-side (token tables built once; per row a few counters and a bracket stack,
-each finished line lexed once and the current line at most once a step; masks cached by a small
-key), applied by :class:`pipeline.decoding_constraint.GrammarProcessor` together with the grammar
-mask: only tokens both allow are kept, and if the layout would leave none the grammar mask alone
-is used (never a dead end). Outside ```vox blocks nothing is restricted: prose stays free.
+The caps are decoder-side (token tables built once; per row a few counters, each finished line
+lexed once; masks cached by a small key), applied by
+:class:`pipeline.decoding_constraint.GrammarProcessor` together with the grammar mask: only tokens
+both allow are kept, and if the layout would leave none the grammar mask alone is used (never a
+dead end). Outside ```vox blocks nothing is restricted: prose stays free.
 """
 
 from __future__ import annotations
@@ -36,8 +35,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from typing import Any, Final
-
-from pipeline.decoding_linestart import FREE, LineContext, StartTable, start_state
 
 #: newlines allowed in one whitespace run inside a block (2 = one blank line)
 MAX_NEWLINES: Final = 2
@@ -87,8 +84,7 @@ class LayoutTable:
     starts_nl: list[bool]
     comment: list[bool] = field(default_factory=list)  # holds "//"
     slash: list[bool] = field(default_factory=list)  # starts with "/"
-    starts: StartTable | None = None  # the line-start rule (None: off)
-    _masks: dict[tuple[str, int, int, int, int], Any] = field(default_factory=dict)
+    _masks: dict[tuple[str, int, int, int], Any] = field(default_factory=dict)
 
     @classmethod
     def build(cls, texts: list[str]) -> LayoutTable:
@@ -109,20 +105,19 @@ class LayoutTable:
             most.append(max([_newlines(r) for r in runs] + [_newlines(trail_run) + cr]))
             starts.append(text[:1] in ("\n", "\r"))
         return cls(list(texts), lead, most, ws, trail, starts, ["//" in t for t in texts],
-                   [t.startswith("/") for t in texts], StartTable.build(list(texts)))
+                   [t.startswith("/") for t in texts])
 
-    def mask(self, blank: int, comment: int, width: int, no_comment: int = 0, start: int = FREE) -> Any:
+    def mask(self, blank: int, comment: int, width: int, no_comment: int = 0) -> Any:
         """Bool tensor ``[width]`` of the tokens the layout allows after ``blank`` newlines of the
         current whitespace run, ``comment`` characters into a ``//`` comment (0: none). Cached.
         ``no_comment``: 0 comments may start; 1 none may (tokens holding ``//`` are out); 2 none
-        may and the line ends in a ``/`` (tokens starting with ``/`` are out too). ``start``: the
-        line-start state (:func:`pipeline.decoding_linestart.start_state`)."""
+        may and the line ends in a ``/`` (tokens starting with ``/`` are out too)."""
         import torch
 
         blank = min(blank, MAX_NEWLINES)
         capped = comment >= MAX_COMMENT
         no_comment = 0 if comment else no_comment
-        key = ("c" if capped else "b", blank, width, no_comment, start if self.starts is not None else FREE)
+        key = ("c" if capped else "b", blank, width, no_comment)
         cached = self._masks.get(key)
         if cached is None:
             room = MAX_NEWLINES - blank
@@ -136,9 +131,6 @@ class LayoutTable:
             if no_comment:
                 allowed = [a and not c and not (no_comment == 2 and sl)
                            for a, c, sl in zip(allowed, self.comment, self.slash)]
-            line_start = self.starts.allowed(start, not no_comment) if self.starts is not None else None
-            if line_start is not None:
-                allowed = [a and ok for a, ok in zip(allowed, line_start)]
             out = torch.ones(width, dtype=torch.bool)
             n = min(width, len(allowed))
             out[:n] = torch.tensor(allowed[:n], dtype=torch.bool)
@@ -194,7 +186,6 @@ class LayoutState:
         self.blank = 0  # newlines in the trailing whitespace run (inside the block)
         self.line = ""  # the current line's text inside the block
         self.comment_lines = 0  # finished lines of the block holding a comment
-        self.context = LineContext()  # brackets and last token of the block's finished lines
 
     def feed(self, token: int) -> None:
         """Account for one sampled token."""
@@ -210,7 +201,6 @@ class LayoutState:
                 self.text = self.text[-len(FENCE_OPEN):]
                 return
             self.in_block, self.blank, self.line, self.comment_lines = True, 0, "", 0
-            self.context = LineContext()
             piece = self.text[start + len(FENCE_OPEN):]
             self.text = piece
         self._in_block(piece)
@@ -229,7 +219,6 @@ class LayoutState:
         if "\n" in tail:
             for done in tail.split("\n")[:-1]:
                 self.comment_lines += int(comment_length(done) > 0)
-                self.context.feed(done)
         self.line = tail.rsplit("\n", 1)[-1]
         self.text = self.line
 
@@ -241,5 +230,4 @@ class LayoutState:
         no_comment = 0
         if self.comment_lines + (comment > 0) >= MAX_COMMENT_LINES and not _in_string(self.line):
             no_comment = 2 if self.line.endswith("/") else 1
-        start = start_state(self.context, self.line) if self.table.starts is not None else FREE
-        return self.table.mask(self.blank, comment, width, no_comment, start)
+        return self.table.mask(self.blank, comment, width, no_comment)

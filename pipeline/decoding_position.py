@@ -11,8 +11,9 @@
   at top level: every one starts with a reserved word or uses a name (a call, an assignment, an
   expression), so it must resolve too; which reserved words may stand there differs
   (:mod:`pipeline.decoding_scope`).
-- :data:`FOLLOW` — a word on the same line right after an operand (a name, number, string,
-  ``)``, ``]``, ``}``, ``?``): in Vox only ``and``, ``or``, ``to``, ``in``, ``as`` or ``else`` can
+- :data:`FOLLOW` — a word right after an operand (a name, number, string, ``)``, ``]``, ``}``,
+  ``?``, a reserved word after ``.``) on its line, or on a later line inside ``(``/``[`` (L1 drops
+  the newline there): in Vox only ``and``, ``or``, ``to``, ``in``, ``as`` or ``else`` can
   stand there (:data:`FOLLOWERS`). Without this the grammar mask lets ``ret a > 1 andx`` through:
   llguidance's lexer only tries the lexemes the parser allows, and where no NAME is allowed it
   reads ``andx`` as ``and x``, while the front end reads one (undefined) name. The default run's
@@ -196,8 +197,9 @@ def scan(code: str) -> Scan:
     return _scan(code, cut, _scan_lines(code[:cut]))
 
 
-def _operand_end(tok: str) -> bool:
-    """Whether ``tok`` ends an operand (so only a :data:`FOLLOWERS` word may come after it)."""
+def _operand_end(tok: str, before: str = "") -> bool:
+    """Whether ``tok`` ends an operand (so only a :data:`FOLLOWERS` word may come after it);
+    ``before``: the token before it (a reserved word after ``.`` is a member name, an operand)."""
     if not tok or tok == "\n":
         return False
     if tok in (")", "]", "}", "?"):
@@ -207,7 +209,7 @@ def _operand_end(tok: str) -> bool:
     if tok[0].isdigit():
         return True
     if tok[0].isalpha() or tok[0] == "_":
-        return tok not in KEYWORDS or tok in _OPERAND_WORDS
+        return tok not in KEYWORDS or tok in _OPERAND_WORDS or before == "."
     return False
 
 
@@ -236,8 +238,15 @@ def _word_kind(code: str, line_tokens: list[str], state: Scan) -> str:
     """The kind of a word starting at the end of ``code`` (``line_tokens``: the significant
     tokens of its line; ``state``: the :func:`scan` of ``code``)."""
     last = state.prev
-    if line_tokens and _operand_end(line_tokens[-1]):
+    if line_tokens and _operand_end(line_tokens[-1], line_tokens[-2] if len(line_tokens) > 1 else state.before):
         return FOLLOW
+    stack = list(state.stack)
+    inner = stack[-1] if stack else None
+    if not line_tokens and inner is not None and inner.kind in ("call", "decl", "paren", "index") \
+            and _operand_end(last, state.before):
+        return FOLLOW  # L1: inside ( [ a newline is dropped, so this word stands right after an operand
+    if last == ".":
+        return FREE  # a member name, also on the line after the `.` (L2)
     generic_decl = bool(_GENERIC_DECL.search(code, code.rfind("\n") + 1))
     if last in USE_AFTER and not (last == "<" and generic_decl):
         return USE
@@ -245,10 +254,8 @@ def _word_kind(code: str, line_tokens: list[str], state: Scan) -> str:
         return FREE  # `for k, v`: loop variables being bound
     if generic_decl:
         return FREE
-    stack = list(state.stack)
     if _in_pattern(code, stack):
         return FREE
-    inner = stack[-1] if stack else None
     statement_start = not line_tokens or line_tokens[-1] == "{"
     bracketed = inner is not None and inner.kind in ("call", "decl", "paren", "index")
     if last in ("(", ",") or (statement_start and bracketed):
@@ -274,10 +281,11 @@ def position(code: str) -> Position:
     if partial[:1].isdigit():
         return Position(partial, FREE, FOLLOW)
     line_tokens = [t for t in line if not t.startswith("//")]
-    kind = _word_kind(head, line_tokens, scan(head))
+    state = scan(head)
+    kind = _word_kind(head, line_tokens, state)
     if not partial:
         return Position("", kind, kind)
-    if partial in KEYWORDS and partial not in _OPERAND_WORDS:
+    if partial in KEYWORDS and partial not in _OPERAND_WORDS and state.prev != ".":
         fresh = USE if partial in USE_AFTER else FREE
     else:
         fresh = FOLLOW

@@ -149,8 +149,73 @@ def test_name_excludes_exactly_the_reserved_words() -> None:
 
     line = next(x for x in GRAMMAR_PATH.read_text().splitlines() if x.startswith("NAME:"))
     excluded = re.search(r"~/\((.*)\)/", line)
-    assert excluded is not None and set(excluded.group(1).split("|")) == set(KEYWORDS)
+    assert excluded is not None and set(excluded.group(1).split("|")) == set(KEYWORDS) | {"_"}
     assert accepted_prefix("```vox\nlet x = {type: 1, fn: 2}\nprint(x.type)\nf(in=1)\n```", "code")[2]
+
+
+def droppable_newlines(src: str) -> list[int]:
+    """Offsets in ``src`` (ends of tokens) where layout would drop an inserted newline (spec §1:
+    inside ``(``/``[``, after an L2 token, before an L3 token), read with the front end's lexer."""
+    from vox_lang.diagnostics import DiagnosticSink
+    from vox_lang.layout import L2_AFTER, L3_BEFORE
+    from vox_lang.lexer import TokenKind, scan
+    from vox_lang.source import SourceFile
+
+    tokens = scan(src, DiagnosticSink(SourceFile("<t>", src))).tokens
+    found, stack = [], []
+    for prev, tok, nxt in zip([None, *tokens], tokens, [*tokens[1:], None]):
+        if tok.text in ("(", "[", "{"):
+            stack.append(tok.text)
+        elif tok.text in (")", "]", "}") and stack:
+            stack.pop()
+        if tok.kind is TokenKind.NL or tok.kind is TokenKind.DECO or nxt is None or nxt.kind is TokenKind.NL:
+            continue
+        after_dot = prev is not None and prev.text == "."
+        l2 = tok.kind in (TokenKind.PUNCT, TokenKind.KEYWORD) and tok.text in L2_AFTER and not after_dot
+        l3 = nxt.kind in (TokenKind.PUNCT, TokenKind.KEYWORD) and nxt.text in L3_BEFORE
+        if (stack and stack[-1] in "([") or l2 or l3:
+            found.append(tok.span.end)
+    return found
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_newlines_where_layout_drops_them_are_accepted(data: st.DataObject) -> None:
+    name, src = data.draw(st.sampled_from(valid_programs()))
+    spots = droppable_newlines(src)
+    chosen = sorted(data.draw(st.sets(st.sampled_from(spots), max_size=6)) if spots else [], reverse=True)
+    for at in chosen:
+        src = src[:at] + "\n" + src[at:]
+    assert vox_lang.check(src, strict=True).ok, (name, src)  # the layout model above is the front end's
+    assert accepted_prefix(f"```vox\n{src}\n```", "code")[2], (name, src)
+
+
+@pytest.mark.parametrize("ok", [
+    "fn add(\n  a: int,\n  b: int\n) to\n  int {\n  ret a +\n    b\n}",
+    'let n = "a b"\n  .split(" ")\n  .len()',
+    "fn f(x: int) to int {\n  if x > 0 {\n    ret 1\n  }\n  else {\n    ret 0\n  }\n}",
+    "let xs = [\n  1,\n  2\n]\nprint(xs[\n  0\n])",
+    "type Shape =\n  | Dot\n  | Square(side: float)",
+    "let _ = print(1)",
+    "type P {\n  x: int\n}\ntype Q = {y: float}",
+    "let ys = [1, 2].map(fn(x: int) to int\n  {\n    ret x * 2\n  }\n)",  # in parentheses, before a block
+])
+def test_layout_newlines_are_accepted(ok: str) -> None:
+    assert accepted_prefix(f"```vox\n{ok}\n```", "code")[2]
+
+
+@pytest.mark.parametrize("bad", [
+    "fn f()\n  to int {\n  ret 1\n}",                # E0201: a newline before `to` separates
+    "for x in [1, 2]\n{\n  print(x)\n}",             # ... before a block's `{`
+    "let x:\n  int = 1",                              # ... after `:` (not an L2 literal)
+    "fn f\n(x: int) {\n}",                            # ... before a parameter list's `(`
+    'routes {\n  "/" to Home\n  to Other\n}',
+    "fn f(n: int) to int {\n  ret _ + n\n}",          # `_` is not a value
+    "print(1.5.log())",                               # E0104: a malformed number
+    "let p: {x: int} = {x: 1}",                       # a record type only in a type declaration
+])
+def test_newlines_that_separate_and_misused_tokens_are_rejected(bad: str) -> None:
+    assert not accepted_prefix(f"```vox\n{bad}\n```", "code")[2]
 
 
 def test_children_only_after_named_arguments() -> None:

@@ -63,10 +63,9 @@ def test_long_comments_must_end() -> None:
 @pytest.mark.parametrize("seed", range(4))
 def test_the_cap_holds_under_the_grammar_on_random_logits(seed: int) -> None:
     """Random scores through the real processor (grammar + cap): no block ever holds more than
-    one blank line in a row, no comment outgrows the cap, no line starts with a continuation."""
+    one blank line in a row, no comment outgrows the cap."""
     import torch
 
-    from pipeline.decoding_linestart import refused_lines
     from tests.pipeline.test_decoding_constraint import grammar, tokenizer
 
     tok = tokenizer()
@@ -84,7 +83,6 @@ def test_the_cap_holds_under_the_grammar_on_random_logits(seed: int) -> None:
         body = text.split("```vox", 1)[1].split("```", 1)[0]
         assert not re.search(r"\n[ \t\r]*\n[ \t\r]*\n", body), text
         assert all(comment_length(line) < MAX_COMMENT + 12 for line in body.split("\n")), text
-        assert refused_lines(body) == [], text  # and no line continues where NL separates
     assert not proc.report.fell_back
 
 
@@ -108,9 +106,9 @@ def test_backticks_in_a_comment_or_string_do_not_end_the_block() -> None:
     assert state.in_block and "\n" not in allowed(state)
 
 
-# --- the line-start rule (pipeline.decoding_linestart) ---------------------------------------------
+# --- line starts: the grammar models layout (L1-L3), so a continuation cannot open a separated line
 
-#: strict-valid Vox (checked below) with every multi-line form the rule must keep allowing
+#: strict-valid Vox (checked below) with every multi-line form the grammar must keep allowing
 VALID_FORMS = '''\
 type Shape =
   | Circle(r: float)
@@ -173,73 +171,25 @@ GARBAGE = [
 
 def test_valid_forms_are_strict_valid_and_never_refused() -> None:
     import vox_lang
-    from pipeline.decoding_linestart import refused_lines
     from tests.pipeline.test_decoding_constraint import accepted_prefix
 
     assert vox_lang.check(VALID_FORMS, strict=True).ok
-    assert refused_lines(VALID_FORMS) == []
     n, total, ok = accepted_prefix(f"```vox\n{VALID_FORMS}```", "code")  # grammar + layout, token by token
     assert ok, (n, total)
 
 
 @pytest.mark.parametrize(("code", "lines"), GARBAGE)
 def test_garbage_continuation_lines_are_refused(code: str, lines: list[int]) -> None:
-    """Statically, and by the decoder at the first token of the offending line (real tokenizer)."""
-    from pipeline.decoding_linestart import refused_lines
-    from tests.pipeline.test_decoding_constraint import layout_prefix, tokenizer
+    """By the grammar, at the first token of the offending line (real tokenizer)."""
+    from tests.pipeline.test_decoding_constraint import grammar, tokenizer
 
-    assert refused_lines(code) == lines
     text = f"```vox\n{code}"
     ids_ = tokenizer().encode(text, add_special_tokens=False)
-    n = layout_prefix(ids_, "code")
+    n = grammar().matcher("code").validate_tokens(ids_)
     first = text.split("\n")[lines[0]]  # fence line + the first refused line
     offending = len("\n".join(text.split("\n")[:lines[0]])) + 1 + len(first) - len(first.lstrip())
     assert n < len(ids_)
-    # refused at the line's first token, or its second after a lone `-` (of `-=`)
-    assert len(tokenizer().decode(ids_[:n])) <= offending + 1 and offending < len(tokenizer().decode(ids_[:n + 1]))
+    # refused at the line's first token (or the indent before it), its second after a lone `-` (of `-=`)
+    assert offending - 1 <= len(tokenizer().decode(ids_[:n])) <= offending + 1
 
 
-STARTS = ["a", "==", ">", ",", "->", ")", "}", "-", "//", ".", "|>", "= 1", "\n", "  ", "\n==", " x\n> 2", "1", "@t",
-          "\"s\"", "[", "(", "{", "/", ">", "=", "```", ":", "?", "else", " -1"]
-
-
-def start_allowed(*pieces: str) -> set[str]:
-    state = LayoutState(LayoutTable.build(STARTS), in_block=True)
-    for piece in pieces:
-        state.feed(STARTS.index(piece))
-    mask = state.mask(len(STARTS))
-    assert mask is not None
-    return {t for t, ok in zip(STARTS, mask.tolist()) if ok}
-
-
-def test_line_start_tokens_after_a_separator() -> None:
-    here = start_allowed("a", "\n", "  ")
-    assert {"a", "}", "-", "//", ".", "|>", "\n", "  ", "1", "@t", "\"s\"", "[", "(", "{", "/", "```", "else",
-            " -1", " x\n> 2"} <= here
-    assert not {"==", ">", ",", "->", ")", "= 1", "\n==", "=", ":", "?"} & here
-    assert start_allowed() == here  # the block's first line
-    assert not {">", "="} & start_allowed("a", "\n", "-")  # no `->`, `-=` split over two tokens
-    assert start_allowed("a", "\n", "/") == {"//", "/"}  # a lone `/` can only begin a comment
-    mid = start_allowed("a")  # mid-line: free, except what a token puts after its own newline
-    assert "\n==" not in mid and {"==", ",", ")", " x\n> 2"} <= mid
-
-
-@pytest.mark.parametrize("before", [("a", "="), ("a", ","), ("(",), ("[",), ("{",), ("a", "|>"), ("a", "-")])
-def test_line_start_is_free_after_l2_and_inside_brackets(before: tuple[str, ...]) -> None:
-    assert start_allowed(*before, "\n") == set(STARTS) - {"\n\n"}
-
-
-def test_incremental_line_context_agrees_with_a_fresh_lex() -> None:
-    """``LineContext.after`` lexes only the tail of a growing line; it must agree with lexing the
-    whole line afresh, character by character, over examples and the tricky lexemes."""
-    from pipeline.decoding_linestart import LineContext
-    from tests.pipeline.test_decoding_constraint import ROOT
-
-    lines = [line for p in sorted((ROOT / "examples").glob("*.vox")) for line in p.read_text().split("\n")]
-    lines += ['let s = "a\\"(" + x.y(1.5, -2) // )', "  x -> y |> z <= 1.", '@route.get("/x") fn f() {', "a ="]
-    ctx = LineContext()
-    for line in lines:
-        for end in range(len(line) + 1):
-            fresh = LineContext(tuple(ctx.stack), ctx.last)
-            assert ctx.after(line[:end]) == fresh.after(line[:end]), (line, end)
-        ctx.feed(line)

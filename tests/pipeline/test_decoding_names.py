@@ -48,6 +48,10 @@ tokenizer = _helpers.tokenizer
     ("fn f() {\n  let xs = [a", "a", USE, FOLLOW),             # list element
     ("fn f() {\n  spawn(W", "W", USE, FOLLOW),                # spawn takes an actor
     ("fn f() {\n  card(padding=1) {\n    te", "te", STMT, FOLLOW),  # children are expressions
+    ('let dir = ["a.csv"\n  an', "an", FOLLOW, FOLLOW),        # L1: inside [ ( the newline is dropped
+    ("print(f(1)\n", "", FOLLOW, FOLLOW),
+    ("print(f(1,\n  x", "x", USE, FOLLOW),                    # ... after `,` a use as before
+    ("let y = a.\n  fn", "fn", FREE, FOLLOW),                 # a member name after `.` (L2), then an operand
 ])
 def test_position(code: str, partial: str, cont: str, fresh: str) -> None:
     pos = position(code)
