@@ -12,6 +12,11 @@ also keeps the block in a **canonical layout**, a restriction a valid program ca
   spaces/tabs between them), at top level and inside brackets alike. Collapsing longer runs of
   blank lines to one never changes what a Vox program means (``NL``s are separators, L1-L4 drop
   them or keep one; :func:`canonical_blank_lines` does it), and the corpus never has more.
+- **Words and strings:** an identifier ends once it is :data:`MAX_WORD` characters long, and a
+  string literal closes once it is :data:`MAX_STRING` long (only tokens starting with ``"`` may
+  follow). The tiny model's cut blocks held runaway words (``test_dis_tag_tag_tag...``,
+  ``gefisuhutsutisssss...ingingingactivity``) and strings of hundreds of characters; a valid
+  program never needs either (names can be shorter, strings joined with ``+``).
 - **Comments:** a ``//`` comment ends (a newline is forced) once it is :data:`MAX_COMMENT`
   characters long, and a block holds at most :data:`MAX_COMMENT_LINES` lines with a comment
   (after that no comment may start). The default corpus has at most one comment line per
@@ -42,12 +47,18 @@ MAX_NEWLINES: Final = 2
 MAX_COMMENT: Final = 120
 #: lines with a comment a block may hold
 MAX_COMMENT_LINES: Final = 4
+#: characters after which an identifier must end (the default corpus's longest is 40)
+MAX_WORD: Final = 64
+#: characters (quotes included) after which a string literal must close (the corpus's longest is 47)
+MAX_STRING: Final = 200
 FENCE_OPEN: Final = "```vox"
 FENCE_CLOSE: Final = "```"
 
 _WS_RUN: Final = re.compile(r"[ \t\r\n]+")
 _BLANK_RUN: Final = re.compile(r"\n(?:[ \t\r]*\n){" + str(MAX_NEWLINES) + ",}")
 _STRING_OR_COMMENT: Final = re.compile(r'"(?:[^"\\\n]|\\.)*"?|//.*')
+_WORD_CHAR: Final = re.compile(r"[A-Za-z0-9_]")
+_TRAILING_WORD: Final = re.compile(r"[A-Za-z0-9_]+\Z")
 
 
 def canonical_blank_lines(code: str) -> str:
@@ -84,6 +95,8 @@ class LayoutTable:
     starts_nl: list[bool]
     comment: list[bool] = field(default_factory=list)  # holds "//"
     slash: list[bool] = field(default_factory=list)  # starts with "/"
+    word: list[bool] = field(default_factory=list)  # starts with an identifier character
+    quote: list[bool] = field(default_factory=list)  # starts with '"'
     _masks: dict[tuple[str, int, int, int], Any] = field(default_factory=dict)
 
     @classmethod
@@ -105,7 +118,23 @@ class LayoutTable:
             most.append(max([_newlines(r) for r in runs] + [_newlines(trail_run) + cr]))
             starts.append(text[:1] in ("\n", "\r"))
         return cls(list(texts), lead, most, ws, trail, starts, ["//" in t for t in texts],
-                   [t.startswith("/") for t in texts])
+                   [t.startswith("/") for t in texts], [bool(_WORD_CHAR.match(t)) for t in texts],
+                   [t.startswith('"') for t in texts])
+
+    def ends(self, what: str, width: int) -> Any:
+        """Bool tensor ``[width]``: tokens that end a word (``what="word"``: not starting with an
+        identifier character) or close a string (``"string"``: starting with ``"``). Cached."""
+        import torch
+
+        key = (what, 0, width, 0)
+        cached = self._masks.get(key)
+        if cached is None:
+            flags = [not w for w in self.word] if what == "word" else self.quote
+            out = torch.ones(width, dtype=torch.bool)
+            n = min(width, len(flags))
+            out[:n] = torch.tensor(flags[:n], dtype=torch.bool)
+            cached = self._masks[key] = out
+        return cached
 
     def mask(self, blank: int, comment: int, width: int, no_comment: int = 0) -> Any:
         """Bool tensor ``[width]`` of the tokens the layout allows after ``blank`` newlines of the
@@ -156,6 +185,17 @@ def _in_string(line: str) -> bool:
         return False
     tok = last.group(0)
     return last.end() == len(line) and (len(tok) == 1 or not tok.endswith('"') or tok.endswith('\\"'))
+
+
+def string_length(line: str) -> int:
+    """Characters (the opening quote included) of the string literal the (partial) ``line`` ends
+    inside, ``0`` if it does not end inside one."""
+    last = None
+    for m in _STRING_OR_COMMENT.finditer(line):
+        last = m
+    if last is None or last.group(0).startswith("//") or not _in_string(line):
+        return 0
+    return len(last.group(0))
 
 
 def ends_in_string(line: str) -> bool:
@@ -230,4 +270,13 @@ class LayoutState:
         no_comment = 0
         if self.comment_lines + (comment > 0) >= MAX_COMMENT_LINES and not _in_string(self.line):
             no_comment = 2 if self.line.endswith("/") else 1
-        return self.table.mask(self.blank, comment, width, no_comment)
+        mask = self.table.mask(self.blank, comment, width, no_comment)
+        if comment:
+            return mask
+        string = string_length(self.line)
+        if string >= MAX_STRING:
+            return mask & self.table.ends("string", width)
+        word = _TRAILING_WORD.search(self.line) if not string else None
+        if word is not None and len(word.group()) >= MAX_WORD:
+            return mask & self.table.ends("word", width)
+        return mask

@@ -38,7 +38,7 @@ from transformers import LogitsProcessor
 from pipeline.decoding_declare import handler_header, handler_start, header, item_start
 from pipeline.decoding_done import Extras, allowed_after_done, boundary, close_margin, closing_mask, decorator_line
 from pipeline.decoding_layout import ends_in_string, fence_close
-from pipeline.decoding_position import FOLLOW, FOLLOWERS, STMT, TOP, USE, Position, position
+from pipeline.decoding_position import FOLLOW, FOLLOWERS, NUMBER, STMT, TOP, USE, Position, position, scan
 from pipeline.decoding_scope import BLOCK_WORDS, NOT_STARTERS, PRELUDE_NAMES, TOP_WORDS, declared_names, imported_std
 from pipeline.decoding_tokens import TokenTable, token_table
 from vox_lang.requests import RequestSpec, missing_items
@@ -95,6 +95,8 @@ class NameMask(LogitsProcessor):
         self._id_tensors: dict[str, Any] = {}
         self._texts = [""] * len(specs)
         self._seen = [0] * len(specs)
+        self._block_at = [-1] * len(specs)  # offset of the open block's code in the row's text (-1: none)
+        self._search_at = [0] * len(specs)  # where the next opening fence may start
         self._missing: dict[tuple[int, str], bool] = {}
         self._satisfied: set[int] = set()  # rows whose requested items are all declared
         self._forced: list[set[str]] = [set() for _ in specs]  # requested names already forced per row
@@ -113,12 +115,30 @@ class NameMask(LogitsProcessor):
             self._seen[row] = count
         return self._texts[row]
 
+    def _open_block(self, row: int, text: str) -> str | None:
+        """The code of the row's open ```vox block (from just after its opening fence), or
+        ``None`` outside a block. Blocks are followed from the start of the answer: a ```vox
+        inside a block's string or comment is text, not a new block (backticks there do not close
+        it either: :func:`pipeline.decoding_layout.fence_close`)."""
+        while True:
+            at = self._block_at[row]
+            if at >= 0:
+                close = fence_close(text[at:])
+                if close < 0:
+                    return text[at:]
+                self._block_at[row], self._search_at[row] = -1, at + close + 3
+            found = text.find(_FENCE, self._search_at[row])
+            if found < 0:
+                self._search_at[row] = max(self._search_at[row], len(text) - len(_FENCE) + 1)
+                return None
+            self._block_at[row] = found + len(_FENCE)
+
     def _name_mask(self, pos: Position, names: set[str], width: int) -> Any | None:
         """Bool mask ``[width]`` of the tokens that keep the identifiers at ``pos`` what their
         kinds allow (``names``: what a use may resolve to), or ``None`` when nothing is
         restricted. Cached: the name set changes only when the block declares something new."""
         kinds = (pos.cont, pos.fresh)
-        if not any(k in (USE, STMT, TOP, FOLLOW) for k in kinds):
+        if not any(k in (USE, STMT, TOP, FOLLOW, NUMBER) for k in kinds):
             return None
         key = (pos, frozenset(names) if {USE, STMT, TOP} & set(kinds) else frozenset(), width)
         cached = self._masks.get(key)
@@ -143,6 +163,9 @@ class NameMask(LogitsProcessor):
         on: list[Any] = []
         cont = self._names_for(pos.cont, names)
         fresh = self._names_for(pos.fresh, names)
+        if pos.cont == NUMBER:  # only digits may be glued on a number (then anything that ends it)
+            off.append(self._ids("glued"))
+            on.append(self._digit_ids())
         if cont is not None:
             off.append(self._ids("glued"))
             on += self._on_ids(pos.cont, pos.partial, cont, glued=True)
@@ -186,6 +209,17 @@ class NameMask(LogitsProcessor):
             static = t.cache[key] = torch.tensor(ids(common), dtype=torch.long)
         own = ids(n for n in names if n not in PRELUDE_NAMES)
         return [static, torch.tensor(own, dtype=torch.long)] if own else [static]
+
+    def _digit_ids(self) -> Any:
+        """Glued ids whose identifier characters are all digits (``5``, ``25)``), once per table."""
+        import torch
+
+        key = ("number", "")
+        if key not in self.table.cache:
+            t = self.table
+            ids = [i for m in (t.lead_only, t.lead_ends) for lead, group in m.items() if lead.isdigit() for i in group]
+            t.cache[key] = torch.tensor(ids, dtype=torch.long)
+        return self.table.cache[key]
 
     def _ids(self, name: str) -> Any:
         """The table's id list ``name`` as a tensor (converted once per mask)."""
@@ -298,11 +332,9 @@ class NameMask(LogitsProcessor):
         import torch
 
         for row in range(min(len(self.specs), scores.shape[0])):
-            text = self._text(row, input_ids[row])
-            start = text.rfind(_FENCE)
-            if start < 0 or fence_close(text[start + len(_FENCE):]) >= 0:
-                continue  # outside a block (backticks in a comment or string do not close it)
-            code = text[start + len(_FENCE):]
+            code = self._open_block(row, self._text(row, input_ids[row]))
+            if code is None:
+                continue  # outside a block
             mask: Any = None
             declared = self._declared(code)
             word_end = None
@@ -312,7 +344,10 @@ class NameMask(LogitsProcessor):
                 mask = self._name_mask(pos, names, scores.shape[1])
                 if mask is not None and pos.partial:
                     word_end = self._word_end_mask(scores.shape[1])
-            missing = bool(self.require and self.specs[row] and self._missing_now(row, code.rstrip(), declared))
+            missing = False
+            if self.require and self.specs[row] and row not in self._satisfied:
+                # inside an open bracket the fence cannot close anyway (the grammar): no parse needed
+                missing = bool(scan(code).stack) or self._missing_now(row, code.rstrip(), declared)
             short = self.require and self.budget is not None and \
                 self.budget - self._seen[row] <= close_margin(self.budget)
             if missing:

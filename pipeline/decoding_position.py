@@ -18,6 +18,8 @@
   llguidance's lexer only tries the lexemes the parser allows, and where no NAME is allowed it
   reads ``andx`` as ``and x``, while the front end reads one (undefined) name. The default run's
   constrained eval had such glued words in many cut blocks (``andidateHome and actoring``).
+- :data:`NUMBER` — a number literal's digits: only digits may be glued on (``1or`` is E0104, a
+  malformed number, where llguidance reads ``1`` ``or``).
 - :data:`FREE` — a declaration or anything the left context cannot decide: parameters, fields,
   named arguments, variables being bound, generics, match patterns, decorators, strings, comments.
 
@@ -52,6 +54,7 @@ USE: Final = "use"
 STMT: Final = "stmt"
 TOP: Final = "top"
 FOLLOW: Final = "follow"
+NUMBER: Final = "number"
 FREE: Final = ""
 
 TOKENS: Final = re.compile(
@@ -279,7 +282,7 @@ def position(code: str) -> Position:
     if in_comment or in_string or _DECO_TAIL.search(head):
         return Position(partial, FREE, FREE)
     if partial[:1].isdigit():
-        return Position(partial, FREE, FOLLOW)
+        return Position(partial, NUMBER if partial.isdigit() else FREE, FOLLOW)
     line_tokens = [t for t in line if not t.startswith("//")]
     state = scan(head)
     kind = _word_kind(head, line_tokens, state)

@@ -37,7 +37,9 @@ MODES: Final = ("program", "code", "first", "response")
 # fence ends its line (```vox then a newline), as the eval's block extractor and Markdown expect.
 _STARTS: Final[dict[str, str]] = {
     # llguidance applies %ignore only between lexemes: leading blank/comment lines are explicit.
-    "program": "start: LEAD? program\nLEAD: /([ \\t]|\\r?\\n|\\/\\/[^\\n\\r]*)+/\n",
+    # A bare program may end in a comment with no newline after it (in a block, the fence line follows).
+    "program": ("start: LEAD? program TAIL?\nLEAD: /([ \\t]|\\r?\\n|\\/\\/[^\\n\\r]*)+/\n"
+                "TAIL: /[ \\t]*\\/\\/[^\\n\\r]*/\n"),
     "code": 'start: FENCE program FENCE_END\nFENCE: /```vox[ \\t]*\\r?\\n/\nFENCE_END: "```"\n',
     "first": (
         "start: FENCE program FENCE_END prose TICKS?\n"

@@ -198,6 +198,7 @@ def test_newlines_where_layout_drops_them_are_accepted(data: st.DataObject) -> N
     "type Shape =\n  | Dot\n  | Square(side: float)",
     "let _ = print(1)",
     "type P {\n  x: int\n}\ntype Q = {y: float}",
+    "let n = 1 + // one more\n  2 // done\nprint(n) // end",
     "let ys = [1, 2].map(fn(x: int) to int\n  {\n    ret x * 2\n  }\n)",  # in parentheses, before a block
 ])
 def test_layout_newlines_are_accepted(ok: str) -> None:
@@ -213,6 +214,7 @@ def test_layout_newlines_are_accepted(ok: str) -> None:
     "fn f(n: int) to int {\n  ret _ + n\n}",          # `_` is not a value
     "print(1.5.log())",                               # E0104: a malformed number
     "let p: {x: int} = {x: 1}",                       # a record type only in a type declaration
+    "let p = {x // the x\n: 1}",                       # a comment only where a newline may stand
 ])
 def test_newlines_that_separate_and_misused_tokens_are_rejected(bad: str) -> None:
     assert not accepted_prefix(f"```vox\n{bad}\n```", "code")[2]

@@ -60,7 +60,7 @@ def test_long_comments_must_end() -> None:
     assert comment_length('let s = "// in a string"') == 0
 
 
-@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("seed", range(8))
 def test_the_cap_holds_under_the_grammar_on_random_logits(seed: int) -> None:
     """Random scores through the real processor (grammar + cap): no block ever holds more than
     one blank line in a row, no comment outgrows the cap."""
@@ -84,6 +84,29 @@ def test_the_cap_holds_under_the_grammar_on_random_logits(seed: int) -> None:
         assert not re.search(r"\n[ \t\r]*\n[ \t\r]*\n", body), text
         assert all(comment_length(line) < MAX_COMMENT + 12 for line in body.split("\n")), text
     assert not proc.report.fell_back
+
+
+def test_runaway_words_and_strings_end() -> None:
+    from pipeline.decoding_layout import MAX_STRING, MAX_WORD
+
+    texts = ["```vox\n", "let s = ", "ab", " ", "\"", "\")", "(", "\n", "_tag", "// ab"]
+    table = LayoutTable.build(texts)
+
+    def after(*pieces: str) -> set[str]:
+        state = LayoutState(table)
+        for piece in pieces:
+            state.feed(texts.index(piece))
+        mask = state.mask(len(texts))
+        assert mask is not None
+        return {t for t, ok in zip(texts, mask.tolist()) if ok}
+
+    word = ("_tag",) * (MAX_WORD // 4)
+    assert "ab" in after("```vox\n", "let s = ", *word[:-1]) and "ab" not in after("```vox\n", "let s = ", *word)
+    assert {"(", " ", "\n", "\"", "\")"} <= after("```vox\n", "let s = ", *word)  # anything that ends it
+    string = ("ab",) * (MAX_STRING // 2)
+    assert after("```vox\n", "let s = ", "\"", *string) == {"\"", "\")"}  # only a closing quote
+    assert "ab" in after("```vox\n", "let s = ", "\"", *string[:-1])
+    assert "ab" in after("```vox\n", "// ab", *("_tag",) * 20)  # in a comment only the comment cap applies
 
 
 def test_a_block_holds_a_bounded_number_of_comment_lines() -> None:

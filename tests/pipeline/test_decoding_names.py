@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from pipeline.decoding_names import NameMask, declared_names, position, token_table
-from pipeline.decoding_position import FOLLOW, FREE, STMT, TOP, USE
+from pipeline.decoding_position import FOLLOW, FREE, NUMBER, STMT, TOP, USE
 from vox_lang.requests import RequestSpec, extract_request, missing_items
 
 _HELPERS = Path(__file__).with_name("test_decoding_constraint.py")  # its tokenizer (tests are not a package)
@@ -28,7 +28,7 @@ tokenizer = _helpers.tokenizer
     ("let x = foo(", "", USE, USE),                            # an argument (named ones are declared params)
     ("let s = \"he", "he", FREE, FREE),                        # inside a string
     ("// see ", "", FREE, FREE),                               # inside a comment
-    ("let n = 1", "1", FREE, FOLLOW),                          # a number; a word after it follows
+    ("let n = 1", "1", NUMBER, FOLLOW),                        # a number: digits only; a word after it follows
     ("fn id<", "", FREE, FREE),                                # generics being declared
     ("fn id<T, U", "U", FREE, FOLLOW),
     ("let p: Li", "Li", USE, FOLLOW),                          # a type annotation
@@ -379,6 +379,8 @@ def _first_blocked(src: str, spec: RequestSpec | None = None) -> str | None:
     ("fn f() {\n  let w = spawn(Nobody)\n}", "spawn("),
     ("fn f(a: bool) to bool {\n  ret a and activitye\n}", "ret a and "),  # a declaration word in an expression
     ("fn f() {\n  pub fn g() { }\n}", "{\n  p"),                        # an item keyword inside a block
+    ("fn f(a: int) to bool {\n  ret a > 1or a < 0\n}", "ret a > 1"),     # E0104: a malformed number
+    ('fn f(a: int) to str {\n  let s = "see ```vox"\n  ret sx\n}', "ret s"),  # a fence in a string is text
 ])
 def test_garbage_words_are_refused(src: str, refused_after: str) -> None:
     blocked = _first_blocked(src)
@@ -393,6 +395,7 @@ def test_garbage_words_are_refused(src: str, refused_after: str) -> None:
     "    Circle(r) -> r * r\n    Square(side) -> side\n  }\n}",
     "fn f(m: Map[str, int]) {\n  for k, v in m {\n    print(k)\n  }\n}",
     "fn id<T, U>(x: T, y: U) to T {\n  ret x\n}",
+    "fn big() to float {\n  ret 1234567 * 2.25 + 1000000.125\n}",
     "import std.fs as files\n@test\nfn t() {\n  assert(1 == 1)\n}",
     "fn f(xs: List[int]) to int {\n  let mut n = 0\n  for x in xs {\n    if x > 0 { n += x } else { n -= 1 }\n  }\n"
     "  ret n\n}",
