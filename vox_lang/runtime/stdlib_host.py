@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import glob as globmod
 import os
+import selectors
 import shutil
 import subprocess
+import time
 import urllib.request
 from collections.abc import Callable
 from typing import Any, Final
@@ -89,12 +91,51 @@ FS: Final[dict[str, Impl]] = {
 
 def _run(rt: RunState, cmd: str, args: list[str], cwd: str | None = None,
          env: list[str] | None = None) -> subprocess.CompletedProcess[str]:
+    """Run a child to completion within the run's remaining time, reading at most ``MAX_READ``
+    bytes of its stdout + stderr (like file and HTTP reads): past either limit the child is
+    killed and the call raises (``Error`` in the program), so a chatty child cannot exhaust memory.
+    """
     environ = None
     if env is not None:
         environ = dict(os.environ)
         environ.update(dict(e.split("=", 1) for e in env if "=" in e))
-    return subprocess.run([cmd, *args], capture_output=True, text=True, cwd=cwd or None, env=environ,
-                          timeout=max(rt.budget.time_left(), 0.01), check=False)
+    argv = [cmd, *args]
+    timeout = max(rt.budget.time_left(), 0.01)
+    deadline = time.monotonic() + timeout
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd or None, env=environ)
+    assert proc.stdout is not None and proc.stderr is not None
+    out_fd, err_fd = proc.stdout.fileno(), proc.stderr.fileno()
+    chunks: dict[int, list[bytes]] = {out_fd: [], err_fd: []}
+    size = 0
+    try:
+        with selectors.DefaultSelector() as sel:
+            for fd in chunks:
+                sel.register(fd, selectors.EVENT_READ)
+            while sel.get_map():
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise subprocess.TimeoutExpired(argv, timeout)
+                for key, _ in sel.select(left):
+                    data = os.read(key.fd, 65536)
+                    if not data:
+                        sel.unregister(key.fd)
+                        continue
+                    size += len(data)
+                    if size > MAX_READ:
+                        raise ValueError(f"{cmd}: output larger than {MAX_READ} bytes")
+                    chunks[key.fd].append(data)
+        code = proc.wait(timeout=max(deadline - time.monotonic(), 0.01))
+    except BaseException:
+        proc.kill()
+        proc.wait()
+        raise
+    finally:
+        proc.stdout.close()
+        proc.stderr.close()
+    # as ``text=True`` did: UTF-8 (a decode error is ``Error``), universal newlines
+    out, err = (b"".join(chunks[fd]).decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
+                for fd in (out_fd, err_fd))
+    return subprocess.CompletedProcess(argv, code, out, err)
 
 
 def _run_text(rt: RunState, a: list[Any]) -> Any:
