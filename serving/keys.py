@@ -179,7 +179,8 @@ def resolve_all(
 
 
 def parse_key_options(options: list[str]) -> dict[str, str]:
-    """``["openai=sk-..."]`` → ``{"openai": "sk-..."}``.
+    """``["openai=sk-..."]`` → ``{"openai": "sk-..."}``; the provider is lower-cased, as LiteLLM
+    names them (``OPENAI=sk-...`` is the openai key, not an unknown provider).
 
     Raises:
         UsageError: an option without ``=`` or with an empty side. The message never echoes the
@@ -192,7 +193,7 @@ def parse_key_options(options: list[str]) -> dict[str, str]:
             what = "has no `=`" if not sep else "has an empty side"
             raise UsageError(f"--key expects PROVIDER=KEY, e.g. --key openai=sk-…; --key option {i} {what} "
                              "(value not shown)")
-        out[provider.strip()] = value.strip()
+        out[provider.strip().lower()] = value.strip()
     return out
 
 
