@@ -77,6 +77,10 @@ def _run(prompt: str | None, model: str, system: str | None, explain: bool, dry_
     from serving.router import decide, route_request
     from serving.scoring import is_vox_request
 
+    if prompt is not None and not prompt.strip():
+        from serving.errors import UsageError
+
+        raise UsageError("the PROMPT is empty: give a request, or omit it for an interactive session")
     install_log_redaction()
     keys = resolve_all(explicit=parse_key_options(key_opts), config=load_config_keys())
     catalog, rebuilt = load_or_build(warn=lambda m: err(f"warning: {m}\n"))

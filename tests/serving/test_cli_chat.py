@@ -1,0 +1,20 @@
+"""`vox chat ""` (new-user tester): an empty or blank PROMPT is a usage error (exit 2) before any
+catalog or model is touched; it used to be sent to the model as an empty user turn."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from serving.cli import app
+
+
+@pytest.mark.parametrize("prompt", ["", "   ", "\n"])
+def test_blank_prompt_is_a_usage_error(prompt: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("VOX_HOME", str(tmp_path))
+    result = CliRunner().invoke(app, ["chat", "-m", "free", prompt])
+    assert result.exit_code == 2, result.output
+    assert "the PROMPT is empty" in result.stderr
+    assert not (tmp_path / "cache").exists()  # no catalog built, no model asked
