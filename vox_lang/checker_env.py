@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
-from vox_lang import hir
+from vox_lang import codes, hir
 from vox_lang.depth import PASS_FRAMES_PER_LEVEL, level_budget, out_of_budget
 from vox_lang.diagnostics import DiagnosticSink
 from vox_lang.prelude import BUILTINS, CONSTRUCTORS, PRELUDE_RECORD_FIELDS, ParamSig, Sig, prelude_type, std_member
@@ -248,11 +248,24 @@ class CheckerEnv:
         return params, self.u.substitute(sig.ret, subst)
 
     def value_type(self, ref: hir.Ref) -> Type:
-        """The type of a resolved value name."""
+        """The type of a resolved value name (a name called directly is checked by the call).
+
+        Every prelude kind has a real type here: builtins, constructors and ``std`` functions
+        their signature's function type; a view element ``fn() to Element`` (spec §4: its
+        arguments are named only, so the value takes no positional ones, and called bare it
+        is the element itself, which is what the runtime's function value does). A ``std``
+        module is not a value: E0410 (the name is bound in the value namespace only so that
+        its members resolve). Only a non-``std`` import is opaque ``?`` (spec §5).
+        """
         d = self.defs[ref.def_id]
         if d.kind in VAR_KINDS:
             t = self.var_types.get(d.id, UNKNOWN)
             return UNKNOWN if t is NEVER else t
+        if d.kind == "view":
+            return TFn((), ELEMENT)
+        if d.kind == "std_module":
+            self.sink.report(codes.E0410, ref.span, n=ref.name, hint=module_hint(ref.name, d.key))
+            return UNKNOWN
         sig = self.sig_of(d.id)
         if sig is None:
             return UNKNOWN
@@ -260,3 +273,11 @@ class CheckerEnv:
         if d.kind in ("ctor", "variant") and not params:
             return ret
         return TFn(tuple(p.type for p in params), ret)
+
+
+def module_hint(name: str, key: str | None) -> str:
+    """E0410's hint for a ``std`` module used as a value: use one of its members."""
+    table = std_member(tuple((key or "std").split(".")[1:]))
+    first = next(iter(table), None) if isinstance(table, dict) else None
+    example = f", e.g. `{name}.{first}`" if first is not None else ""
+    return f"`{name}` is a module, not a value: use one of its members{example}"

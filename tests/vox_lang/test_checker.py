@@ -83,6 +83,19 @@ def test_examples_check_clean_in_strict_mode() -> None:
         assert result.ok and not result.diagnostics, (f.name, result.render("repair"))
 
 
+def test_std_module_as_a_value_names_a_member_in_its_hint() -> None:
+    d = only("import std.json\nlet j = json")
+    assert (d.code, d.line, d.col, d.hint) == (
+        "E0410", 2, 9, "`json` is a module, not a value: use one of its members, e.g. `json.parse`",
+    )
+
+
+def test_view_element_value_has_a_function_type() -> None:
+    d = only('let s = "[" + card')
+    assert (d.code, d.message) == ("E0510", "`+` cannot apply to `str` (and `fn() to Element`)")
+    assert vox_lang.check("let f = text\nlet e: Element = f()", strict=True).ok
+
+
 # --------------------------------------------------------------------------- fields
 
 
