@@ -16,6 +16,8 @@ import uuid
 from collections.abc import Callable
 from typing import Any, Final
 
+import regex
+
 from vox_lang.runtime.errors import VoxFault
 from vox_lang.runtime.limits import RunState
 from vox_lang.runtime.values import NONE, Err, KeyList, Ok, Record, Some, Variant, VSet
@@ -178,11 +180,17 @@ LOG: Final[dict[str, Impl]] = {name: _log(name) for name in ("debug", "info", "w
 
 
 class RegexVal:
-    """An opaque ``Regex`` (``std.regex.compile``)."""
+    """An opaque ``Regex`` (``std.regex.compile``).
+
+    ``pattern`` is compiled by the ``regex`` package, whose matching takes a ``timeout``: a
+    backtracking blow-up (``^(a|aa)+$`` on ``"a"*40 + "b"``) holds the GIL inside ``re``, so
+    neither the executor's deadline checks nor the runner's thread join could stop it
+    (spec §11: the wall-clock limit must end every run with R0010).
+    """
 
     __slots__ = ("pattern",)
 
-    def __init__(self, pattern: re.Pattern[str]) -> None:
+    def __init__(self, pattern: Any) -> None:
         self.pattern = pattern
 
 
@@ -191,20 +199,47 @@ class MatchVal:
 
     __slots__ = ("groups",)
 
-    def __init__(self, m: re.Match[str]) -> None:
+    def __init__(self, m: Any) -> None:
         self.groups = (m.group(0), *m.groups())
 
 
 def _compile(rt: RunState, a: list[Any], span: Span) -> Any:
+    """``regex.compile``: the patterns Python's ``re`` accepts (validated by ``re``, so which
+    patterns are ``Error`` and their messages are unchanged; ``regex`` alone would also accept
+    ``\\p{L}``, ``(?|…)``, ``\\K``…), matched by ``regex`` (same results for those patterns)."""
     try:
-        return Ok(RegexVal(re.compile(a[0])))
+        re.compile(a[0])
     except (re.error, RecursionError, OverflowError) as exc:
+        return Err(f"invalid pattern: {exc}")
+    try:
+        return Ok(RegexVal(regex.compile(a[0])))
+    except (regex.error, RecursionError, OverflowError, ValueError) as exc:
         return Err(f"invalid pattern: {exc}")
 
 
-def _find(r: RegexVal, text: str) -> Any:
-    m = r.pattern.search(text)
+def _timed(rt: RunState, span: Span, run: Callable[[float], Any]) -> Any:
+    """Run one match operation under what is left of the run's time limit: R0010 past it."""
+    rt.budget.check_time(span)
+    try:
+        return run(max(rt.budget.time_left(), 0.001))
+    except TimeoutError:
+        raise VoxFault("R0010", span, detail=f"the run took longer than {rt.cfg.timeout_s:g} s "
+                       "(in a regular-expression match)") from None
+
+
+def _matches(rt: RunState, r: RegexVal, text: str, span: Span) -> bool:
+    return _timed(rt, span, lambda t: r.pattern.search(text, timeout=t)) is not None
+
+
+def _find(rt: RunState, r: RegexVal, text: str, span: Span) -> Any:
+    m = _timed(rt, span, lambda t: r.pattern.search(text, timeout=t))
     return Some(MatchVal(m)) if m else NONE
+
+
+def _find_all(rt: RunState, r: RegexVal, text: str, span: Span) -> list[MatchVal]:
+    # one timeout for the whole iteration (``regex`` times the scanner, not each match)
+    found: list[MatchVal] = _timed(rt, span, lambda t: [MatchVal(m) for m in r.pattern.finditer(text, timeout=t)])
+    return found
 
 
 def _csv_rows(text: str) -> list[list[str]]:
@@ -293,9 +328,9 @@ YAML: Final[dict[str, Impl]] = {"parse": _yaml_parse, "render": _yaml_render}
 #: methods of the opaque prelude types: head → (value class, methods)
 OPAQUE_METHODS: Final[dict[str, tuple[type, dict[str, Any]]]] = {
     "Regex": (RegexVal, {
-        "matches": lambda rt, r, a, sp: r.pattern.search(a[0]) is not None,
-        "find": lambda rt, r, a, sp: _find(r, a[0]),
-        "find_all": lambda rt, r, a, sp: [MatchVal(m) for m in r.pattern.finditer(a[0])],
+        "matches": lambda rt, r, a, sp: _matches(rt, r, a[0], sp),
+        "find": lambda rt, r, a, sp: _find(rt, r, a[0], sp),
+        "find_all": lambda rt, r, a, sp: _find_all(rt, r, a[0], sp),
     }),
     "Match": (MatchVal, {
         "group": lambda rt, m, a, sp: Some(m.groups[a[0]]) if 0 <= a[0] < len(m.groups) and m.groups[a[0]] is not None
