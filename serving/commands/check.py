@@ -1,8 +1,9 @@
 """`vox check FILE... [--strict] [--format human|repair|json] [--fix [--diff]]`.
 
 Checks Vox files with the front end (``-`` reads standard input). Exit status: 0 no errors,
-1 errors (warnings count in ``--strict``), 2 usage error (bad option, unreadable file: a
-message on stderr, never a traceback). ``--fix`` rewrites each file in place (atomically)
+1 errors (warnings count in ``--strict``), 2 usage error (bad option, unreadable or binary
+file: a message on stderr, never a traceback). The human and repair formats show at most
+:data:`MAX_SHOWN` diagnostics per file, then how many more there are. ``--fix`` rewrites each file in place (atomically)
 with :func:`vox_lang.fix` and then reports what is left; ``--fix --diff`` prints the change
 as a unified diff and writes nothing. Only typer and the standard library are imported at
 load time (``vox_lang`` inside the command), so the command starts fast.
@@ -26,6 +27,10 @@ if TYPE_CHECKING:
     from vox_lang import CheckResult
 
 STDIN = "-"
+#: diagnostics printed per file in the human and repair formats; the rest are counted in one
+#: final line (JSON lists every one). 2 KB of an ELF file gave 756 errors, 5 MB of random
+#: bytes 2.6 million (1 GB of output): past the first screenful nobody reads them.
+MAX_SHOWN = 50
 
 
 class Format(str, Enum):
@@ -62,6 +67,30 @@ def _not_regular(mode: int) -> str | None:
     return "is a special file"
 
 
+def binary_reason(data: bytes) -> str | None:
+    """Why ``data`` is not Vox source at all (a NUL byte: no text file holds one), else ``None``.
+
+    Such a file is refused once instead of checked: every byte of it would be an E0101 or
+    E0106 of its own (a minute of checking and a gigabyte of output for 5 MB).
+    """
+    at = data.find(b"\x00")
+    return None if at < 0 else f"binary file (NUL byte at offset {at}), not Vox source"
+
+
+def render_capped(result: CheckResult, fmt: str) -> str:
+    """One file's diagnostics as ``fmt``; ``human`` and ``repair`` show the first
+    :data:`MAX_SHOWN` (sorted by position) and then ``… N more … not shown``."""
+    from vox_lang import render_human, render_repair
+
+    diags = result.diagnostics
+    if fmt == "json" or len(diags) <= MAX_SHOWN:
+        return result.render(fmt)
+    shown = diags[:MAX_SHOWN]
+    text = render_human(shown, result.source) if fmt == "human" else render_repair(shown)
+    rest = len(diags) - MAX_SHOWN
+    return text + f"\n… {rest} more diagnostic{'s' if rest != 1 else ''} not shown (--format json lists all)"
+
+
 def read_inputs(files: list[str]) -> list[Input]:
     """Read every argument (``-`` once, from stdin) before checking anything.
 
@@ -91,6 +120,9 @@ def read_inputs(files: list[str]) -> list[Input]:
             problems.append(f"cannot read {arg}: no such file")
         except OSError as exc:
             problems.append(f"cannot read {arg}: {exc.strerror or exc}")
+    for item in inputs:
+        if (why := binary_reason(item.data)) is not None:
+            problems.append(f"cannot check {item.label}: {why}")
     for p in problems:
         typer.echo(f"vox check: {p}", err=True)
     if problems:
@@ -143,9 +175,9 @@ def render(results: list[tuple[Input, CheckResult]], fmt: Format) -> str:
         )
     if fmt is Format.repair:
         if len(results) == 1:
-            return results[0][1].render("repair")
-        return "\n".join(f"{item.label}:\n{r.render('repair')}" for item, r in results if r.diagnostics)
-    parts = [r.render("human") for _, r in results if r.diagnostics]
+            return render_capped(results[0][1], "repair")
+        return "\n".join(f"{item.label}:\n{render_capped(r, 'repair')}" for item, r in results if r.diagnostics)
+    parts = [render_capped(r, "human") for _, r in results if r.diagnostics]
     errors = sum(len(r.errors) for _, r in results)
     warnings = sum(len(r.warnings) for _, r in results)
     n = len(results)

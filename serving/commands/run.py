@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from serving.commands.check import STDIN, Format  # the same "-" and renderings (spec §6/§11) as vox check
+# the same "-", renderings (spec §6/§11), binary-file refusal and diagnostic cap as vox check
+from serving.commands.check import STDIN, Format, binary_reason, render_capped
 
 if TYPE_CHECKING:
     from vox_lang.runtime import RunConfig
@@ -35,21 +36,26 @@ def _read(cmd: str, arg: str) -> tuple[str, bytes]:
     """``(label, bytes)`` of a file argument (``-`` is standard input).
 
     Raises:
-        typer.Exit: 2 with a one-line message when it cannot be read.
+        typer.Exit: 2 with a one-line message when it cannot be read or is binary.
     """
+    label = "<stdin>" if arg == STDIN else arg
     if arg == STDIN:
         try:
-            return "<stdin>", sys.stdin.buffer.read()
+            data = sys.stdin.buffer.read()
         except (AttributeError, OSError, ValueError):
             raise _fail(cmd, "cannot read `-`: standard input is closed") from None
-    path = Path(arg)
-    try:
-        if not path.is_file():
-            what = "no such file" if not path.exists() else "not a regular file"
-            raise _fail(cmd, f"cannot read {arg}: {what}")
-        return arg, path.read_bytes()
-    except OSError as exc:
-        raise _fail(cmd, f"cannot read {arg}: {exc.strerror or exc}") from None
+    else:
+        path = Path(arg)
+        try:
+            if not path.is_file():
+                what = "no such file" if not path.exists() else "not a regular file"
+                raise _fail(cmd, f"cannot read {arg}: {what}")
+            data = path.read_bytes()
+        except OSError as exc:
+            raise _fail(cmd, f"cannot read {arg}: {exc.strerror or exc}") from None
+    if (why := binary_reason(data)) is not None:  # refused once, not one error per byte
+        raise _fail(cmd, f"cannot check {label}: {why}")
+    return label, data
 
 
 _MAX_TIMEOUT_S = 1_000_000.0
@@ -105,7 +111,7 @@ def run(
 
     res = check(data, path=label)
     if not res.ok:
-        typer.echo(res.render(fmt.value), err=True)
+        typer.echo(render_capped(res, fmt.value), err=True)
         raise typer.Exit(1)
     try:
         result = run_checked(res, cfg)
@@ -145,7 +151,7 @@ def test(
             if fmt is Format.json:
                 records.append({"file": label, "compile_errors": [d.to_json() for d in res.errors]})
             else:
-                typer.echo(res.render(fmt.value))
+                typer.echo(render_capped(res, fmt.value))
             continue
         try:
             report = run_tests_checked(res, cfg)

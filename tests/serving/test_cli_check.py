@@ -84,6 +84,40 @@ def test_invalid_utf8_is_a_diagnostic(runner: CliRunner, tmp_path: Path) -> None
     ]
 
 
+def test_a_binary_file_is_refused_once_not_checked_byte_by_byte(runner: CliRunner, tmp_path: Path) -> None:
+    # 5 MB of random bytes gave 2.6 million errors (1 GB of output, 100 s); an ELF file 756 for 2 KB
+    elf = write(tmp_path, "a.out", b"\x7fELF\x02\x01\x01\x00" + bytes(range(256)) * 8)
+    for args in (["check", str(elf)], ["check", "--format", "json", str(elf)]):
+        res = runner.invoke(app, args)
+        assert res.exit_code == 2
+        assert res.stdout == ""
+        assert res.stderr == f"vox check: cannot check {elf}: binary file (NUL byte at offset 7), not Vox source\n"
+    res = runner.invoke(app, ["check", "-"], input=b"let x = 1\n\x00")
+    assert res.exit_code == 2
+    assert res.stderr == "vox check: cannot check <stdin>: binary file (NUL byte at offset 10), not Vox source\n"
+
+
+def test_human_and_repair_show_the_first_diagnostics_then_a_count(runner: CliRunner, tmp_path: Path) -> None:
+    from serving.commands.check import MAX_SHOWN
+
+    n = MAX_SHOWN + 70
+    path = str(write(tmp_path, "many.vox", "let x = 3 $ 4\n" * n))
+    human = runner.invoke(app, ["check", path])
+    assert human.exit_code == 1
+    assert human.stdout.count("error[E0101]") == MAX_SHOWN
+    assert human.stdout.endswith(
+        f"many.vox:{MAX_SHOWN}:11: error[E0101]: unknown character `$`\n{MAX_SHOWN} | let x = 3 $ 4\n"
+        f"{' ' * len(str(MAX_SHOWN))} |           ^\nhint: delete it\n"
+        "… 70 more diagnostics not shown (--format json lists all)\n"
+        f"checked 1 file: {n} errors, 0 warnings\n"
+    ), human.stdout[-400:]
+    repair = runner.invoke(app, ["check", path, "-f", "repair"]).stdout.splitlines()
+    assert len(repair) == MAX_SHOWN + 1 and repair[-1].startswith("… 70 more")
+    assert len(json.loads(runner.invoke(app, ["check", path, "-f", "json"]).stdout)) == n
+    small = runner.invoke(app, ["check", str(write(tmp_path, "few.vox", "let x = 3 $ 4\n" * MAX_SHOWN))])
+    assert "not shown" not in small.stdout
+
+
 @pytest.mark.parametrize("args", [["nope.vox"], ["."], ["-", "-"], ["--diff", "x.vox"], [], ["-f", "xml", "x.vox"]])
 def test_usage_errors_exit_2_without_traceback(
     runner: CliRunner, tmp_path: Path, args: list[str], monkeypatch: pytest.MonkeyPatch

@@ -28,6 +28,21 @@ def write(tmp_path: Path, name: str, text: str) -> str:
     return str(path)
 
 
+def test_binary_files_are_refused_by_run_and_test(runner: CliRunner, tmp_path: Path) -> None:
+    path = tmp_path / "blob.bin"
+    path.write_bytes(b"print(1)\n\x00\xff" * 1000)
+    for cmd in ("run", "test"):
+        res = runner.invoke(app, [cmd, str(path)])
+        assert res.exit_code == 2
+        assert res.stderr == f"vox {cmd}: cannot check {path}: binary file (NUL byte at offset 9), not Vox source\n"
+
+
+def test_compile_errors_are_capped_in_human_output(runner: CliRunner, tmp_path: Path) -> None:
+    res = runner.invoke(app, ["run", write(tmp_path, "bad.vox", "let x = 3 $ 4\n" * 80)])
+    assert res.exit_code == 1
+    assert "… 30 more diagnostics not shown (--format json lists all)" in res.stderr
+
+
 def test_run_prints_output_and_exits_0(runner: CliRunner, tmp_path: Path) -> None:
     result = runner.invoke(app, ["run", write(tmp_path, "a.vox", GOOD)])
     assert result.exit_code == 0 and result.stdout == "42\n"
