@@ -53,11 +53,13 @@ Sampler = Callable[[Any, Sequence[Mapping[str, str]], int], Samples]
 @dataclass(frozen=True)
 class Verdict:
     """One candidate checked: ``errors`` (count; a missing program counts as one), ``missing``
-    (requested items it does not declare) and ``has_code`` (a ```vox block holding a program)."""
+    (requested items it does not declare), ``has_code`` (a ```vox block holding a program) and
+    ``cut`` (a block of it has no closing fence: the answer hit its token limit)."""
 
     errors: int
     missing: tuple[str, ...] = ()
     has_code: bool = True
+    cut: bool = False
 
     @property
     def passed(self) -> bool:
@@ -85,7 +87,8 @@ class Pick:
                     f"answering with candidate {self.index + 1}")
         best = self.verdicts[self.index]
         why = (f"it compiles but does not declare {', '.join(best.missing)}" if best.errors == 0
-               else f"fewest errors: {best.errors}" if best.has_code else "no candidate has a ```vox program")
+               else f"fewest errors: {best.errors}{', every candidate cut off' if best.cut else ''}" if best.has_code
+               else "no candidate has a ```vox program")
         return f"[best-of-{n}] 0/{n} candidates passed the check; repair starts from candidate {self.index + 1} ({why})"
 
 
@@ -112,12 +115,18 @@ def check_candidate(text: str, request: str, check: Callable[[str], Any] | None 
     verified = verify_answer(text, check)
     if verified.result is None or verified.program is None:  # no block, or no program in it
         return Verdict(1, has_code=False)
-    return Verdict(len(verified.result.errors), tuple(missing_items(extract_request(request), verified.program)))
+    cut = any(not b.terminated for b in verified.blocks)
+    missing = tuple(missing_items(extract_request(request), verified.program))
+    return Verdict(len(verified.result.errors), missing, cut=cut)
 
 
 def pick(texts: Sequence[str], request: str, check: Callable[[str], Any] | None = None) -> Pick:
     """The first candidate that passes; else the first that compiles; else the one with the fewest
-    errors (earliest on ties; an answer without a ```vox block ranks last).
+    errors (earliest on ties). A cut-off answer (a block without its closing fence) ranks after every
+    complete one, whatever its count: the parser stops at the first unclosed bracket, so a cut block
+    shows one or two errors for a program that has no end, and on a small context its repair prompt
+    may not fit (``vox chat --model free`` on the user tasks: 22 of 23 failed turns repaired a cut
+    candidate). An answer without a ```vox block ranks last.
 
     Raises:
         ValueError: no candidates.
@@ -130,7 +139,8 @@ def pick(texts: Sequence[str], request: str, check: Callable[[str], Any] | None 
         first = next((i for i, v in enumerate(verdicts) if v.errors == 0), None)
     if first is not None:
         return Pick(first, verdicts)
-    return Pick(min(range(len(verdicts)), key=lambda i: (not verdicts[i].has_code, verdicts[i].errors, i)), verdicts)
+    return Pick(min(range(len(verdicts)),
+                    key=lambda i: (not verdicts[i].has_code, verdicts[i].cut, verdicts[i].errors, i)), verdicts)
 
 
 def litellm_sampler(keys: Mapping[str, Any], *, timeout: float = 120.0, max_tokens: int | None = None,

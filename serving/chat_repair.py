@@ -23,8 +23,10 @@ from serving.verify import EMPTY_PROGRAM_MESSAGE, EMPTY_PROGRAM_SUMMARY, Verific
 NO_BLOCK_MESSAGE: Final = ("Your answer has no ```vox fenced block, so nothing could be checked. "
                            "Reply with the complete program in one ```vox block.")
 
-#: :attr:`Attempt.stage`, best first: compiles but its tests fail; compile errors; no program at all
-TESTS_FAIL, COMPILE_ERRORS, NO_PROGRAM = 0, 1, 2
+#: :attr:`Attempt.stage`, best first: compiles but its tests fail; compile errors; compile errors in an
+#: answer cut off by its token limit (a block without its closing fence: its error count says little,
+#: the parser stops at the first unclosed bracket); no program at all
+TESTS_FAIL, COMPILE_ERRORS, CUT_OFF, NO_PROGRAM = 0, 1, 2, 3
 
 
 def repair_message(diagnostics: str, n_errors: int, n_blocks: int) -> str:
@@ -113,8 +115,8 @@ class Attempt:
 
     def better_than(self, other: Attempt) -> bool:
         """Fewer errors than ``other``: a program that compiles (only its tests fail) beats one with
-        compile errors, which beats an answer without a program; within a stage, the fewer errors
-        win. Equal is not better (the earlier attempt stays)."""
+        compile errors, which beats a cut-off one, which beats an answer without a program; within a
+        stage, the fewer errors win. Equal is not better (the earlier attempt stays)."""
         return (self.stage, self.errors) < (other.stage, other.errors)
 
     def shown(self) -> str:
@@ -140,8 +142,9 @@ def assess(round_: int, answer: str, verified: Verification, tests: Any,
         summary = "no ```vox block in the answer"
         return Attempt(round_, answer, program, NO_PROGRAM, 1, summary, NO_BLOCK_MESSAGE, summary + "\n")
     n_errors, n_blocks = len(result.errors), len(verified.blocks)
-    return Attempt(round_, answer, program, COMPILE_ERRORS, n_errors,
-                   f"{n_errors} error(s) in {n_blocks} ```vox block(s)",
+    cut = any(not b.terminated for b in verified.blocks)
+    return Attempt(round_, answer, program, CUT_OFF if cut else COMPILE_ERRORS, n_errors,
+                   f"{n_errors} error(s) in {n_blocks} ```vox block(s){', cut off' if cut else ''}",
                    repair_message(render(result.errors), n_errors, n_blocks), render(result.diagnostics) + "\n")
 
 

@@ -33,6 +33,15 @@ def test_pick_first_passing_else_compiling_else_fewest_errors() -> None:
     assert none.index == 2 and none.passed == 0 and "fewest errors: 1" in none.summary()
 
 
+def test_a_cut_off_candidate_ranks_after_complete_ones() -> None:
+    cut = "```vox\nfn double(n: int) to int {\n  ret n * (2 +"  # hit its token limit: one E0203, no end
+    assert check_candidate(cut, REQUEST).cut and not check_candidate(TWO_ERRORS, REQUEST).cut
+    chosen = pick([cut, TWO_ERRORS], REQUEST)
+    assert chosen.index == 1 and "fewest errors: 2" in chosen.summary()
+    only_cut = pick([cut, "no code at all"], REQUEST)
+    assert only_cut.index == 0 and "every candidate cut off" in only_cut.summary()
+
+
 def test_candidates_are_judged_as_the_chat_verifies_them() -> None:
     # A comment-only block compiles with zero errors but is no program (the chat's verify says FAIL).
     comments = "```vox\n// double n\n```"

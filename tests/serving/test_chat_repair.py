@@ -1,0 +1,20 @@
+"""Which attempt of a Vox turn is best (serving.chat_repair): a cut-off answer ranks after complete ones."""
+
+from __future__ import annotations
+
+import vox_lang
+from serving.chat_repair import COMPILE_ERRORS, CUT_OFF, Attempt, assess
+from serving.verify import verify_answer
+
+
+def attempt(round_: int, answer: str) -> Attempt:
+    verified = verify_answer(answer, lambda program: vox_lang.check(program, path="answer.vox"))
+    return assess(round_, answer, verified, None, lambda diags: "\n".join(d.code for d in diags))
+
+
+def test_a_cut_off_answer_is_worse_than_a_complete_one_with_more_errors() -> None:
+    complete = attempt(0, "```vox\nfn double(n: int) to int { ret m * k }\n```")  # two undefined names
+    cut = attempt(1, "```vox\nfn double(n: int) to int {\n  ret n * (2 +")  # token limit: one E0203
+    assert complete.stage == COMPILE_ERRORS and complete.errors == 2
+    assert cut.stage == CUT_OFF and cut.errors <= 2 and "cut off" in cut.summary
+    assert complete.better_than(cut) and not cut.better_than(complete)
