@@ -29,6 +29,7 @@ real scopes.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -49,6 +50,8 @@ __all__ = ["PRELUDE_NAMES", "NameMask", "NameReport", "declared_names", "positio
            "token_table"]
 
 _FENCE: Final = "```vox"
+#: a ``let`` whose initializer has begun: ``let [mut] NAME [: type] =`` (not ``==``)
+_LET_INIT: Final = re.compile(r"\blet\s+(?:mut\s+)?([A-Za-z_]\w*)[^=\n]*=(?!=)")
 
 
 @dataclass
@@ -241,12 +244,16 @@ class NameMask(LogitsProcessor):
         return self._end_mask
 
     def _declared(self, code: str) -> set[str]:
-        """:func:`declared_names` of ``code``: finished lines cached, only the last line re-read."""
+        """:func:`declared_names` of ``code``: finished lines cached, only the last line re-read.
+        A ``let`` on the last line whose ``=`` is written does not declare its name for its own
+        initializer (``let total = total + 1`` with no earlier ``total`` is E0401)."""
         cut = code.rfind("\n") + 1
         done = code[:cut]
         if self._lines_key != done:
             self._lines_key, self._lines_names = done, declared_names(done)
-        return self._lines_names | declared_names(code[cut:]) | imported_std(done)
+        line = code[cut:]
+        own = declared_names(line) - set(_LET_INIT.findall(line))
+        return self._lines_names | own | imported_std(done)
 
     def _missing_now(self, row: int, code: str, declared: set[str]) -> bool:
         """Whether a requested item is still undeclared (a lexical check first; the parser only

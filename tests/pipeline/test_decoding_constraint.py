@@ -199,6 +199,7 @@ def test_newlines_where_layout_drops_them_are_accepted(data: st.DataObject) -> N
     "let _ = print(1)",
     "type P {\n  x: int\n}\ntype Q = {y: float}",
     "let n = 1 + // one more\n  2 // done\nprint(n) // end",
+    "fn f(a: int, b: int = 2, c: str = \"x\",) {\n}",
     "let ys = [1, 2].map(fn(x: int) to int\n  {\n    ret x * 2\n  }\n)",  # in parentheses, before a block
 ])
 def test_layout_newlines_are_accepted(ok: str) -> None:
@@ -215,6 +216,7 @@ def test_layout_newlines_are_accepted(ok: str) -> None:
     "print(1.5.log())",                               # E0104: a malformed number
     "let p: {x: int} = {x: 1}",                       # a record type only in a type declaration
     "let p = {x // the x\n: 1}",                       # a comment only where a newline may stand
+    "fn f(a: int = 1, b: int) {\n}",                  # E0201: defaulted parameters come last
 ])
 def test_newlines_that_separate_and_misused_tokens_are_rejected(bad: str) -> None:
     assert not accepted_prefix(f"```vox\n{bad}\n```", "code")[2]

@@ -380,6 +380,7 @@ def _first_blocked(src: str, spec: RequestSpec | None = None) -> str | None:
     ("fn f(a: bool) to bool {\n  ret a and activitye\n}", "ret a and "),  # a declaration word in an expression
     ("fn f() {\n  pub fn g() { }\n}", "{\n  p"),                        # an item keyword inside a block
     ("fn f(a: int) to bool {\n  ret a > 1or a < 0\n}", "ret a > 1"),     # E0104: a malformed number
+    ("fn f(a: int) to int {\n  let total = total + a\n}", "let total ="),  # not in scope in its own initializer
     ('fn f(a: int) to str {\n  let s = "see ```vox"\n  ret sx\n}', "ret s"),  # a fence in a string is text
 ])
 def test_garbage_words_are_refused(src: str, refused_after: str) -> None:
@@ -396,6 +397,7 @@ def test_garbage_words_are_refused(src: str, refused_after: str) -> None:
     "fn f(m: Map[str, int]) {\n  for k, v in m {\n    print(k)\n  }\n}",
     "fn id<T, U>(x: T, y: U) to T {\n  ret x\n}",
     "fn big() to float {\n  ret 1234567 * 2.25 + 1000000.125\n}",
+    "fn f(a: int) to int {\n  let mut n = a\n  let m: int = n + 1\n  n = n + m\n  ret n\n}",
     "import std.fs as files\n@test\nfn t() {\n  assert(1 == 1)\n}",
     "fn f(xs: List[int]) to int {\n  let mut n = 0\n  for x in xs {\n    if x > 0 { n += x } else { n -= 1 }\n  }\n"
     "  ret n\n}",
