@@ -71,6 +71,24 @@ def vox_blocks(text: str) -> tuple[list[str], bool]:
     return blocks, False
 
 
+def open_block(text: str) -> str | None:
+    """The code of the ```vox block open at the end of ``text`` (everything after its opening
+    ```vox, the rest of the fence line included), or ``None`` when no block is open. Blocks
+    are followed from the start: a ```vox inside a block's string or comment is text, not a new
+    block, and backticks there do not close it (:func:`pipeline.decoding_layout.fence_close`).
+    The decoder's view while a block grows (the name mask); :func:`vox_blocks` reads finished text.
+    """
+    fence = BACKTICKS + "vox"
+    at = text.find(fence)
+    while at >= 0:
+        body = text[at + len(fence):]
+        close = fence_close(body)
+        if close < 0:
+            return body
+        at = text.find(fence, at + len(fence) + close + len(BACKTICKS))
+    return None
+
+
 def first_block_closed(text: str) -> bool:
     """True when ``text`` holds a ```vox block whose fence has closed (:func:`closing_fence`)."""
     m = OPEN.search(text)

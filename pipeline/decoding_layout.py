@@ -98,6 +98,7 @@ class LayoutTable:
     word: list[bool] = field(default_factory=list)  # starts with an identifier character
     quote: list[bool] = field(default_factory=list)  # starts with '"'
     _masks: dict[tuple[str, int, int, int], Any] = field(default_factory=dict)
+    _ends: dict[tuple[str, int], Any] = field(default_factory=dict)
 
     @classmethod
     def build(cls, texts: list[str]) -> LayoutTable:
@@ -126,14 +127,13 @@ class LayoutTable:
         identifier character) or close a string (``"string"``: starting with ``"``). Cached."""
         import torch
 
-        key = (what, 0, width, 0)
-        cached = self._masks.get(key)
+        cached = self._ends.get((what, width))
         if cached is None:
             flags = [not w for w in self.word] if what == "word" else self.quote
             out = torch.ones(width, dtype=torch.bool)
             n = min(width, len(flags))
             out[:n] = torch.tensor(flags[:n], dtype=torch.bool)
-            cached = self._masks[key] = out
+            cached = self._ends[(what, width)] = out
         return cached
 
     def mask(self, blank: int, comment: int, width: int, no_comment: int = 0) -> Any:
@@ -178,13 +178,7 @@ def comment_length(line: str) -> int:
 
 def _in_string(line: str) -> bool:
     """Whether the (partial) ``line`` ends inside a string literal."""
-    last = None
-    for m in _STRING_OR_COMMENT.finditer(line):
-        last = m
-    if last is None or last.group(0).startswith("//"):
-        return False
-    tok = last.group(0)
-    return last.end() == len(line) and (len(tok) == 1 or not tok.endswith('"') or tok.endswith('\\"'))
+    return string_length(line) > 0
 
 
 def string_length(line: str) -> int:
@@ -193,9 +187,10 @@ def string_length(line: str) -> int:
     last = None
     for m in _STRING_OR_COMMENT.finditer(line):
         last = m
-    if last is None or last.group(0).startswith("//") or not _in_string(line):
+    if last is None or last.group(0).startswith("//") or last.end() != len(line):
         return 0
-    return len(last.group(0))
+    tok = last.group(0)
+    return len(tok) if len(tok) == 1 or not tok.endswith('"') or tok.endswith('\\"') else 0
 
 
 def ends_in_string(line: str) -> bool:
@@ -267,13 +262,13 @@ class LayoutState:
         if not self.in_block:
             return None
         comment = comment_length(self.line)
+        string = string_length(self.line)  # 0 outside a string (in a comment too)
         no_comment = 0
-        if self.comment_lines + (comment > 0) >= MAX_COMMENT_LINES and not _in_string(self.line):
+        if self.comment_lines + (comment > 0) >= MAX_COMMENT_LINES and not string:
             no_comment = 2 if self.line.endswith("/") else 1
         mask = self.table.mask(self.blank, comment, width, no_comment)
         if comment:
             return mask
-        string = string_length(self.line)
         if string >= MAX_STRING:
             return mask & self.table.ends("string", width)
         word = _TRAILING_WORD.search(self.line) if not string else None

@@ -38,7 +38,8 @@ from transformers import LogitsProcessor
 
 from pipeline.decoding_declare import handler_header, handler_start, header, item_start
 from pipeline.decoding_done import Extras, allowed_after_done, boundary, close_margin, closing_mask, decorator_line
-from pipeline.decoding_layout import ends_in_string, fence_close
+from pipeline.decoding_fence import open_block
+from pipeline.decoding_layout import ends_in_string
 from pipeline.decoding_position import FOLLOW, FOLLOWERS, NUMBER, STMT, TOP, USE, Position, position, scan
 from pipeline.decoding_scope import BLOCK_WORDS, NOT_STARTERS, PRELUDE_NAMES, TOP_WORDS, declared_names, imported_std
 from pipeline.decoding_tokens import TokenTable, token_table
@@ -49,7 +50,6 @@ log = logging.getLogger(__name__)
 __all__ = ["PRELUDE_NAMES", "NameMask", "NameReport", "declared_names", "position", "request_spec", "request_text",
            "token_table"]
 
-_FENCE: Final = "```vox"
 #: a ``let`` whose initializer has begun: ``let [mut] NAME [: type] =`` (not ``==``)
 _LET_INIT: Final = re.compile(r"\blet\s+(?:mut\s+)?([A-Za-z_]\w*)[^=\n]*=(?!=)")
 
@@ -98,8 +98,6 @@ class NameMask(LogitsProcessor):
         self._id_tensors: dict[str, Any] = {}
         self._texts = [""] * len(specs)
         self._seen = [0] * len(specs)
-        self._block_at = [-1] * len(specs)  # offset of the open block's code in the row's text (-1: none)
-        self._search_at = [0] * len(specs)  # where the next opening fence may start
         self._missing: dict[tuple[int, str], bool] = {}
         self._satisfied: set[int] = set()  # rows whose requested items are all declared
         self._forced: list[set[str]] = [set() for _ in specs]  # requested names already forced per row
@@ -117,24 +115,6 @@ class NameMask(LogitsProcessor):
             self._texts[row] += self.tokenizer.decode(new, skip_special_tokens=True)
             self._seen[row] = count
         return self._texts[row]
-
-    def _open_block(self, row: int, text: str) -> str | None:
-        """The code of the row's open ```vox block (from just after its opening fence), or
-        ``None`` outside a block. Blocks are followed from the start of the answer: a ```vox
-        inside a block's string or comment is text, not a new block (backticks there do not close
-        it either: :func:`pipeline.decoding_layout.fence_close`)."""
-        while True:
-            at = self._block_at[row]
-            if at >= 0:
-                close = fence_close(text[at:])
-                if close < 0:
-                    return text[at:]
-                self._block_at[row], self._search_at[row] = -1, at + close + 3
-            found = text.find(_FENCE, self._search_at[row])
-            if found < 0:
-                self._search_at[row] = max(self._search_at[row], len(text) - len(_FENCE) + 1)
-                return None
-            self._block_at[row] = found + len(_FENCE)
 
     def _name_mask(self, pos: Position, names: set[str], width: int) -> Any | None:
         """Bool mask ``[width]`` of the tokens that keep the identifiers at ``pos`` what their
@@ -339,7 +319,7 @@ class NameMask(LogitsProcessor):
         import torch
 
         for row in range(min(len(self.specs), scores.shape[0])):
-            code = self._open_block(row, self._text(row, input_ids[row]))
+            code = open_block(self._text(row, input_ids[row]))
             if code is None:
                 continue  # outside a block
             mask: Any = None

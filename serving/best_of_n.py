@@ -115,9 +115,8 @@ def check_candidate(text: str, request: str, check: Callable[[str], Any] | None 
     verified = verify_answer(text, check)
     if verified.result is None or verified.program is None:  # no block, or no program in it
         return Verdict(1, has_code=False)
-    cut = any(not b.terminated for b in verified.blocks)
     missing = tuple(missing_items(extract_request(request), verified.program))
-    return Verdict(len(verified.result.errors), missing, cut=cut)
+    return Verdict(len(verified.result.errors), missing, cut=verified.cut_off)
 
 
 def pick(texts: Sequence[str], request: str, check: Callable[[str], Any] | None = None) -> Pick:

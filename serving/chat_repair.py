@@ -142,7 +142,7 @@ def assess(round_: int, answer: str, verified: Verification, tests: Any,
         summary = "no ```vox block in the answer"
         return Attempt(round_, answer, program, NO_PROGRAM, 1, summary, NO_BLOCK_MESSAGE, summary + "\n")
     n_errors, n_blocks = len(result.errors), len(verified.blocks)
-    cut = any(not b.terminated for b in verified.blocks)
+    cut = verified.cut_off
     return Attempt(round_, answer, program, CUT_OFF if cut else COMPILE_ERRORS, n_errors,
                    f"{n_errors} error(s) in {n_blocks} ```vox block(s){', cut off' if cut else ''}",
                    repair_message(render(result.errors), n_errors, n_blocks), render(result.diagnostics) + "\n")

@@ -54,6 +54,11 @@ class Verification:
         """True when a non-empty program was checked with zero errors."""
         return self.result is not None and not self.result.errors
 
+    @property
+    def cut_off(self) -> bool:
+        """True when a block of the answer has no closing fence (the answer hit its token limit)."""
+        return any(not b.terminated for b in self.blocks)
+
 
 def _is_empty(source: str) -> bool:
     from vox_lang import is_empty_program

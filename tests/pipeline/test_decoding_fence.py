@@ -53,3 +53,13 @@ def test_blocks_open_and_close_in_order() -> None:
     # a ```vox inside a closed block's comment opens nothing
     assert vox_blocks("```vox\n// write ```vox blocks\nx\n```") == (["// write ```vox blocks\nx\n"], False)
     assert vox_blocks("see ```vox `code` inline\n```vox\nx\n```") == (["x\n"], False)
+
+
+def test_open_block_follows_blocks_from_the_start() -> None:
+    from pipeline.decoding_fence import open_block
+
+    assert open_block("Sure.\n") is None
+    assert open_block("```vox\nlet x = 1\n") == "\nlet x = 1\n"
+    assert open_block("```vox\nlet s = \"see ```vox\"\nret s") == "\nlet s = \"see ```vox\"\nret s"  # text, not a block
+    assert open_block("```vox\nprint(1)\n```\nThen:\n") is None
+    assert open_block("```vox\nprint(1)\n```\nThen:\n```vox\nprint(2") == "\nprint(2"
