@@ -22,7 +22,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, cast
 
-from pipeline.decoding_prompt import CONTENT_MARK, marked, strip_marks
+from pipeline.decoding_prompt import CONTENT_MARK, ENCODE_LOCK, marked, strip_marks
 from pipeline.errors import TrainingError
 
 log = logging.getLogger(__name__)
@@ -124,7 +124,8 @@ class ChatEncoder:
     def _piece(self, text: str) -> tuple[list[int], list[int]]:
         """Ids and start offsets of a piece of template text (special tokens parsed)."""
         if text not in self._pieces:
-            enc = self.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
+            with ENCODE_LOCK:
+                enc = self.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
             self._pieces[text] = (list(enc["input_ids"]), [a for a, _ in enc["offset_mapping"]])
         return self._pieces[text]
 
@@ -152,8 +153,9 @@ class ChatEncoder:
         renders = [self._render(messages) for messages in conversations]
         texts = [strip_marks(messages[int(m.group(1))]["content"])
                  for messages, (_, _, marks) in zip(conversations, renders) for m in marks]
-        content_ids = iter(self.tokenizer(texts, add_special_tokens=False, split_special_tokens=True)["input_ids"]
-                           if texts else [])
+        with ENCODE_LOCK:  # split_special_tokens flips a flag on the shared tokenizer
+            content_ids = iter(self.tokenizer(texts, add_special_tokens=False, split_special_tokens=True)["input_ids"]
+                               if texts else [])
         return [self._assemble(text, generation, marks, content_ids) for text, generation, marks in renders]
 
     def _assemble(self, text: str, generation: list[tuple[int, int]], marks: list[re.Match[str]],
