@@ -29,10 +29,9 @@ real scopes.
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any
 
 from transformers import LogitsProcessor
 
@@ -40,7 +39,19 @@ from pipeline.decoding_declare import handler_header, handler_start, header, ite
 from pipeline.decoding_done import Extras, allowed_after_done, boundary, close_margin, closing_mask, decorator_line
 from pipeline.decoding_fence import open_block
 from pipeline.decoding_layout import ends_in_string
-from pipeline.decoding_position import FOLLOW, FOLLOWERS, NUMBER, STMT, TOP, USE, Position, position, scan
+from pipeline.decoding_position import (
+    AFTER_MODIFIER,
+    FOLLOW,
+    FOLLOWERS,
+    MODIFIED,
+    NUMBER,
+    STMT,
+    TOP,
+    USE,
+    Position,
+    position,
+)
+from pipeline.decoding_scan import scan, visible_names
 from pipeline.decoding_scope import BLOCK_WORDS, NOT_STARTERS, PRELUDE_NAMES, TOP_WORDS, declared_names, imported_std
 from pipeline.decoding_tokens import TokenTable, token_table
 from vox_lang.requests import RequestSpec, missing_items
@@ -50,8 +61,6 @@ log = logging.getLogger(__name__)
 __all__ = ["PRELUDE_NAMES", "NameMask", "NameReport", "declared_names", "position", "request_spec", "request_text",
            "token_table"]
 
-#: a ``let`` whose initializer has begun: ``let [mut] NAME [: type] =`` (not ``==``)
-_LET_INIT: Final = re.compile(r"\blet\s+(?:mut\s+)?([A-Za-z_]\w*)[^=\n]*=(?!=)")
 
 
 @dataclass
@@ -116,30 +125,32 @@ class NameMask(LogitsProcessor):
             self._seen[row] = count
         return self._texts[row]
 
-    def _name_mask(self, pos: Position, names: set[str], width: int) -> Any | None:
+    def _name_mask(self, pos: Position, names: frozenset[str], width: int) -> Any | None:
         """Bool mask ``[width]`` of the tokens that keep the identifiers at ``pos`` what their
         kinds allow (``names``: what a use may resolve to), or ``None`` when nothing is
         restricted. Cached: the name set changes only when the block declares something new."""
         kinds = (pos.cont, pos.fresh)
-        if not any(k in (USE, STMT, TOP, FOLLOW, NUMBER) for k in kinds):
+        if not any(k in (USE, STMT, TOP, FOLLOW, NUMBER, MODIFIED) for k in kinds):
             return None
-        key = (pos, frozenset(names) if {USE, STMT, TOP} & set(kinds) else frozenset(), width)
+        key = (pos, names if {USE, STMT, TOP} & set(kinds) else frozenset(), width)
         cached = self._masks.get(key)
         if cached is None:
             cached = self._masks[key] = self._build_mask(pos, names, width)
         return cached
 
     @staticmethod
-    def _names_for(kind: str, names: set[str]) -> frozenset[str] | set[str] | None:
+    def _names_for(kind: str, names: frozenset[str]) -> frozenset[str] | None:
         if kind == USE:
             return names - NOT_STARTERS
         if kind == STMT:
             return (names - NOT_STARTERS) | BLOCK_WORDS
         if kind == TOP:
             return (names - NOT_STARTERS) | TOP_WORDS
+        if kind == MODIFIED:
+            return AFTER_MODIFIER
         return FOLLOWERS if kind == FOLLOW else None
 
-    def _build_mask(self, pos: Position, names: set[str], width: int) -> Any:
+    def _build_mask(self, pos: Position, names: frozenset[str], width: int) -> Any:
         import torch
 
         off: list[Any] = []  # token classes switched off, then the compatible ids switched back on
@@ -188,7 +199,7 @@ class NameMask(LogitsProcessor):
         key = (kind + ("" if glued else "+ws"), partial)
         static = t.cache.get(key)
         if static is None:
-            common = self._names_for(kind, set(PRELUDE_NAMES)) or frozenset()
+            common = self._names_for(kind, PRELUDE_NAMES) or frozenset()
             static = t.cache[key] = torch.tensor(ids(common), dtype=torch.long)
         own = ids(n for n in names if n not in PRELUDE_NAMES)
         return [static, torch.tensor(own, dtype=torch.long)] if own else [static]
@@ -224,16 +235,13 @@ class NameMask(LogitsProcessor):
         return self._end_mask
 
     def _declared(self, code: str) -> set[str]:
-        """:func:`declared_names` of ``code``: finished lines cached, only the last line re-read.
-        A ``let`` on the last line whose ``=`` is written does not declare its name for its own
-        initializer (``let total = total + 1`` with no earlier ``total`` is E0401)."""
+        """:func:`declared_names` of ``code`` (anywhere, whatever the scope: what the request
+        check reads): finished lines cached, only the last line re-read."""
         cut = code.rfind("\n") + 1
         done = code[:cut]
         if self._lines_key != done:
             self._lines_key, self._lines_names = done, declared_names(done)
-        line = code[cut:]
-        own = declared_names(line) - set(_LET_INIT.findall(line))
-        return self._lines_names | own | imported_std(done)
+        return self._lines_names | declared_names(code[cut:]) | imported_std(done)
 
     def _missing_now(self, row: int, code: str, declared: set[str]) -> bool:
         """Whether a requested item is still undeclared (a lexical check first; the parser only
@@ -326,7 +334,7 @@ class NameMask(LogitsProcessor):
             declared = self._declared(code)
             word_end = None
             if self.names:
-                names = declared | PRELUDE_NAMES | set(self.specs[row].names)
+                names = visible_names(code) | PRELUDE_NAMES | self.specs[row].names
                 pos = position(code)
                 mask = self._name_mask(pos, names, scores.shape[1])
                 if mask is not None and pos.partial:

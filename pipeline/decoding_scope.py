@@ -1,9 +1,8 @@
 """Which names resolve inside a ```vox block being decoded, for the name mask
-(:mod:`pipeline.decoding_names`): the prelude's names, and what the block declares so far.
-
-Scopes are approximated lexically (any earlier declaration anywhere counts), an
-over-approximation of the real scopes of spec §3: the mask may let a name through that the type
-checker then rejects as out of scope, never the reverse for names declared before their use.
+(:mod:`pipeline.decoding_names`): the prelude's names, the reserved words each position allows,
+and :func:`declared_names`, every name a text declares anywhere, whatever its scope (what the
+request check reads: is a requested item declared?). The names *in scope* at the end of an open
+block come from the scan (:func:`pipeline.decoding_scan.visible_names`).
 """
 
 from __future__ import annotations
@@ -15,8 +14,9 @@ from vox_lang.lexer import KEYWORDS
 from vox_lang.prelude import BUILTIN_TYPES, BUILTINS, CONSTRUCTORS, STD, VIEW_ELEMENTS
 
 #: names every program may use: prelude values, constructors, view elements, types, reserved words
+#: (not ``children``: a user function takes children through a parameter of that name, spec §4)
 PRELUDE_NAMES: Final = frozenset(BUILTINS) | frozenset(CONSTRUCTORS) | frozenset(VIEW_ELEMENTS) \
-    | frozenset(BUILTIN_TYPES) | frozenset(KEYWORDS) | frozenset({"children", "_", "is", "extern"})
+    | frozenset(BUILTIN_TYPES) | frozenset(KEYWORDS) | frozenset({"_", "is", "extern"})
 #: reserved words that may start an expression (spec §2: unary ``not``, ``if``/``match``
 #: expressions, literals, ``spawn(A)``, a lambda ``fn(...)``)
 EXPRESSION_WORDS: Final = frozenset({"not", "if", "match", "true", "false", "spawn", "fn"})

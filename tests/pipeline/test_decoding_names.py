@@ -47,7 +47,7 @@ tokenizer = _helpers.tokenizer
     ("@tes", "tes", FREE, FREE),
     ("fn f() {\n  let xs = [a", "a", USE, FOLLOW),             # list element
     ("fn f() {\n  spawn(W", "W", USE, FOLLOW),                # spawn takes an actor
-    ("fn f() {\n  card(padding=1) {\n    te", "te", STMT, FOLLOW),  # children are expressions
+    ("fn f() {\n  card(padding=1) {\n    te", "te", USE, FOLLOW),  # children are expressions
     ('let dir = ["a.csv"\n  an', "an", FOLLOW, FOLLOW),        # L1: inside [ ( the newline is dropped
     ("print(f(1)\n", "", FOLLOW, FOLLOW),
     ("print(f(1,\n  x", "x", USE, FOLLOW),                    # ... after `,` a use as before
@@ -382,6 +382,17 @@ def _first_blocked(src: str, spec: RequestSpec | None = None) -> str | None:
     ("fn f(a: int) to bool {\n  ret a > 1or a < 0\n}", "ret a > 1"),     # E0104: a malformed number
     ("fn f(a: int) to int {\n  let total = total + a\n}", "let total ="),  # not in scope in its own initializer
     ('fn f(a: int) to str {\n  let s = "see ```vox"\n  ret sx\n}', "ret s"),  # a fence in a string is text
+    # scopes (spec §3): what a closed brace declared is gone, fields and comments declare nothing
+    ("fn f(alpha: int) to int {\n  ret alpha\n}\nfn g() to int {\n  ret alpha\n}", "{\n  ret"),
+    ("type T = { price: float }\nfn f() to float {\n  ret price\n}", "  ret"),
+    ("fn f() {\n  if true { let kept = 1 }\n  print(kept)\n}", "print("),
+    ("// count: int\nfn f() {\n  print(count)\n}", "print("),
+    ("fn f(xs: List[int]) {\n  for item in xs { }\n  print(item)\n}", "print("),
+    ("fn f(xs: List[int]) {\n  for item in item { }\n}", "for item in"),  # not in its own iterable
+    ("async activitype(n: int) {\n}", "async activ"),  # the grammar would read `activity pe(`
+    ("pub fnord() {\n}", "pub fn"),
+    ("fn f(o: Option[int]) to int {\n  match o {\n    Some(inner) -> inner\n    None -> 0\n  }\n  ret inner\n}",
+     "}\n  ret"),
 ])
 def test_garbage_words_are_refused(src: str, refused_after: str) -> None:
     blocked = _first_blocked(src)
@@ -401,6 +412,15 @@ def test_garbage_words_are_refused(src: str, refused_after: str) -> None:
     "import std.fs as files\n@test\nfn t() {\n  assert(1 == 1)\n}",
     "fn f(xs: List[int]) to int {\n  let mut n = 0\n  for x in xs {\n    if x > 0 { n += x } else { n -= 1 }\n  }\n"
     "  ret n\n}",
+    # scopes: top-level lets are module names; lambdas, handlers, nested loops and arms bind their own
+    "let limit = 3\nfn apply(x: int, f: fn(int) to bool) to bool {\n  ret f(x)\n}\nfn over(x: int) to bool {\n"
+    "  ret apply(x, fn(y: int) to bool { ret y > limit })\n}",
+    "actor Counter {\n  on add(step: int) to int {\n    ret step + 1\n  }\n}",
+    "fn f(\n  first: int,\n  second: int\n) to int {\n  if first > 0 { for k in [1] { print(k + second) } }\n"
+    "  ret first\n}",
+    "fn f(r: Result[int]) to int {\n  ret match r {\n    Ok(value) -> value,\n    Error(msg) -> len(msg)\n  }\n}",
+    "fn f(xs: List[int]) to int {\n  let total = xs\n    |> len\n  ret total\n}",
+    "pub async fn f() {\n}\npub fn g() {\n}\nasync workflow w() {\n}",
 ])
 def test_valid_forms_pass_the_name_mask(src: str) -> None:
     assert _first_blocked(src) is None

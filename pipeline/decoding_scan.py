@@ -1,0 +1,276 @@
+"""The bracket and scope scan of an open ```vox block, for the name mask
+(:mod:`pipeline.decoding_position` classifies words with it; :mod:`pipeline.decoding_names` reads
+the names in scope).
+
+Which ``{`` a word stands in: a brace after ``match ...`` holds patterns up to each arm's
+``->``; a brace right after a call's ``)`` (outside an ``if``/``while``/``for``/``match`` head)
+holds a view call's children, expressions; a brace after ``=``, ``:``, ``(``, ``,``, ``[``,
+``ret`` or ``NAME`` in an expression is a record (field names are free); any other brace (after
+``)``, ``]``, ``else``, ``->``, a header line such as ``if``/``while``/``for``/``fn``/``actor``/
+``routes``) is a block. The scan is lexical (strings and comments skipped) and over-approximates
+in rare spellings; the compiler still gates.
+
+**Scopes.** The same scan follows declarations (spec §3): items, variants, imports and top-level
+``let``s are module names; parameters, generics and loop variables belong to the ``{`` their
+header opens, a ``let`` to its enclosing brace from the next statement on, a match arm's
+bindings to the ``match``. A name declared inside a brace that has closed is out of scope, and a
+record type's fields, comments and strings declare nothing (:attr:`Scan.visible`). Before this,
+any earlier declaration anywhere counted: 73 of the 129 undefined names in the completed blocks
+of the default eval were such out-of-scope names (a finished function's parameters, fields), and
+17 came from a comment (``// n: List[str]``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from functools import lru_cache
+from typing import Final
+
+from vox_lang.layout import L2_AFTER
+from vox_lang.lexer import KEYWORDS
+
+#: the lexical tokens the scan reads: strings (possibly unclosed), comments, decorators, words,
+#: numbers, two-character operators, newlines, any other character
+TOKENS: Final = re.compile(
+    r'"(?:[^"\\\n]|\\.)*"?|//[^\n]*|@[A-Za-z_][\w.]*|[A-Za-z_]\w*|\d+(?:\.\d+)?|'
+    r"==|!=|<=|>=|\+=|-=|\*=|/=|->|=>|\|>|\n|\S"
+)
+_BLOCK_HEADS: Final = frozenset({"if", "while", "for", "else", "fn", "workflow", "activity", "on", "actor",
+                                 "routes", "pub", "async", "extern"})
+_RECORD_AFTER: Final = frozenset({"=", ":", "(", ",", "[", "ret", "return", "|>", "+", "==", "!="})
+IDENT_CHARS: Final = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_"
+GENERIC_DECL: Final = re.compile(r"\bfn\s+[A-Za-z_]\w*\s*<[^>]*$")
+_GENERIC_HEAD: Final = re.compile(r"\bfn\s+[A-Za-z_]\w*\s*<[^<>()]*>\s*\Z")
+_DECL_HEADS: Final = frozenset({"fn", "on", "workflow", "activity", "|"})
+#: words after which a name declares an item (or an actor's handler)
+_ITEM_WORDS: Final = frozenset({"fn", "workflow", "activity", "type", "actor", "on"})
+#: words that start a header (whose parameters, generics or loop variables are then pending)
+_HEADER_WORDS: Final = _ITEM_WORDS | frozenset({"for", "import", "routes", "let"})
+#: a reserved word whose expression (``expr_nb``) ends at the ``{`` that opens its body
+_HEAD_EXPR: Final = re.compile(r"\b(?:if|while|for|match)\b")
+#: a line that ends where a ``for``'s loop variables are being written
+_FOR_BINDING: Final = re.compile(r"\bfor\s+(?:[A-Za-z_]\w*\s*,\s*)?\Z")
+#: open brackets inside which a newline is dropped (L1)
+_L1_FRAMES: Final = frozenset({"call", "decl", "paren", "index"})
+
+
+@dataclass(frozen=True)
+class Frame:
+    """One open bracket of the block: ``kind`` is ``call`` (``NAME(``: arguments; ``callee`` is
+    NAME), ``decl`` (``fn f(``, ``on h(``, ``| V(``, ``fn(``: parameters, fields), ``paren`` (a
+    parenthesized expression), ``index`` (``[``), ``block``, ``record``, ``match`` or
+    ``children`` (a ``{``); ``names``: what is declared in it (:attr:`Scan.visible`);
+    ``arm`` is the offset where the current match arm starts."""
+
+    kind: str
+    arm: int = 0
+    callee: str = ""
+    names: frozenset[str] = frozenset()  # declared in this bracket: lets, params, loop and arm variables
+
+
+@dataclass(frozen=True)
+class Scan:
+    """The bracket scan of a text: open frames (outermost first), whether a ``match`` waits for
+    its ``{``, the last two significant tokens (strings count, comments do not), and the names in
+    scope (:attr:`visible`).
+
+    ``top``: names declared at top level (items, variants, imports, top-level ``let``s; spec §3:
+    module scope). ``pending``: parameters and generics of a header whose ``{`` has not opened
+    yet (they then belong to that frame); ``loop``: a ``for``'s variables, likewise, but not
+    visible before the ``{`` (``for v in v`` is E0401). ``lets``: ``(name, depth)`` of ``let``
+    statements not finished yet: a ``let`` binds from the next statement on (spec §3), so
+    ``let total = total + a`` does not see its own ``total``. ``params``: every parameter
+    declared so far; in a call's parentheses they may stand as named arguments (``g(total=a)``).
+    """
+
+    stack: tuple[Frame, ...] = ()
+    pending_match: bool = False
+    prev: str = ""
+    before: str = ""
+    top: frozenset[str] = frozenset()
+    pending: frozenset[str] = frozenset()
+    lets: tuple[tuple[str, int], ...] = ()
+    params: frozenset[str] = frozenset()
+    loop: frozenset[str] = frozenset()
+
+    @property
+    def visible(self) -> frozenset[str]:
+        """Names a use may resolve to here (besides the prelude): module names, those of every
+        open frame, and a header's pending ones. Names declared inside a closed ``{...}`` (a
+        finished function's parameters and ``let``s, a record type's fields) are not visible."""
+        out = self.top | self.pending
+        for frame in self.stack:
+            out |= frame.names
+        if self.stack and self.stack[-1].kind == "call":
+            out |= self.params  # a named argument: a parameter of a function declared so far
+        return out
+
+
+def _brace_kind(prev: str, line_head: str, pending_match: bool, closed: str = "") -> str:
+    """``closed``: the kind of the frame the ``)`` before this brace closed."""
+    if pending_match:
+        return "match"
+    if prev == ")" and closed == "call" and not _HEAD_EXPR.search(line_head):
+        return "children"  # a view call's children: expressions, one per line (spec §2)
+    if prev in (")", "]", "else"):
+        return "block"
+    if prev in ("->", "{") or not prev:
+        return "record"  # an arm's value or a statement: a block or a record literal (free: never blocks)
+    first = line_head.split(None, 1)[0] if line_head.strip() else ""
+    if first in _BLOCK_HEADS or first == "}" or first.startswith("@"):
+        return "block"
+    if prev in _RECORD_AFTER or re.match(r"[A-Za-z_]\w*$", prev):
+        return "record"
+    return "block"
+
+
+def _scan(code: str, start: int, state: Scan) -> Scan:
+    """Continue ``state`` (the scan of ``code[:start]``, ``start`` a line start) over the rest."""
+    stack = list(state.stack)
+    pending_match, prev, before = state.pending_match, state.prev, state.before
+    decl = _Declarations(state.top, set(state.pending), list(state.lets), state.params, set(state.loop))
+    line_start, closed = start, ""
+    for m in TOKENS.finditer(code, start):
+        tok = m.group(0)
+        if tok == "\n":
+            line_start = m.end()
+            if stack and stack[-1].kind == "match":
+                stack[-1] = replace(stack[-1], arm=m.end())
+            decl.newline(stack, prev)
+            continue
+        if tok.startswith("//"):
+            continue
+        if tok == "match":
+            pending_match = True
+        elif tok == "(":
+            named = bool(re.match(r"[A-Za-z_]\w*$", prev)) and prev not in KEYWORDS
+            generic = prev == ">" and _GENERIC_HEAD.search(code, 0, m.start())
+            if prev == "fn" or named and before in _DECL_HEADS or generic:
+                stack.append(Frame("decl"))
+            elif named or prev == ")":
+                stack.append(Frame("call", callee=prev if named else ""))
+            else:
+                stack.append(Frame("paren"))
+        elif tok == "[":
+            stack.append(Frame("index"))
+        elif tok == "{":
+            kind = _brace_kind(prev, code[line_start:m.start()], pending_match, closed)
+            pending_match = False
+            stack.append(Frame(kind, m.end(), names=frozenset(decl.pending | decl.loop)))
+            decl.pending.clear()
+            decl.loop.clear()
+        elif tok in (")", "]", "}"):
+            if stack:
+                closed = stack.pop().kind
+            decl.lets = [(name, depth) for name, depth in decl.lets if depth <= len(stack)]
+        elif tok == "," and stack and stack[-1].kind == "match":
+            stack[-1] = replace(stack[-1], arm=m.end())
+        elif tok[0].isalpha() or tok[0] == "_":
+            decl.word(tok, prev, before, code[line_start:m.start()], stack, code, m.start())
+        elif tok == ":" and stack and stack[-1].kind == "decl" and _is_name(prev):
+            decl.pending.add(prev)  # a parameter (or a variant's field: dropped at the next header)
+            decl.params |= {prev}
+        prev, before = tok, prev
+    return Scan(tuple(stack), pending_match, prev, before, decl.top, frozenset(decl.pending), tuple(decl.lets),
+                decl.params, frozenset(decl.loop))
+
+
+def _is_name(tok: str) -> bool:
+    return bool(tok) and (tok[0].isalpha() or tok[0] == "_") and tok not in KEYWORDS
+
+
+class _Declarations:
+    """What :func:`_scan` learns about declarations, token by token (spec §3 scopes, lexically)."""
+
+    def __init__(self, top: frozenset[str], pending: set[str], lets: list[tuple[str, int]],
+                 params: frozenset[str], loop: set[str]) -> None:
+        self.top = top
+        self.pending = pending
+        self.lets = lets
+        self.params = params
+        self.loop = loop
+
+    def _declare(self, name: str, stack: list[Frame]) -> None:
+        if not stack:
+            self.top |= {name}
+        else:
+            stack[-1] = replace(stack[-1], names=stack[-1].names | {name})
+
+    def word(self, tok: str, prev: str, before: str, line: str, stack: list[Frame], code: str, at: int) -> None:
+        """A word token: declares it when its left context says so."""
+        if tok in _HEADER_WORDS and not (stack and stack[-1].kind in _L1_FRAMES):
+            self.pending.clear()  # a new header: what an earlier one left pending (a variant's fields) ends
+            self.loop.clear()
+        if tok in KEYWORDS or tok == "_":
+            return
+        if not stack and line.lstrip().startswith("import "):
+            self.top |= {tok}  # over-approximates: every segment (the last one or the alias binds)
+            return
+        if prev == ".":
+            return
+        if prev in _ITEM_WORDS or prev == "|":
+            self._declare(tok, stack)  # an item (hoisted when at top level), a handler, a variant
+        elif prev == "let" or (prev == "mut" and before == "let"):
+            self.lets.append((tok, len(stack)))
+        elif _FOR_BINDING.search(line):
+            self.loop.add(tok)  # loop variables, bound in the loop's block
+        elif GENERIC_DECL.search(line):
+            self.pending.add(tok)  # fn f<T, U>: generics, seen by the signature and the body
+        elif tok[0].islower() and in_pattern(code, stack, at):
+            self._declare_in_match(tok, stack)  # a binding in a match arm's pattern
+
+    @staticmethod
+    def _declare_in_match(name: str, stack: list[Frame]) -> None:
+        for i in range(len(stack) - 1, -1, -1):
+            if stack[i].kind == "match":
+                stack[i] = replace(stack[i], names=stack[i].names | {name})
+                return
+
+    def newline(self, stack: list[Frame], prev: str) -> None:
+        """A newline: it ends a statement unless layout drops it (inside ``(``/``[``: L1; after
+        an L2 literal: L2), so the ``let``s it finishes bind from here on. (A newline before an L3
+        literal is dropped too; binding there early over-approximates, which never blocks.)"""
+        if (stack and stack[-1].kind in _L1_FRAMES) or prev in L2_AFTER:
+            return
+        keep = []
+        for name, depth in self.lets:
+            if depth == len(stack):
+                self._declare(name, stack)
+            elif depth < len(stack):
+                keep.append((name, depth))
+        self.lets = keep
+
+
+@lru_cache(maxsize=512)
+def _scan_lines(prefix: str) -> Scan:
+    """:func:`_scan` of ``prefix`` (whole lines: ``""`` or ending in a newline), line by line,
+    each line's result cached: while a block is decoded, only its last line is ever re-read."""
+    if not prefix:
+        return Scan()
+    cut = prefix.rfind("\n", 0, len(prefix) - 1) + 1
+    return _scan(prefix, cut, _scan_lines(prefix[:cut]))
+
+
+def scan(code: str) -> Scan:
+    """The bracket scan of ``code`` (finished lines from the cache, the last line re-read)."""
+    cut = code.rfind("\n") + 1
+    return _scan(code, cut, _scan_lines(code[:cut]))
+
+
+def in_pattern(code: str, stack: list[Frame], end: int | None = None) -> bool:
+    """Whether ``code[:end]`` ends in a match arm's pattern (before its ``->``)."""
+    for frame in reversed(stack):
+        if frame.kind == "match":
+            return code.find("->", frame.arm, len(code) if end is None else end) < 0
+        if frame.kind != "call":
+            return False
+    return False
+
+
+def visible_names(code: str) -> frozenset[str]:
+    """Names a use at the end of ``code`` (an open ```vox block; a word being written there is
+    left out) may resolve to, besides the prelude: :attr:`Scan.visible`."""
+    return scan(code[:len(code.rstrip(IDENT_CHARS))]).visible
+
+

@@ -1,0 +1,65 @@
+"""The scan's scopes (spec §3): which names a use at the end of an open block may resolve to."""
+
+from __future__ import annotations
+
+import pytest
+
+from pipeline.decoding_scan import scan, visible_names
+
+PROGRAM = (
+    "import std.fs as files\n"
+    "type Shape = | Circle(radius: float) | Square(side: float)\n"
+    "type Row = { price: float, qty: int }\n"
+    "let limit = 3\n"
+    "fn area<T>(s: Shape, k: T) to float {\n"
+    "  let mut total = 0.0\n"
+    "  for x, i in [1] { let inner = x }\n"
+    "  total = match s {\n"
+    "    Circle(r) -> r * float(len(files.read(\"a\").unwrap_or(\"\")))\n"
+    "    other -> 0.0\n"
+    "  }\n"
+    "  ret total\n"
+    "}\n"
+    "fn next(n: int) to int {\n"
+    "  "
+)
+
+
+def test_a_new_function_sees_module_names_and_its_own_parameters_only() -> None:
+    names = visible_names(PROGRAM)
+    assert {"files", "Shape", "Circle", "Square", "Row", "limit", "area", "next", "n"} <= names
+    # a finished function's generics, parameters, lets, loop and arm variables; record fields
+    assert not names & {"T", "s", "k", "total", "x", "i", "inner", "r", "other", "price", "qty", "radius", "side"}
+
+
+@pytest.mark.parametrize(("cut", "inside", "outside"), [
+    ("  let mut total = 0.0\n", {"T", "s", "k", "total"}, {"x", "inner"}),
+    ("  for x, i in [1] { let inner = x", {"x", "i", "total"}, {"inner"}),  # a let binds at its line's end
+    ("    Circle(r) -> ", {"r", "total"}, {"other"}),
+])
+def test_names_inside_the_first_function(cut: str, inside: set[str], outside: set[str]) -> None:
+    code = PROGRAM[: PROGRAM.index(cut) + len(cut)]
+    names = visible_names(code)
+    assert inside <= names and not names & outside, sorted(names)
+
+
+def test_a_let_does_not_see_itself_and_binds_after_its_statement() -> None:
+    assert "total" not in visible_names("fn f(a: int) to int {\n  let total = ")
+    assert "total" not in visible_names("fn f(a: int) to int {\n  let total = g(\n    a,\n    ")  # L1: same statement
+    assert "total" in visible_names("fn f(a: int) to int {\n  let total = a\n  ")
+
+
+def test_parameters_are_named_arguments_in_a_call() -> None:
+    code = "fn g(width: int) to int {\n  ret width\n}\nfn f() to int {\n  ret g("
+    assert "width" in visible_names(code) and "width" not in visible_names(code[: -len("g(")])
+
+
+def test_a_loop_variable_is_not_in_its_own_iterable() -> None:
+    assert "item" not in visible_names("fn f(xs: List[int]) {\n  for item in ")
+    assert "item" in visible_names("fn f(xs: List[int]) {\n  for item in xs {\n    ")
+
+
+def test_children_braces_and_blocks() -> None:
+    assert scan("fn f() to Element {\n  ret card(padding=1) {\n    ").stack[-1].kind == "children"
+    assert scan("fn f(x: int) {\n  if ok(x) {\n    ").stack[-1].kind == "block"
+    assert scan("fn f(x: int) {\n  while ok(x) {\n    ").stack[-1].kind == "block"
