@@ -49,9 +49,11 @@ from pipeline.decoding_position import (
     TOP,
     USE,
     Position,
+    Suffix,
+    no_suffix,
     position,
 )
-from pipeline.decoding_scan import scan, visible_names
+from pipeline.decoding_scan import IDENT_CHARS, scan, visible_names
 from pipeline.decoding_scope import BLOCK_WORDS, NOT_STARTERS, PRELUDE_NAMES, TOP_WORDS, declared_names, imported_std
 from pipeline.decoding_tokens import TokenTable, token_table
 from vox_lang.requests import RequestSpec, missing_items
@@ -104,6 +106,7 @@ class NameMask(LogitsProcessor):
         self._lines_key, self._lines_names = "", set[str]()
         self._hold: Any = None  # bool mask without backtick tokens and EOS, built on first use
         self._end_mask: Any = None  # see _word_end_mask
+        self._suffix_masks: dict[tuple[Suffix, bool, int], Any] = {}  # see _suffix_mask
         self._id_tensors: dict[str, Any] = {}
         self._texts = [""] * len(specs)
         self._seen = [0] * len(specs)
@@ -223,6 +226,29 @@ class NameMask(LogitsProcessor):
             self._id_tensors[name] = torch.tensor(getattr(self.table, name), dtype=torch.long)
         return self._id_tensors[name]
 
+    def _suffix_mask(self, no: Suffix, glued: bool, width: int) -> Any | None:
+        """Bool mask ``[width]`` without the tokens :func:`~pipeline.decoding_position.no_suffix`
+        rules out (``glued``: the operand's word ends the text, so it may still go on); ``None``
+        if none is."""
+        import torch
+
+        if no == Suffix():
+            return None
+        key = (no, glued, width)
+        if key not in self._suffix_masks:
+            if no.must_call:
+                mask = torch.zeros(max(width, self._vocab), dtype=torch.bool)
+                mask[self._ids("call_led")] = True
+                if glued:
+                    mask[self._ids("glued")] = True
+            else:
+                mask = torch.ones(max(width, self._vocab), dtype=torch.bool)
+                for off, name in ((no.member, "member_led"), (no.call, "call_led"), (no.operator, "operator_led")):
+                    if off:
+                        mask[self._ids(name)] = False
+            self._suffix_masks[key] = mask[:width]
+        return self._suffix_masks[key]
+
     def _word_end_mask(self, width: int) -> Any:
         """Fallback when no resolvable name fits: tokens that end the identifier here (no glued
         identifier characters), so an unresolvable word stays short instead of growing freely."""
@@ -334,11 +360,14 @@ class NameMask(LogitsProcessor):
             declared = self._declared(code)
             word_end = None
             if self.names:
-                names = visible_names(code) | PRELUDE_NAMES | self.specs[row].names
+                visible = visible_names(code) | self.specs[row].names
                 pos = position(code)
-                mask = self._name_mask(pos, names, scores.shape[1])
+                mask = self._name_mask(pos, visible | PRELUDE_NAMES, scores.shape[1])
                 if mask is not None and pos.partial:
                     word_end = self._word_end_mask(scores.shape[1])
+                suffix = self._suffix_mask(no_suffix(code, visible), code[-1:] in IDENT_CHARS, scores.shape[1])
+                if suffix is not None:
+                    mask = suffix if mask is None else mask & suffix
             missing = False
             if self.require and self.specs[row] and row not in self._satisfied:
                 # inside an open bracket the fence cannot close anyway (the grammar): no parse needed

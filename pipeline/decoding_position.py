@@ -47,7 +47,7 @@ from typing import Final
 
 from pipeline.decoding_scan import GENERIC_DECL, IDENT_CHARS, TOKENS, Frame, Scan, in_pattern, scan
 from vox_lang.lexer import KEYWORDS
-from vox_lang.prelude import VIEW_ELEMENTS
+from vox_lang.prelude import BUILTIN_TYPES, BUILTINS, CONSTRUCTORS, VIEW_ELEMENTS
 
 USE: Final = "use"
 STMT: Final = "stmt"
@@ -71,6 +71,12 @@ MODIFIERS: Final = frozenset({"pub", "async"})
 AFTER_MODIFIER: Final = frozenset({"async", "fn", "workflow", "activity"})
 _OPERAND_WORDS: Final = frozenset({"true", "false"})
 _DECO_TAIL: Final = re.compile(r"@[\w.]*\Z")
+#: prelude values that are functions, so have no fields or methods (spec §4), unless shadowed
+_FUNCTIONS: Final = frozenset(BUILTINS) | frozenset(VIEW_ELEMENTS)
+#: callees whose result is never a function, so cannot be called: every prelude function and constructor
+_NO_FUNCTION_RESULT: Final = _FUNCTIONS | frozenset(CONSTRUCTORS)
+#: prelude functions that are also type names
+_CONVERSIONS: Final = _FUNCTIONS & frozenset(BUILTIN_TYPES)
 
 
 @dataclass(frozen=True)
@@ -161,6 +167,63 @@ def _word_kind(code: str, line_tokens: list[str], state: Scan) -> str:
             return USE  # a child is an expression
         return STMT if inner.kind == "block" else FREE
     return FREE
+
+
+@dataclass(frozen=True)
+class Suffix:
+    """What may not follow the operand ending an open block, whatever the types (see
+    :func:`no_suffix`). ``member``: no ``.``; ``call``: no ``(``; ``operator``: no binary
+    operator; ``must_call``: only a ``(`` (or the word going on)."""
+
+    member: bool = False
+    call: bool = False
+    operator: bool = False
+    must_call: bool = False
+
+
+#: tokens after which an operand is an operator's operand (binary or ``not``/``-``; ``in`` of a ``for``)
+_OPERATORS: Final = frozenset({"+", "-", "*", "/", "%", "==", "!=", "<", ">", "<=", ">=", "and", "or", "not", "in"})
+_NONE: Final = Suffix()
+
+
+def no_suffix(code: str, declared: frozenset[str]) -> Suffix:
+    """What cannot follow the operand ending ``code`` (an open block), by what it is, whatever
+    its types (``declared``: names in scope besides the prelude, which may shadow it). These were
+    most of the E0512s, E0502s and a quarter of the E0510s in the completed blocks of the eval.
+
+    - no member after ``true``/``false`` or a prelude function or view element named bare
+      (E0512: ``grid.push``, ``set.get``, ``false.add``);
+    - no call after a string, number, ``true``/``false`` or a call of a prelude function or
+      constructor (E0502: ``"a"(``, ``str(x)(``);
+    - a prelude function other than a type's conversion (``int``, ``float``, ``str`` are also
+      types) is called when it is an operator's operand (E0510: ``"n: " + set``, ``not button``,
+      ``for v in range``), and takes no operator after it where it stands bare (``ret len + 1``;
+      it may be an argument, a list element or a pipe stage, or a named argument's name).
+    """
+    cut = code.rfind("\n") + 1
+    line = TOKENS.findall(code, cut)
+    last = line[-1] if line else ""
+    if not last or last.startswith("//"):
+        return _NONE
+    before = line[-2] if len(line) > 1 else ""
+    if last.startswith('"'):
+        return Suffix(call=len(last) > 1 and last.endswith('"') and not last.endswith('\\"'))
+    if last[0].isdigit():
+        return Suffix(call=True)
+    if before == ".":
+        return _NONE  # a member: its type is not known here
+    if last in ("true", "false"):
+        return Suffix(member=True, call=True)
+    if last in _FUNCTIONS and last not in declared:
+        if last in _CONVERSIONS:
+            return Suffix(member=True)  # also a type name (`x: int`): its position is not known here
+        if before in _OPERATORS:
+            return Suffix(member=True, must_call=True)
+        return Suffix(member=True, operator=True)
+    if last == ")":
+        callee = scan(code).closed
+        return Suffix(call=callee in _NO_FUNCTION_RESULT and callee not in declared)
+    return _NONE
 
 
 def position(code: str) -> Position:

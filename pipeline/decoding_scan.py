@@ -93,6 +93,7 @@ class Scan:
     lets: tuple[tuple[str, int], ...] = ()
     params: frozenset[str] = frozenset()
     loop: frozenset[str] = frozenset()
+    closed: str = ""  # when ``prev`` is ``)`` closing a call ``NAME(...)``: that NAME
 
     @property
     def visible(self) -> frozenset[str]:
@@ -130,7 +131,7 @@ def _scan(code: str, start: int, state: Scan) -> Scan:
     stack = list(state.stack)
     pending_match, prev, before = state.pending_match, state.prev, state.before
     decl = _Declarations(state.top, set(state.pending), list(state.lets), state.params, set(state.loop))
-    line_start, closed = start, ""
+    line_start, closed, callee = start, "", state.closed
     for m in TOKENS.finditer(code, start):
         tok = m.group(0)
         if tok == "\n":
@@ -162,7 +163,8 @@ def _scan(code: str, start: int, state: Scan) -> Scan:
             decl.loop.clear()
         elif tok in (")", "]", "}"):
             if stack:
-                closed = stack.pop().kind
+                frame = stack.pop()
+                closed, callee = frame.kind, frame.callee
             decl.lets = [(name, depth) for name, depth in decl.lets if depth <= len(stack)]
         elif tok == "," and stack and stack[-1].kind == "match":
             stack[-1] = replace(stack[-1], arm=m.end())
@@ -173,7 +175,7 @@ def _scan(code: str, start: int, state: Scan) -> Scan:
             decl.params |= {prev}
         prev, before = tok, prev
     return Scan(tuple(stack), pending_match, prev, before, decl.top, frozenset(decl.pending), tuple(decl.lets),
-                decl.params, frozenset(decl.loop))
+                decl.params, frozenset(decl.loop), callee if prev == ")" else "")
 
 
 def _is_name(tok: str) -> bool:

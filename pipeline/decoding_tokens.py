@@ -14,6 +14,9 @@ from typing import Any, Final
 from pipeline.decoding_declare import TOOL_DECORATOR, TokenIndex
 
 _IDENT: Final = re.compile(r"[A-Za-z0-9_]*")
+#: a token that starts a binary operator (after spaces or tabs): arithmetic, comparison,
+#: ``and``/``or``; not ``->`` (an arm), ``|>`` (a pipe), ``=`` (a named argument) or ``!`` alone
+_OPERATOR_LED: Final = re.compile(r"[ \t]*(?:[+*/%<>]|-(?!>)|==|!=|(?:and|or)(?![A-Za-z0-9_]))")
 
 
 @dataclass
@@ -33,6 +36,9 @@ class TokenTable:
     texts: list[str] = field(default_factory=list)  # every token's text (index = id)
     tool_ids: list[int] = field(default_factory=list)  # ids spelling a start of "@mcp.tool"
     cache: dict[tuple[str, str], Any] = field(default_factory=dict)  # prelude ids per (kind, partial); closing masks
+    member_led: list[int] = field(default_factory=list)  # ids whose text is spaces/tabs, then "."
+    call_led: list[int] = field(default_factory=list)  # ids whose text is spaces/tabs, then "("
+    operator_led: list[int] = field(default_factory=list)  # spaces/tabs, then a binary operator (not `->`, `|>`)
 
 
 def token_table(tokenizer: Any) -> TokenTable:
@@ -65,5 +71,9 @@ def token_table(tokenizer: Any) -> TokenTable:
             maps[3 if len(lead) == len(body) else 2][lead].append(i)
     lead_ends, lead_only, ws_lead_ends, ws_lead_only = (dict(m) for m in maps)
     tool = [i for i, t in enumerate(texts) if t and (TOOL_DECORATOR.startswith(t) or t.startswith(TOOL_DECORATOR))]
+    member = [i for i, t in enumerate(texts) if t.lstrip(" \t").startswith(".")]
+    call = [i for i, t in enumerate(texts) if t.lstrip(" \t").startswith("(")]
+    operator = [i for i, t in enumerate(texts) if _OPERATOR_LED.match(t)]
     return TokenTable(lead_ends, lead_only, ws_lead_ends, ws_lead_only, glued, digit_led, terminators, ws_ident,
-                       backtick, TokenIndex(texts), texts, tool)
+                      backtick, TokenIndex(texts), texts, tool, member_led=member, call_led=call,
+                      operator_led=operator)
