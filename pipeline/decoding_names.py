@@ -43,6 +43,7 @@ from pipeline.decoding_position import (
     AFTER_MODIFIER,
     FOLLOW,
     FOLLOWERS,
+    HANDLER,
     MODIFIED,
     NUMBER,
     STMT,
@@ -54,7 +55,15 @@ from pipeline.decoding_position import (
     position,
 )
 from pipeline.decoding_scan import IDENT_CHARS, scan, visible_names
-from pipeline.decoding_scope import BLOCK_WORDS, NOT_STARTERS, PRELUDE_NAMES, TOP_WORDS, declared_names, imported_std
+from pipeline.decoding_scope import (
+    BLOCK_WORDS,
+    HANDLER_WORDS,
+    NOT_STARTERS,
+    PRELUDE_NAMES,
+    TOP_WORDS,
+    declared_names,
+    imported_std,
+)
 from pipeline.decoding_tokens import TokenTable, token_table
 from vox_lang.requests import RequestSpec, missing_items
 
@@ -133,7 +142,7 @@ class NameMask(LogitsProcessor):
         kinds allow (``names``: what a use may resolve to), or ``None`` when nothing is
         restricted. Cached: the name set changes only when the block declares something new."""
         kinds = (pos.cont, pos.fresh)
-        if not any(k in (USE, STMT, TOP, FOLLOW, NUMBER, MODIFIED) for k in kinds):
+        if not any(k in (USE, STMT, TOP, FOLLOW, NUMBER, MODIFIED, HANDLER) for k in kinds):
             return None
         key = (pos, names if {USE, STMT, TOP} & set(kinds) else frozenset(), width)
         cached = self._masks.get(key)
@@ -151,6 +160,8 @@ class NameMask(LogitsProcessor):
             return (names - NOT_STARTERS) | TOP_WORDS
         if kind == MODIFIED:
             return AFTER_MODIFIER
+        if kind == HANDLER:
+            return HANDLER_WORDS
         return FOLLOWERS if kind == FOLLOW else None
 
     def _build_mask(self, pos: Position, names: frozenset[str], width: int) -> Any:
@@ -236,9 +247,11 @@ class NameMask(LogitsProcessor):
             return None
         key = (no, glued, width)
         if key not in self._suffix_masks:
-            if no.must_call:
+            if no.must_call or no.named:
                 mask = torch.zeros(max(width, self._vocab), dtype=torch.bool)
-                mask[self._ids("call_led")] = True
+                mask[self._ids("call_led" if no.must_call else "assign_led")] = True
+                if no.newline:
+                    mask[self._ids("blank")] = True
                 if glued:
                     mask[self._ids("glued")] = True
             else:

@@ -23,6 +23,8 @@
 - :data:`MODIFIED` — a word after ``pub``/``async``: only ``async``, ``fn``, ``workflow`` or
   ``activity`` (:data:`AFTER_MODIFIER`). The grammar's lexer reads ``async activitype (`` as
   ``activity pe(``, the front end as one name (E0201; seen in a completed block of the eval).
+- :data:`HANDLER` — a line start in an actor's body: only ``on``
+  (:data:`~pipeline.decoding_scope.HANDLER_WORDS`); ``ones`` there is a name to the front end.
 - :data:`FREE` — a declaration or anything the left context cannot decide: parameters, fields,
   named arguments, variables being bound, generics, match patterns, decorators, strings, comments.
 
@@ -45,7 +47,7 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
-from pipeline.decoding_scan import GENERIC_DECL, IDENT_CHARS, TOKENS, Frame, Scan, in_pattern, scan
+from pipeline.decoding_scan import GENERIC_DECL, IDENT_CHARS, L1_FRAMES, TOKENS, Frame, Scan, in_pattern, scan
 from vox_lang.lexer import KEYWORDS
 from vox_lang.prelude import BUILTIN_TYPES, BUILTINS, CONSTRUCTORS, VIEW_ELEMENTS
 
@@ -55,6 +57,7 @@ TOP: Final = "top"
 FOLLOW: Final = "follow"
 NUMBER: Final = "number"
 MODIFIED: Final = "modified"
+HANDLER: Final = "handler"
 FREE: Final = ""
 
 #: tokens after which an identifier is a use (expression or type) and must resolve
@@ -142,12 +145,12 @@ def _word_kind(code: str, line_tokens: list[str], state: Scan) -> str:
         return FOLLOW
     stack = list(state.stack)
     inner = stack[-1] if stack else None
-    if not line_tokens and inner is not None and inner.kind in ("call", "decl", "paren", "index") \
+    if not line_tokens and inner is not None and inner.kind in L1_FRAMES \
             and _operand_end(last, state.before):
         return FOLLOW  # L1: inside ( [ a newline is dropped, so this word stands right after an operand
     if last == ".":
         return FREE  # a member name, also on the line after the `.` (L2)
-    generic_decl = bool(GENERIC_DECL.search(code, code.rfind("\n") + 1))
+    generic_decl = bool(GENERIC_DECL.search(code, state.stmt_start))
     if last in USE_AFTER and not (last == "<" and generic_decl):
         return USE
     if line_tokens and line_tokens[0] == "for" and "in" not in line_tokens:
@@ -157,7 +160,7 @@ def _word_kind(code: str, line_tokens: list[str], state: Scan) -> str:
     if in_pattern(code, stack):
         return FREE
     statement_start = not line_tokens or line_tokens[-1] == "{"
-    bracketed = inner is not None and inner.kind in ("call", "decl", "paren", "index")
+    bracketed = inner is not None and inner.kind in L1_FRAMES
     if last in ("(", ",") or (statement_start and bracketed):
         return _after_open(inner)
     if statement_start:
@@ -165,6 +168,8 @@ def _word_kind(code: str, line_tokens: list[str], state: Scan) -> str:
             return TOP
         if inner.kind == "children":
             return USE  # a child is an expression
+        if inner.kind == "actor":
+            return HANDLER
         return STMT if inner.kind == "block" else FREE
     return FREE
 
@@ -173,12 +178,14 @@ def _word_kind(code: str, line_tokens: list[str], state: Scan) -> str:
 class Suffix:
     """What may not follow the operand ending an open block, whatever the types (see
     :func:`no_suffix`). ``member``: no ``.``; ``call``: no ``(``; ``operator``: no binary
-    operator; ``must_call``: only a ``(`` (or the word going on)."""
+    operator; ``must_call``: only a ``(`` (or the word going on); ``named``: only ``=``."""
 
     member: bool = False
     call: bool = False
     operator: bool = False
     must_call: bool = False
+    named: bool = False  # a view element's argument name: only ``=`` (or the word going on)
+    newline: bool = False  # with must_call/named: inside ``(``/``[`` a newline may come first (L1)
 
 
 #: tokens after which an operand is an operator's operand (binary or ``not``/``-``; ``in`` of a ``for``)
@@ -195,10 +202,12 @@ def no_suffix(code: str, declared: frozenset[str]) -> Suffix:
       (E0512: ``grid.push``, ``set.get``, ``false.add``);
     - no call after a string, number, ``true``/``false`` or a call of a prelude function or
       constructor (E0502: ``"a"(``, ``str(x)(``);
-    - a prelude function other than a type's conversion (``int``, ``float``, ``str`` are also
-      types) is called when it is an operator's operand (E0510: ``"n: " + set``, ``not button``,
-      ``for v in range``), and takes no operator after it where it stands bare (``ret len + 1``;
-      it may be an argument, a list element or a pipe stage, or a named argument's name).
+    - a prelude builtin other than a type's conversion (``int``, ``float``, ``str`` are also
+      types) is called when it is an operator's operand (E0510: ``"n: " + set``, ``not len``,
+      ``for v in range``), and no prelude function takes an operator after it where it stands bare (``ret len + 1``;
+      it may be an argument, a list element or a pipe stage, or a named argument's name);
+    - in a view element's call a word is an argument's name: ``=`` follows (spec §2: a view call's
+      arguments are all named; ``input(disu, pehut)`` was most of the undefined names left).
     """
     cut = code.rfind("\n") + 1
     line = TOKENS.findall(code, cut)
@@ -212,13 +221,21 @@ def no_suffix(code: str, declared: frozenset[str]) -> Suffix:
         return Suffix(call=True)
     if before == ".":
         return _NONE  # a member: its type is not known here
+    if before in ("(", ",") and last not in KEYWORDS:
+        frame = scan(code).stack[-1:]
+        if frame and frame[0].kind == "call" and frame[0].callee in VIEW_ELEMENTS \
+                and frame[0].callee not in declared:
+            return Suffix(named=True, newline=True)
     if last in ("true", "false"):
         return Suffix(member=True, call=True)
     if last in _FUNCTIONS and last not in declared:
         if last in _CONVERSIONS:
             return Suffix(member=True)  # also a type name (`x: int`): its position is not known here
-        if before in _OPERATORS:
-            return Suffix(member=True, must_call=True)
+        if before in _OPERATORS and last in BUILTINS:
+            # not a view element: in its call every word is free (named arguments), and the tiny
+            # model, held to `input(` after `not input`, filled it with undefined names
+            stack = scan(code).stack
+            return Suffix(member=True, must_call=True, newline=bool(stack) and stack[-1].kind in L1_FRAMES)
         return Suffix(member=True, operator=True)
     if last == ")":
         callee = scan(code).closed
@@ -230,17 +247,17 @@ def position(code: str) -> Position:
     """Classify the end of ``code`` (the text of an open ```vox block) for the name mask."""
     partial = code[len(code.rstrip(IDENT_CHARS)):]
     head = code[: len(code) - len(partial)]
-    cut = head.rfind("\n") + 1
-    line = TOKENS.findall(head, cut)
-    last = line[-1] if line else ""
+    physical = TOKENS.findall(head, head.rfind("\n") + 1)
+    last = physical[-1] if physical else ""
     in_comment = last.startswith("//")
     in_string = last.startswith('"') and (len(last) == 1 or not last.endswith('"') or last.endswith('\\"'))
     if in_comment or in_string or _DECO_TAIL.search(head):
         return Position(partial, FREE, FREE)
     if partial[:1].isdigit():
         return Position(partial, NUMBER if partial.isdigit() else FREE, FOLLOW)
-    line_tokens = [t for t in line if not t.startswith("//")]
     state = scan(head)
+    # the logical line: layout (L1-L3) may have dropped newlines inside it
+    line_tokens = [t for t in TOKENS.findall(head, state.stmt_start) if t != "\n" and not t.startswith("//")]
     kind = _word_kind(head, line_tokens, state)
     if not partial:
         return Position("", kind, kind)

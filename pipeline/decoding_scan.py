@@ -18,6 +18,12 @@ record type's fields, comments and strings declare nothing (:attr:`Scan.visible`
 any earlier declaration anywhere counted: 73 of the 129 undefined names in the completed blocks
 of the default eval were such out-of-scope names (a finished function's parameters, fields), and
 17 came from a comment (``// n: List[str]``).
+
+**Logical lines.** Layout drops a newline inside ``(``/``[`` (L1), after an L2 literal and before
+an L3 literal, so one statement or header may span lines (``import std\n.time``,
+``for p,\n i in ps {``, ``type T = |\n A``). The scan keeps where the current logical line
+starts (:attr:`Scan.stmt_start`; a newline after ``{`` starts one too: a block's first
+statement), and the rules that read "the line" read that one.
 """
 
 from __future__ import annotations
@@ -27,7 +33,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Final
 
-from vox_lang.layout import L2_AFTER
+from vox_lang.layout import L2_AFTER, L3_BEFORE
 from vox_lang.lexer import KEYWORDS
 
 #: the lexical tokens the scan reads: strings (possibly unclosed), comments, decorators, words,
@@ -52,16 +58,16 @@ _HEAD_EXPR: Final = re.compile(r"\b(?:if|while|for|match)\b")
 #: a line that ends where a ``for``'s loop variables are being written
 _FOR_BINDING: Final = re.compile(r"\bfor\s+(?:[A-Za-z_]\w*\s*,\s*)?\Z")
 #: open brackets inside which a newline is dropped (L1)
-_L1_FRAMES: Final = frozenset({"call", "decl", "paren", "index"})
+L1_FRAMES: Final = frozenset({"call", "decl", "paren", "index"})
 
 
 @dataclass(frozen=True)
 class Frame:
     """One open bracket of the block: ``kind`` is ``call`` (``NAME(``: arguments; ``callee`` is
-    NAME), ``decl`` (``fn f(``, ``on h(``, ``| V(``, ``fn(``: parameters, fields), ``paren`` (a
-    parenthesized expression), ``index`` (``[``), ``block``, ``record``, ``match`` or
-    ``children`` (a ``{``); ``names``: what is declared in it (:attr:`Scan.visible`);
-    ``arm`` is the offset where the current match arm starts."""
+    NAME, ``""`` for a method ``x.NAME(``), ``decl`` (``fn f(``, ``on h(``, ``| V(``, ``fn(``:
+    parameters, fields), ``paren`` (a parenthesized expression), ``index`` (``[``), ``block``,
+    ``record``, ``match``, ``actor`` or ``children`` (a ``{``); ``names``: what is declared in it
+    (:attr:`Scan.visible`); ``arm`` is the offset where the current match arm starts."""
 
     kind: str
     arm: int = 0
@@ -94,6 +100,8 @@ class Scan:
     params: frozenset[str] = frozenset()
     loop: frozenset[str] = frozenset()
     closed: str = ""  # when ``prev`` is ``)`` closing a call ``NAME(...)``: that NAME
+    stmt_start: int = 0  # offset where the logical line (the statement or header) being written starts
+    revert_to: int = -1  # after a newline that may yet be dropped (L3: the next token decides), the previous start
 
     @property
     def visible(self) -> frozenset[str]:
@@ -119,6 +127,8 @@ def _brace_kind(prev: str, line_head: str, pending_match: bool, closed: str = ""
     if prev in ("->", "{") or not prev:
         return "record"  # an arm's value or a statement: a block or a record literal (free: never blocks)
     first = line_head.split(None, 1)[0] if line_head.strip() else ""
+    if first == "actor":
+        return "actor"  # its body holds handlers only
     if first in _BLOCK_HEADS or first == "}" or first.startswith("@"):
         return "block"
     if prev in _RECORD_AFTER or re.match(r"[A-Za-z_]\w*$", prev):
@@ -131,17 +141,22 @@ def _scan(code: str, start: int, state: Scan) -> Scan:
     stack = list(state.stack)
     pending_match, prev, before = state.pending_match, state.prev, state.before
     decl = _Declarations(state.top, set(state.pending), list(state.lets), state.params, set(state.loop))
-    line_start, closed, callee = start, "", state.closed
+    line_start, revert, closed, callee = state.stmt_start, state.revert_to, "", state.closed
     for m in TOKENS.finditer(code, start):
         tok = m.group(0)
         if tok == "\n":
-            line_start = m.end()
             if stack and stack[-1].kind == "match":
                 stack[-1] = replace(stack[-1], arm=m.end())
             decl.newline(stack, prev)
+            if not (stack and stack[-1].kind in L1_FRAMES) and (prev not in L2_AFTER or prev == "{"):
+                revert = line_start if revert < 0 else revert
+                line_start = m.end()  # a new logical line, unless the next token is an L3 literal
             continue
         if tok.startswith("//"):
             continue
+        if revert >= 0:
+            line_start = revert if tok in L3_BEFORE else line_start
+            revert = -1
         if tok == "match":
             pending_match = True
         elif tok == "(":
@@ -150,7 +165,7 @@ def _scan(code: str, start: int, state: Scan) -> Scan:
             if prev == "fn" or named and before in _DECL_HEADS or generic:
                 stack.append(Frame("decl"))
             elif named or prev == ")":
-                stack.append(Frame("call", callee=prev if named else ""))
+                stack.append(Frame("call", callee=prev if named and before != "." else ""))  # not a method
             else:
                 stack.append(Frame("paren"))
         elif tok == "[":
@@ -175,7 +190,7 @@ def _scan(code: str, start: int, state: Scan) -> Scan:
             decl.params |= {prev}
         prev, before = tok, prev
     return Scan(tuple(stack), pending_match, prev, before, decl.top, frozenset(decl.pending), tuple(decl.lets),
-                decl.params, frozenset(decl.loop), callee if prev == ")" else "")
+                decl.params, frozenset(decl.loop), callee if prev == ")" else "", line_start, revert)
 
 
 def _is_name(tok: str) -> bool:
@@ -201,7 +216,7 @@ class _Declarations:
 
     def word(self, tok: str, prev: str, before: str, line: str, stack: list[Frame], code: str, at: int) -> None:
         """A word token: declares it when its left context says so."""
-        if tok in _HEADER_WORDS and not (stack and stack[-1].kind in _L1_FRAMES):
+        if tok in _HEADER_WORDS and not (stack and stack[-1].kind in L1_FRAMES):
             self.pending.clear()  # a new header: what an earlier one left pending (a variant's fields) ends
             self.loop.clear()
         if tok in KEYWORDS or tok == "_":
@@ -233,7 +248,7 @@ class _Declarations:
         """A newline: it ends a statement unless layout drops it (inside ``(``/``[``: L1; after
         an L2 literal: L2), so the ``let``s it finishes bind from here on. (A newline before an L3
         literal is dropped too; binding there early over-approximates, which never blocks.)"""
-        if (stack and stack[-1].kind in _L1_FRAMES) or prev in L2_AFTER:
+        if (stack and stack[-1].kind in L1_FRAMES) or prev in L2_AFTER:
             return
         keep = []
         for name, depth in self.lets:

@@ -14,17 +14,21 @@ from vox_lang.lexer import KEYWORDS
 from vox_lang.prelude import BUILTIN_TYPES, BUILTINS, CONSTRUCTORS, STD, VIEW_ELEMENTS
 
 #: names every program may use: prelude values, constructors, view elements, types, reserved words
-#: (not ``children``: a user function takes children through a parameter of that name, spec §4)
+#: (not ``children``: a user function takes children through a parameter of that name, spec §4;
+#: not ``_``: it binds or matches, where words are free, and is never a value)
 PRELUDE_NAMES: Final = frozenset(BUILTINS) | frozenset(CONSTRUCTORS) | frozenset(VIEW_ELEMENTS) \
-    | frozenset(BUILTIN_TYPES) | frozenset(KEYWORDS) | frozenset({"_", "is", "extern"})
+    | frozenset(BUILTIN_TYPES) | frozenset(KEYWORDS) | frozenset({"is", "extern"})
 #: reserved words that may start an expression (spec §2: unary ``not``, ``if``/``match``
 #: expressions, literals, ``spawn(A)``, a lambda ``fn(...)``)
 EXPRESSION_WORDS: Final = frozenset({"not", "if", "match", "true", "false", "spawn", "fn"})
-#: ... and a statement inside a block (``else`` after a ``}`` line, L3; ``on`` in an actor)
-BLOCK_WORDS: Final = EXPRESSION_WORDS | frozenset({"let", "ret", "while", "for", "break", "continue", "else", "on"})
+#: ... and a statement inside a block (``else`` after a ``}`` line, L3); an actor's body holds
+#: only ``on`` handlers (:data:`HANDLER_WORDS`)
+BLOCK_WORDS: Final = EXPRESSION_WORDS | frozenset({"let", "ret", "while", "for", "break", "continue", "else"})
 #: ... and an item or statement at top level
 TOP_WORDS: Final = BLOCK_WORDS | frozenset({"type", "actor", "workflow", "activity", "pub", "async", "import",
-                                            "routes", "extern"}) - {"on"}
+                                            "routes", "extern"})
+#: what starts a line in an actor's body (spec §2: ``actor = "actor" NAME "{" (NL / handler)* "}"``)
+HANDLER_WORDS: Final = frozenset({"on"})
 #: reserved words kept out of every use: where a word is a use, only the start words of its
 #: position may be written, so ``activ`` cannot head for ``activity`` after ``and`` (the grammar
 #: then allows only a longer NAME, and the mask would have no token left)

@@ -71,6 +71,13 @@ _L3: Final = L3_BEFORE | {")", "]", "}"}
 CONTEXTUAL: Final = ("expr", "or_e", "and_e", "eq_e", "cmp_e", "add_e", "mul_e", "unary", "postfix", "call",
                      "primary", "list", "if_", "match", "lambda", "spawn", "type", "ret_ty", "field", "pattern")
 
+#: the expression rules down to ``call``: each gets an ``_nb`` copy without a children block, for
+#: the heads of ``if``/``while``/``for``/``match`` (spec §2 ``expr_nb``: there ``{`` opens the body;
+#: the grammar read ``match x () {`` with the arms as children, the front end as arms, E0201).
+#: Inside parentheses an ``_nb`` reference reads as the ``_p`` copy (children allowed: a widening).
+NO_BLOCK: Final = ("expr", "or_e", "and_e", "eq_e", "cmp_e", "add_e", "mul_e", "unary", "postfix", "call")
+_NB_REF: Final = re.compile(r"\b(" + "|".join(NO_BLOCK) + r")\b")
+
 #: rules a brace opens: layout inside, but inside parentheses a newline may stand before them
 #: (``xs.map(fn(x: int) to int`` newline ``{ ... })``)
 _BRACED: Final = frozenset({"block", "record", "match_arms", "children"})
@@ -122,6 +129,8 @@ def _refs(text: str, inside: bool) -> str:
 
     def one(m: re.Match[str]) -> str:
         name = m.group()
+        if name.endswith("_nb"):
+            name = name[:-3]
         if name in CONTEXTUAL:
             return name + "_p"
         return f"(NL* {name})" if name in _BRACED else name
@@ -145,8 +154,9 @@ def _rules(lines: list[str]) -> list[tuple[str | None, str]]:
 
 @cache
 def _body() -> str:
-    """``constraint.lark`` with layout's newlines around the literals of its rules and a ``_p``
-    copy of every :data:`CONTEXTUAL` rule (module docstring)."""
+    """``constraint.lark`` with layout's newlines around the literals of its rules, a ``_p``
+    copy of every :data:`CONTEXTUAL` rule and an ``_nb`` copy of every :data:`NO_BLOCK` rule
+    (module docstring)."""
     out = []
     for name, text in _rules(GRAMMAR_PATH.read_text(encoding="utf-8").splitlines()):
         if name is None or name in _VERBATIM:
@@ -156,6 +166,9 @@ def _body() -> str:
         out.append(head + ":" + _rewrite(body, name.endswith("_p")))
         if name in CONTEXTUAL:
             out.append(f"{name}_p:" + _rewrite(body, True))
+        if name in NO_BLOCK:
+            nb = _NB_REF.sub(r"\1_nb", body.replace(" children?", ""))
+            out.append(f"{name}_nb:" + _rewrite(nb, False))
     return "\n".join(out) + "\n"
 
 
