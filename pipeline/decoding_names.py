@@ -3,13 +3,14 @@
 Inside a ```vox block, where an identifier is a *use* (:mod:`pipeline.decoding_position` decides
 from the left context: after an operator, ``=``, ``ret``, ``if``, ``:``, ``->``, inside ``[...]``,
 at a statement start in a block, ...), the identifier being written must stay a prefix of a name
-that resolves: one declared earlier in the block (items, variants, parameters, ``let``s, loop
-variables, generics, pattern bindings, imports' last segment or alias), a prelude builtin,
-constructor, view element or type, a reserved word, or a name the request mentions. Right after an
-operand on its line only ``and``/``or``/``to``/``in``/``as``/``else`` may be written (so the
-grammar's lexer cannot split ``andx`` into ``and x``). In a call's or declaration's parentheses a
-word that does not resolve may only end with ``=`` or ``:`` (a named argument, a parameter, a
-field). Declarations, fields, patterns and anything the context cannot decide stay free.
+that resolves: one in scope there (:func:`pipeline.decoding_scan.visible_names`: spec §3 scopes,
+read from the open braces), a prelude builtin, constructor, view element or type, a reserved word
+the position allows, or a name the request mentions. Right after an operand on its line only
+``and``/``or``/``to``/``in``/``as``/``else`` may be written (so the grammar's lexer cannot split
+``andx`` into ``and x``), and what the operand is rules out some suffixes
+(:func:`pipeline.decoding_position.no_suffix`: no member of a prelude function, no call of a
+string, a view element's argument names end with ``=``). Declarations, fields, patterns and
+anything the context cannot decide stay free.
 
 Forward references: Vox items may be used before they are declared; the mask admits only those
 the *request* names (``vox_lang.requests``), so a helper the request does not name must be
@@ -22,8 +23,7 @@ still lists one of them, and at each item start the header of the next missing r
 forced (``fn late_orders(days: List[int]) to int {``; the rule is in :mod:`pipeline.decoding_declare`).
 Once every requested item is declared, the block may only close (or go on with what the request
 also asks for, e.g. ``@test`` functions) at the next item start: :mod:`pipeline.decoding_done`.
-Scope is approximated lexically (any earlier declaration counts), an over-approximation of the
-real scopes.
+What the request is comes from :mod:`pipeline.decoding_request`.
 """
 
 from __future__ import annotations
@@ -54,6 +54,7 @@ from pipeline.decoding_position import (
     no_suffix,
     position,
 )
+from pipeline.decoding_request import request_spec, request_text
 from pipeline.decoding_scan import IDENT_CHARS, scan, visible_names
 from pipeline.decoding_scope import (
     BLOCK_WORDS,
@@ -434,27 +435,3 @@ class NameMask(LogitsProcessor):
             scores[row] = masked
             self.report.masked_steps += 1
         return scores
-
-
-def request_text(messages: Iterable[dict[str, Any]]) -> str:
-    """The user message a conversation's answer must satisfy: the last one that names an item
-    (:func:`vox_lang.requests.extract_request`), else the last one (``""`` if none).
-
-    A repair turn (``vox chat``: the request, the answer, then the compiler's diagnostics as the
-    last user message) names nothing itself; the corrected program must still declare what the
-    original request asked for, so that request stays the one the masks read.
-    """
-    from vox_lang.requests import extract_request
-
-    users = [c for c in (m.get("content") for m in messages if m.get("role") == "user") if isinstance(c, str)]
-    for text in reversed(users):
-        if extract_request(text):
-            return text
-    return users[-1] if users else ""
-
-
-def request_spec(messages: Iterable[dict[str, Any]]) -> RequestSpec:
-    """What the conversation's request names (:func:`request_text`; ``RequestSpec()`` if nothing)."""
-    from vox_lang.requests import extract_request
-
-    return extract_request(request_text(messages))
