@@ -9,7 +9,7 @@ the position allows, or a name the request mentions. Right after an operand on i
 ``and``/``or``/``to``/``in``/``as``/``else`` may be written (so the grammar's lexer cannot split
 ``andx`` into ``and x``), and what the operand is rules out some suffixes
 (:func:`pipeline.decoding_position.no_suffix`: no member of a prelude function, no call of a
-string, a view element's argument names end with ``=``). Declarations, fields, patterns and
+string or number, an operator's operand that is a prelude builtin is called). Declarations, fields, patterns and
 anything the context cannot decide stay free.
 
 Forward references: Vox items may be used before they are declared; the mask admits only those
@@ -248,9 +248,9 @@ class NameMask(LogitsProcessor):
             return None
         key = (no, glued, width)
         if key not in self._suffix_masks:
-            if no.must_call or no.named:
+            if no.must_call:
                 mask = torch.zeros(max(width, self._vocab), dtype=torch.bool)
-                mask[self._ids("call_led" if no.must_call else "assign_led")] = True
+                mask[self._ids("call_led")] = True
                 if no.newline:
                     mask[self._ids("blank")] = True
                 if glued:

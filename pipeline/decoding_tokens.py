@@ -39,7 +39,6 @@ class TokenTable:
     member_led: list[int] = field(default_factory=list)  # ids whose text is spaces/tabs, then "."
     call_led: list[int] = field(default_factory=list)  # ids whose text is spaces/tabs, then "("
     operator_led: list[int] = field(default_factory=list)  # spaces/tabs, then a binary operator (not `->`, `|>`)
-    assign_led: list[int] = field(default_factory=list)  # spaces/tabs, then "=" (not "==")
     blank: list[int] = field(default_factory=list)  # whitespace only, with a newline (L1 may drop it)
 
 
@@ -76,8 +75,7 @@ def token_table(tokenizer: Any) -> TokenTable:
     member = [i for i, t in enumerate(texts) if t.lstrip(" \t").startswith(".")]
     call = [i for i, t in enumerate(texts) if t.lstrip(" \t").startswith("(")]
     operator = [i for i, t in enumerate(texts) if _OPERATOR_LED.match(t)]
-    assign = [i for i, t in enumerate(texts) if re.match(r"[ \t]*=(?!=)", t)]
     blank = [i for i, t in enumerate(texts) if t.isspace() and "\n" in t]
     return TokenTable(lead_ends, lead_only, ws_lead_ends, ws_lead_only, glued, digit_led, terminators, ws_ident,
                       backtick, TokenIndex(texts), texts, tool, member_led=member, call_led=call,
-                      operator_led=operator, assign_led=assign, blank=blank)
+                      operator_led=operator, blank=blank)

@@ -395,7 +395,6 @@ def _first_blocked(src: str, spec: RequestSpec | None = None) -> str | None:
     ("actor A {\n  ones(n: int) {\n  }\n}", "{\n  on"),        # an actor's body holds `on` handlers only
     ("fn f() {\n  on\n}", "{\n "),                            # ... and `on` stands only there
     ("fn f() {\n  _ing = 1\n}", "{\n "),                       # `_` binds or matches, it is no value
-    ("fn f(a: str) to Element {\n  ret input(a)\n}", "ret input(a"),  # a view call's arguments are named
     # an operand that has no members / cannot be called (E0512 / E0502), whatever the types
     ("fn f() to Element {\n  ret grid.push(1)\n}", "ret grid"),
     ("fn f() to int {\n  ret false.size\n}", "ret false"),
