@@ -192,6 +192,14 @@ _OPERATORS: Final = frozenset({"+", "-", "*", "/", "%", "==", "!=", "<", ">", "<
 _NONE: Final = Suffix()
 
 
+def _builtin_call(code: str, declared: frozenset[str]) -> bool:
+    """Whether the end of ``code`` stands in the arguments of a prelude builtin's call (none of
+    which takes a function: spec §4)."""
+    stack = scan(code).stack
+    return bool(stack) and stack[-1].kind == "call" and stack[-1].callee in BUILTINS \
+        and stack[-1].callee not in declared
+
+
 def no_suffix(code: str, declared: frozenset[str]) -> Suffix:
     """What cannot follow the operand ending ``code`` (an open block), by what it is, whatever
     its types (``declared``: names in scope besides the prelude, which may shadow it). These were
@@ -203,9 +211,9 @@ def no_suffix(code: str, declared: frozenset[str]) -> Suffix:
       constructor (E0502: ``"a"(``, ``str(x)(``);
     - a prelude builtin other than a type's conversion (``int``, ``float``, ``str`` are also
       types) is called when it is an operator's operand (E0510: ``"n: " + set``, ``not len``,
-      ``for v in range``), and no prelude function takes an operator after it where it stands
-      bare (``ret len + 1``; it may be an argument, a list element or a pipe stage, or a named
-      argument's name).
+      ``for v in range``) or a builtin's argument (E0504: ``float(set)``), and no prelude
+      function takes an operator after it where it stands bare (``ret len + 1``; it may be a
+      user function's argument, a list element or a pipe stage, or a named argument's name).
 
     A view element's argument names (spec §2: a view call's arguments are all named) are left
     free, though ``input(disu, pehut)`` was most of the undefined names left: holding such a word
@@ -229,7 +237,7 @@ def no_suffix(code: str, declared: frozenset[str]) -> Suffix:
     if last in _FUNCTIONS and last not in declared:
         if last in _CONVERSIONS:
             return Suffix(member=True)  # also a type name (`x: int`): its position is not known here
-        if before in _OPERATORS and last in BUILTINS:
+        if last in BUILTINS and (before in _OPERATORS or before in ("(", ",") and _builtin_call(code, declared)):
             # not a view element: in its call every word is free (named arguments), and the tiny
             # model, held to `input(` after `not input`, filled it with undefined names
             stack = scan(code).stack

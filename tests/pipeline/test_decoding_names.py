@@ -405,6 +405,7 @@ def _first_blocked(src: str, spec: RequestSpec | None = None) -> str | None:
     ("fn f() to bool {\n  ret button and true\n}", "ret button"),
     ("fn f() {\n  for v in range {\n  }\n}", "for v in range"),
     ("fn f() to int {\n  ret len + 1\n}", "ret len"),
+    ("fn f(c: float) to float {\n  ret float(set) * 0.5\n}", "ret float(set"),  # no builtin takes a function
     ("fn f(o: Option[int]) to int {\n  match o {\n    Some(inner) -> inner\n    None -> 0\n  }\n  ret inner\n}",
      "}\n  ret"),
 ])
