@@ -9,8 +9,8 @@ the position allows, or a name the request mentions. Right after an operand on i
 ``and``/``or``/``to``/``in``/``as``/``else`` may be written (so the grammar's lexer cannot split
 ``andx`` into ``and x``), and what the operand is rules out some suffixes
 (:func:`pipeline.decoding_position.no_suffix`: no member of a prelude function, no call of a
-string or number, an operator's operand that is a prelude builtin is called). Declarations, fields, patterns and
-anything the context cannot decide stay free.
+string or number, a prelude builtin that is an operator's operand or a builtin's argument is
+called). Declarations, fields, patterns and anything the context cannot decide stay free.
 
 Forward references: Vox items may be used before they are declared; the mask admits only those
 the *request* names (``vox_lang.requests``), so a helper the request does not name must be
@@ -72,7 +72,6 @@ log = logging.getLogger(__name__)
 
 __all__ = ["PRELUDE_NAMES", "NameMask", "NameReport", "declared_names", "position", "request_spec", "request_text",
            "token_table"]
-
 
 
 @dataclass
