@@ -370,7 +370,6 @@ class NameMask(LogitsProcessor):
             if code is None:
                 continue  # outside a block
             mask: Any = None
-            declared = self._declared(code)
             word_end = None
             if self.names:
                 visible = visible_names(code) | self.specs[row].names
@@ -384,7 +383,7 @@ class NameMask(LogitsProcessor):
             missing = False
             if self.require and self.specs[row] and row not in self._satisfied:
                 # inside an open bracket the fence cannot close anyway (the grammar): no parse needed
-                missing = bool(scan(code).stack) or self._missing_now(row, code.rstrip(), declared)
+                missing = bool(scan(code).stack) or self._missing_now(row, code.rstrip(), self._declared(code))
             short = self.require and self.budget is not None and \
                 self.budget - self._seen[row] <= close_margin(self.budget)
             if missing:

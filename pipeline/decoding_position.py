@@ -244,7 +244,7 @@ def no_suffix(code: str, declared: frozenset[str]) -> Suffix:
             return Suffix(member=True, must_call=True, newline=bool(stack) and stack[-1].kind in L1_FRAMES)
         return Suffix(member=True, operator=True)
     if last == ")":
-        callee = scan(code).closed
+        callee = scan(code).closed_callee
         return Suffix(call=callee in _NO_FUNCTION_RESULT and callee not in declared)
     return _NONE
 

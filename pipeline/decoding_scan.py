@@ -99,7 +99,7 @@ class Scan:
     lets: tuple[tuple[str, int], ...] = ()
     params: frozenset[str] = frozenset()
     loop: frozenset[str] = frozenset()
-    closed: str = ""  # when ``prev`` is ``)`` closing a call ``NAME(...)``: that NAME
+    closed_callee: str = ""  # when ``prev`` is ``)`` closing a call ``NAME(...)``: that NAME
     stmt_start: int = 0  # offset where the logical line (the statement or header) being written starts
     revert_to: int = -1  # after a newline that may yet be dropped (L3: the next token decides), the previous start
 
@@ -141,7 +141,7 @@ def _scan(code: str, start: int, state: Scan) -> Scan:
     stack = list(state.stack)
     pending_match, prev, before = state.pending_match, state.prev, state.before
     decl = _Declarations(state.top, set(state.pending), list(state.lets), state.params, set(state.loop))
-    line_start, revert, closed, callee = state.stmt_start, state.revert_to, "", state.closed
+    line_start, revert, closed, callee = state.stmt_start, state.revert_to, "", state.closed_callee
     for m in TOKENS.finditer(code, start):
         tok = m.group(0)
         if tok == "\n":
@@ -269,8 +269,11 @@ def _scan_lines(prefix: str) -> Scan:
     return _scan(prefix, cut, _scan_lines(prefix[:cut]))
 
 
+@lru_cache(maxsize=64)
 def scan(code: str) -> Scan:
-    """The bracket scan of ``code`` (finished lines from the cache, the last line re-read)."""
+    """The bracket scan of ``code`` (finished lines from the cache, the last line re-read).
+    Cached too: at each decoding step the name mask's position, scope and suffix rules each ask
+    for the scan of the same text."""
     cut = code.rfind("\n") + 1
     return _scan(code, cut, _scan_lines(code[:cut]))
 
