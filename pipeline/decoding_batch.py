@@ -97,6 +97,11 @@ class HFGenerator:
         require: with ``constrained``, hold each block open until it declares what the request names.
         constraint: a ``f(prompt_len, conversations, n) -> [LogitsProcessor]`` factory that
             replaces the default constraint (e.g. with name-aware masking added).
+
+    Attributes:
+        mask_skips: after a call, how many of its completions had the name mask skipped at a
+            dead end at least once (no token both masks allow; the grammar alone chose there:
+            :class:`pipeline.decoding_hold.NameReport`); 0 when no name mask ran.
     """
 
     def __init__(self, model: Any, tokenizer: Any, max_new_tokens: int = 160, temperature: float = 0.2,
@@ -107,6 +112,7 @@ class HFGenerator:
         self.max_new_tokens, self.temperature, self.top_p = max_new_tokens, temperature, top_p
         self.batch_size, self.seed, self.constraint = batch_size, seed, constraint
         self.constraint_note: str | None = None
+        self.mask_skips = 0
         if constrained and constraint is None:
             from pipeline.decoding_constraint import ConstraintUnavailable, VoxGrammar, batch_processors
 
@@ -127,15 +133,23 @@ class HFGenerator:
         params = SamplingParams(max_new_tokens=self.max_new_tokens, temperature=self.temperature, top_p=self.top_p)
         torch.manual_seed(self.seed)
         out: list[list[str]] = []
+        built: list[Any] = []  # the processors of each call, read for their reports afterwards
+        self.mask_skips = 0
         for i in range(0, len(prompts), per_call):
             factory = None
             if self.constraint is not None:
-                factory = functools.partial(_bind_constraint, self.constraint, conversations[i:i + per_call], n)
+                factory = functools.partial(_bind_constraint, self.constraint, conversations[i:i + per_call], n,
+                                            built)
             out.extend(generate_texts(self.model, self.tokenizer, prompts[i:i + per_call], n, params,
                                       stop_after_block=self.stop_after_block, processors=factory))
+            self.mask_skips += sum(len(getattr(getattr(p, "report", None), "skipped_rows", ())) for p in built)
+            built.clear()
         return out
 
 
 def _bind_constraint(constraint: Callable[[int, Sequence[list[dict[str, str]]], int], Sequence[Any]],
-                     conversations: Sequence[list[dict[str, str]]], n: int, prompt_len: int) -> Sequence[Any]:
-    return constraint(prompt_len, conversations, n)
+                     conversations: Sequence[list[dict[str, str]]], n: int, built: list[Any],
+                     prompt_len: int) -> Sequence[Any]:
+    procs = constraint(prompt_len, conversations, n)
+    built.extend(procs)
+    return procs

@@ -17,28 +17,22 @@ the *request* names (``vox_lang.requests``), so a helper the request does not na
 written before its first use. This trades a few valid orders for blocking the undefined names
 (E0401/E0403) that dominate the tiny model's failures.
 
-Request-aware: when the request names items (``late_orders(days: List[int]) to int``), the block
-cannot be closed (no token holding a backtick, no EOS) while :func:`vox_lang.requests.missing_items`
-still lists one of them, and at each item start the header of the next missing requested item is
-forced (``fn late_orders(days: List[int]) to int {``; the rule is in :mod:`pipeline.decoding_declare`).
-Once every requested item is declared, the block may only close (or go on with what the request
-also asks for, e.g. ``@test`` functions) at the next item start: :mod:`pipeline.decoding_done`.
-What the request is comes from :mod:`pipeline.decoding_request`.
+Request-aware: :class:`pipeline.decoding_hold.RequestHold` holds the block open until the items the
+request names are declared, forces their headers and closes the block once they are; what the
+request is comes from :mod:`pipeline.decoding_request`.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from transformers import LogitsProcessor
 
-from pipeline.decoding_declare import handler_header, handler_start, header, item_start
-from pipeline.decoding_done import Extras, allowed_after_done, boundary, close_margin, closing_mask, decorator_line
+from pipeline.decoding_done import Extras
 from pipeline.decoding_fence import open_block
-from pipeline.decoding_layout import ends_in_string
+from pipeline.decoding_hold import NameReport, RequestHold
 from pipeline.decoding_position import (
     AFTER_MODIFIER,
     FOLLOW,
@@ -55,7 +49,7 @@ from pipeline.decoding_position import (
     position,
 )
 from pipeline.decoding_request import request_spec, request_text
-from pipeline.decoding_scan import IDENT_CHARS, scan, visible_names
+from pipeline.decoding_scan import IDENT_CHARS, visible_names
 from pipeline.decoding_scope import (
     BLOCK_WORDS,
     HANDLER_WORDS,
@@ -63,25 +57,14 @@ from pipeline.decoding_scope import (
     PRELUDE_NAMES,
     TOP_WORDS,
     declared_names,
-    imported_std,
 )
 from pipeline.decoding_tokens import TokenTable, token_table
-from vox_lang.requests import RequestSpec, missing_items
+from vox_lang.requests import RequestSpec
 
 log = logging.getLogger(__name__)
 
 __all__ = ["PRELUDE_NAMES", "NameMask", "NameReport", "declared_names", "position", "request_spec", "request_text",
            "token_table"]
-
-
-@dataclass
-class NameReport:
-    """What the name mask did: steps masked, stop-when-done steps, and fallbacks (no token left)."""
-
-    masked_steps: int = 0
-    events: list[str] = field(default_factory=list)
-    done_steps: int = 0  # steps where a finished block could only close (pipeline.decoding_done)
-    closing_steps: int = 0  # steps where a nearly spent budget allowed only closers
 
 
 class NameMask(LogitsProcessor):
@@ -108,25 +91,16 @@ class NameMask(LogitsProcessor):
                  eos_ids: Iterable[int] = (), names: bool = True, require: bool = True,
                  extras: Sequence[Extras] | None = None, budget: int | None = None) -> None:
         self.tokenizer, self.table, self.specs, self.prompt_len = tokenizer, table, specs, prompt_len
-        self.eos_ids, self.names, self.require = list(eos_ids), names, require
+        self.names = names
         self.report = NameReport()
+        self.hold = RequestHold(table, specs, eos_ids, extras, budget, self.report) if require else None
         self._vocab = len(tokenizer)
         self._masks: dict[tuple[Position, frozenset[str], int], Any] = {}  # (position, names, width)
-        self._lines_key, self._lines_names = "", set[str]()
-        self._hold: Any = None  # bool mask without backtick tokens and EOS, built on first use
         self._end_mask: Any = None  # see _word_end_mask
         self._suffix_masks: dict[tuple[Suffix, bool, int], Any] = {}  # see _suffix_mask
         self._id_tensors: dict[str, Any] = {}
         self._texts = [""] * len(specs)
         self._seen = [0] * len(specs)
-        self._missing: dict[tuple[int, str], bool] = {}
-        self._satisfied: set[int] = set()  # rows whose requested items are all declared
-        self._forced: list[set[str]] = [set() for _ in specs]  # requested names already forced per row
-        self._forcing: list[tuple[str, int, str] | None] = [None] * len(specs)  # (header, start in code, name)
-        self._no_force = [False] * len(specs)
-        self.extras = list(extras) if extras is not None else None
-        self.budget = budget
-        self._done_masks: dict[tuple[Extras, int], Any] = {}
 
     def _text(self, row: int, ids: Any) -> str:
         """The row's generated text, decoded incrementally (only the ids new since the last call)."""
@@ -273,95 +247,6 @@ class NameMask(LogitsProcessor):
             self._end_mask = mask[:width]
         return self._end_mask
 
-    def _declared(self, code: str) -> set[str]:
-        """:func:`declared_names` of ``code`` (anywhere, whatever the scope: what the request
-        check reads): finished lines cached, only the last line re-read."""
-        cut = code.rfind("\n") + 1
-        done = code[:cut]
-        if self._lines_key != done:
-            self._lines_key, self._lines_names = done, declared_names(done)
-        return self._lines_names | declared_names(code[cut:]) | imported_std(done)
-
-    def _missing_now(self, row: int, code: str, declared: set[str]) -> bool:
-        """Whether a requested item is still undeclared (a lexical check first; the parser only
-        when every requested name is at least declared somewhere, and then once per finished
-        line: a header is complete when its line is). Once satisfied, a row stays satisfied:
-        the block only grows, and an item already parsed keeps its header."""
-        if row in self._satisfied:
-            return False
-        spec = self.specs[row]
-        if not spec.names <= declared:
-            return True
-        done = code[: code.rfind("\n") + 1] if not code.endswith(("{", "}")) else code
-        key = (row, done)
-        if key not in self._missing:
-            self._missing[key] = bool(missing_items(spec, done))
-            if not self._missing[key]:
-                self._satisfied.add(row)
-        return self._missing[key]
-
-    def _force_ids(self, row: int, code: str) -> list[int] | None:
-        """Ids continuing the header being forced for ``row`` (``None``: nothing forced here):
-        a missing item's header at a top-level item start, a missing handler's inside an actor."""
-        state = self._forcing[row]
-        if state is None:
-            at_handler = False
-            if not item_start(code):
-                at_handler = handler_start(code)
-                if not at_handler:
-                    return None
-            spec = self.specs[row]
-            missing = set(missing_items(spec, code.rstrip()))
-            if at_handler:
-                missing -= declared_names(code)  # written in this (still open) actor already
-            make = handler_header if at_handler else header
-            item = next((i for i in spec.items if i.name in missing and i.name not in self._forced[row]
-                         and make(i) is not None), None)
-            if item is None:
-                return None
-            target = str(make(item))
-            if not code.endswith("\n") and code.strip() == "":
-                target = "\n" + target
-            self._forced[row].add(item.name)
-            state = self._forcing[row] = (target, len(code), item.name)
-        target, start, name = state
-        written = code[start:]
-        if len(written) >= len(target) or not target.startswith(written):
-            self._forcing[row] = None  # complete (a last token may run past it)
-            if written.lstrip("\n").startswith("@"):
-                self._forced[row].discard(name)  # a decorator came first: force on the next line
-            return None
-        index = self.table.index
-        ids = index.continuing(target[len(written):]) if index is not None else []
-        tool = self.extras is not None and row < len(self.extras) and self.extras[row].tool
-        if tool and not written and target.lstrip("\n").startswith("fn ") and not decorator_line(code):
-            ids += self.table.tool_ids  # an @mcp.tool decorator line may come first
-        return ids
-
-    def _closing(self, width: int, in_string: bool) -> Any:
-        """:func:`pipeline.decoding_done.closing_mask`, cached per width in the token table."""
-        key = ("closing", f"{width}:{in_string}")
-        if key not in self.table.cache:  # kept in the token table: built once per tokenizer, not per request
-            self.table.cache[key] = closing_mask(self.table.texts, width, in_string)
-        return self.table.cache[key]
-
-    def _done_mask(self, row: int, code: str, width: int, short: bool = False) -> Any | None:
-        """The stop-when-done mask for ``row`` (:mod:`pipeline.decoding_done`), or ``None`` when
-        the rule does not apply here. ``short``: the token budget is nearly spent, so the block
-        closes at this item start whatever the request (and even when it names nothing)."""
-        if short:
-            extras = Extras()
-        elif not self.specs[row] or self.extras is None or row >= len(self.extras) or self.extras[row].statements:
-            return None
-        else:
-            extras = self.extras[row]
-        if not boundary(code):
-            return None
-        key = (extras, width)
-        if key not in self._done_masks:
-            self._done_masks[key] = allowed_after_done(self.table.texts, extras, width)
-        return self._done_masks[key]
-
     def __call__(self, input_ids: Any, scores: Any) -> Any:
         import torch
 
@@ -380,46 +265,12 @@ class NameMask(LogitsProcessor):
                 suffix = self._suffix_mask(no_suffix(code, visible), code[-1:] in IDENT_CHARS, scores.shape[1])
                 if suffix is not None:
                     mask = suffix if mask is None else mask & suffix
-            missing = False
-            if self.require and self.specs[row] and row not in self._satisfied:
-                # inside an open bracket the fence cannot close anyway (the grammar): no parse needed
-                missing = bool(scan(code).stack) or self._missing_now(row, code.rstrip(), self._declared(code))
-            short = self.require and self.budget is not None and \
-                self.budget - self._seen[row] <= close_margin(self.budget)
-            if missing:
-                if self._hold is None or self._hold.shape[0] != scores.shape[1]:
-                    self._hold = torch.ones(scores.shape[1], dtype=torch.bool)
-                    self._hold[[i for i in self.table.backtick + self.eos_ids if i < scores.shape[1]]] = False
-                mask = self._hold if mask is None else mask & self._hold
-            done = None
-            if self.require and not missing:
-                done = self._done_mask(row, code, scores.shape[1], short)
-                if done is not None:
-                    both = done if mask is None else mask & done
-                    if bool(torch.isfinite(scores[row].masked_fill(~both.to(scores.device), float("-inf"))).any()):
-                        mask = both
-                        self.report.done_steps += 1
-            if short and done is None:
-                closing = self._closing(scores.shape[1], ends_in_string(code[code.rfind("\n") + 1:]))
-                both = closing if mask is None else mask & closing
-                if bool(torch.isfinite(scores[row].masked_fill(~both.to(scores.device), float("-inf"))).any()):
-                    mask = both
-                    self.report.closing_steps += 1
-            if self.require and self.specs[row]:
-                if not self._no_force[row]:
-                    forced = self._force_ids(row, code)
-                    if forced is not None:
-                        keep = torch.zeros(scores.shape[1], dtype=torch.bool)
-                        keep[[i for i in forced if i < scores.shape[1]]] = True
-                        both = keep if mask is None else mask & keep
-                        masked = scores[row].masked_fill(~both.to(scores.device), float("-inf"))
-                        if bool(torch.isfinite(masked).any()):
-                            scores[row] = masked
-                            self.report.masked_steps += 1
-                            continue
-                        self._no_force[row], self._forcing[row] = True, None
-                        self.report.events.append(f"row {row}: no allowed token continues the requested header; "
-                                                  "header forcing off for this row")
+            if self.hold is not None:
+                mask, forced = self.hold.step(row, code, self._seen[row], scores[row], mask)
+                if forced is not None:
+                    scores[row] = forced
+                    self.report.masked_steps += 1
+                    continue
             if mask is None:
                 continue
             masked = scores[row].masked_fill(~mask.to(scores.device), float("-inf"))
@@ -429,6 +280,8 @@ class NameMask(LogitsProcessor):
                     self.report.events.append(f"row {row}: no resolvable name fits here; the word ends")
             if not bool(torch.isfinite(masked).any()):
                 self.report.events.append(f"row {row}: no resolvable name fits here; name mask skipped")
+                self.report.skips += 1
+                self.report.skipped_rows.add(row)
                 continue
             scores[row] = masked
             self.report.masked_steps += 1

@@ -106,6 +106,8 @@ class ModelEval:
         e0401_rate: share of completions with a ```vox block whose diagnostics include E0401.
         syntax_rate: share of completions with a *closed* block holding an E01xx/E02xx error.
         truncated: completions whose last block was cut by the token limit.
+        mask_skips: completions whose name mask was skipped at a dead end at least once (the
+            generator's ``mask_skips``; ``None`` when the generator does not report it).
     """
 
     pass_at_1: float
@@ -127,6 +129,7 @@ class ModelEval:
     per_suite: dict[str, dict[str, Any]] = field(default_factory=dict)
     exec_pass_at_1: float = 0.0  # compiles and the hidden checks pass (pipeline.eval_checks)
     exec_pass_at_k: float = 0.0
+    mask_skips: int | None = None
 
 
 @dataclass(frozen=True)
@@ -378,12 +381,14 @@ def run_eval(base_gen: Generator, adapter_gen: Generator, tasks: list[Task], cfg
     pending: tuple[str, ...] = ("constrained",)
     if constrained is not None:
         texts, scores, secs = sample_and_score(constrained[1], tasks, cfg, mode, checker)
-        policies["constrained"] = summarize(tasks, scores, texts, cfg.k, "constrained", secs)
+        policies["constrained"] = replace(summarize(tasks, scores, texts, cfg.k, "constrained", secs),
+                                          mask_skips=getattr(constrained[1], "mask_skips", None))
         records.extend(completion_rows("adapter", "constrained", ids, texts, scores))
         gate_policy, pending, base_gate = "constrained", (), constrained[0]
     policies["verified"] = verified_eval(tasks, texts, scores, cfg.verify_n)
     b_texts, b_scores, b_secs = sample_and_score(base_gate, tasks, cfg, mode, checker)
-    base = summarize(tasks, b_scores, b_texts, cfg.k, gate_policy, b_secs)
+    base = replace(summarize(tasks, b_scores, b_texts, cfg.k, gate_policy, b_secs),
+                   mask_skips=getattr(base_gate, "mask_skips", None) if constrained is not None else None)
     records.extend(completion_rows("base", gate_policy, ids, b_texts, b_scores))
     adapter = policies[gate_policy]
     diff = paired_difference(task_rates(b_scores), task_rates(scores), seed=cfg.seed)

@@ -57,6 +57,8 @@ def eval_report(context: dg.AssetExecutionContext, vox_state: VoxStateResource) 
             "adapter_declared_rate": (
                 "n/a" if adapter.get("declared_rate") is None else round(adapter["declared_rate"], 4)),
             "adapter_failure_classes": dg.MetadataValue.json(adapter.get("failure_classes") or {}),
+            # completions where the name mask met a dead end and the grammar alone chose a token
+            "adapter_name_mask_skips": "n/a" if adapter.get("mask_skips") is None else adapter["mask_skips"],
             "gate_policy": r.get("gate_policy", "unconstrained"), "pending_policies": ", ".join(r.get("pending") or ()),
             "per_kind": dg.MetadataValue.md(_table(adapter["per_kind"], base["per_kind"])),
             "adapter_top_failures": dg.MetadataValue.json(dict(map(tuple, adapter["failure_codes"]))),

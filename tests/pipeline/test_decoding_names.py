@@ -152,17 +152,27 @@ def _drive(request: str, body: str = "", steps: int = 80, require: bool = True,
     for t in tok.encode("```vox\n", add_special_tokens=False):
         step(t)
     for _ in range(steps):
-        state = proc._forcing[0]
+        state = _forcing(proc)
         if state is not None and tok.decode(ids[len(prompt):]).removeprefix("```vox")[state[1]:] == state[0]:
             break  # the forced header is complete: the body comes next
         step(None)
-        if proc._forcing[0] is None and (proc._forced[0] or not require):
+        if _forcing(proc) is None and (_forced(proc) or not require):
             break
     text = tok.decode(ids[len(prompt):])
     if body:
         for t in tok.encode(("" if text.endswith("\n") else "\n") + body, add_special_tokens=False):
             step(t)
     return tok.decode(ids[len(prompt):]), proc
+
+
+def _forcing(proc: Any) -> Any:
+    """The header being forced for row 0 (``None`` without a request hold)."""
+    return proc.hold._forcing[0] if proc.hold is not None else None
+
+
+def _forced(proc: Any) -> set[str]:
+    """The requested names forced so far for row 0."""
+    return proc.hold._forced[0] if proc.hold is not None else set()
 
 
 def test_requested_signature_is_forced_as_the_block_header() -> None:
@@ -199,7 +209,7 @@ def _drive_from(request: str, prefix: str, steps: int = 60) -> tuple[str, Any]:
         scores = proc(torch.tensor([ids]), grammar(torch.tensor([ids]), torch.rand(1, len(tok), generator=gen)))
         assert bool(torch.isfinite(scores[0]).any())
         ids.append(forced[i] if i < len(forced) else int(scores[0].argmax()))
-        if i >= len(forced) and proc._forcing[0] is None:
+        if i >= len(forced) and _forcing(proc) is None:
             break
     return tok.decode(ids[len(prompt):])[len(prefix):], proc
 
@@ -208,7 +218,7 @@ def test_no_request_or_require_off_forces_nothing() -> None:
     for request, require in (("Write something nice.", True),
                              ("Write a function `late_orders(days: List[int], limit: int) to int`.", False)):
         text, proc = _drive(request, steps=12, require=require)
-        assert not proc._forced[0] and proc.report.masked_steps >= 0
+        assert not _forced(proc) and proc.report.masked_steps >= 0
         assert not text.removeprefix("```vox\n").startswith("fn late_orders")
 
 
@@ -477,3 +487,21 @@ def test_newlines_where_layout_drops_them_pass_the_name_mask(data: st.DataObject
         src = src[:at] + "\n" + src[at:]
     assert vox_lang.check(src, strict=True).ok, (name, src)
     assert _first_blocked(src) is None, (name, src)
+
+
+def test_a_dead_end_skips_the_name_mask_and_is_counted_per_row() -> None:
+    """Where no token both masks allow is left, the step goes unmasked and the row is counted
+    (what the eval reports as ``mask_skips``)."""
+    import torch
+
+    tok = tokenizer()
+    prompt = [1, 2]
+    proc = NameMask(tok, token_table(tok), [RequestSpec(), RequestSpec()], len(prompt), require=False)
+    rows = [prompt + tok.encode("```vox\nfn f() to int {\n  ret ", add_special_tokens=False)] * 2
+    unknown = tok.encode("zqxj", add_special_tokens=False)[0]  # `z`: starts no name in scope
+    scores = torch.full((2, len(tok)), float("-inf"))
+    scores[0, unknown] = 1.0  # row 0: only an unresolvable word is left (a dead end for the name mask)
+    scores[1] = torch.rand(len(tok))
+    out = proc(torch.tensor(rows), scores.clone())
+    assert out[0, unknown] == 1.0 and proc.report.skipped_rows == {0} and proc.report.skips == 1
+    assert not bool(torch.isfinite(out[1, unknown]))

@@ -470,6 +470,7 @@ def test_serving_builds_the_name_mask_as_evaluation_does(engine: Engine, monkeyp
     monkeypatch.setattr(engine_module, "name_mask", spy)
     engine.completions(engine.prepare([{"role": "user", "content": request}], max_tokens=24, n=2, seed=1))
     mask = built[0]
-    assert mask.budget == 24 and mask.extras is not None and len(mask.extras) == 2
+    hold = mask.hold
+    assert hold is not None and hold.budget == 24 and hold.extras is not None and len(hold.extras) == 2
     assert [s.names for s in mask.specs] == [frozenset({"double"})] * 2
-    assert mask.extras[0] == mask.extras[1] and mask.require and mask.names
+    assert hold.extras[0] == hold.extras[1] and mask.names

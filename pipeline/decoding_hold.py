@@ -1,0 +1,219 @@
+"""Request-aware masking (issue 9 item 3b): hold a ```vox block open until the items the request
+names are declared, force their headers, and close the block once they are.
+
+When the request names items (``late_orders(days: List[int]) to int``), the block cannot be
+closed (no token holding a backtick, no EOS) while :func:`vox_lang.requests.missing_items` still
+lists one of them, and at each item start the header of the next missing requested item is
+forced (``fn late_orders(days: List[int]) to int {``; the rule is in :mod:`pipeline.decoding_declare`).
+Once every requested item is declared, the block may only close (or go on with what the request
+also asks for, e.g. ``@test`` functions) at the next item start: :mod:`pipeline.decoding_done`.
+When the token budget is nearly spent, a block closes at its next item start whatever the request.
+
+:class:`RequestHold` keeps this per-row state for one batch; :class:`pipeline.decoding_names.NameMask`
+owns one and combines its mask with the name mask's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pipeline.decoding_declare import handler_header, handler_start, header, item_start
+from pipeline.decoding_done import Extras, allowed_after_done, boundary, close_margin, closing_mask, decorator_line
+from pipeline.decoding_layout import ends_in_string
+from pipeline.decoding_scan import scan
+from pipeline.decoding_scope import declared_names, imported_std
+from pipeline.decoding_tokens import TokenTable
+from vox_lang.requests import RequestSpec, missing_items
+
+
+@dataclass
+class NameReport:
+    """What the name and request masks did: steps masked, stop-when-done steps, and events
+    (fallbacks where no token was left, see :attr:`skips`)."""
+
+    masked_steps: int = 0
+    events: list[str] = field(default_factory=list)
+    done_steps: int = 0  # steps where a finished block could only close (pipeline.decoding_done)
+    closing_steps: int = 0  # steps where a nearly spent budget allowed only closers
+    skips: int = 0  # steps where the name mask left no token and was skipped (the grammar alone chose)
+    skipped_rows: set[int] = field(default_factory=set)  # batch rows with at least one such step
+
+
+def _any_left(row_scores: Any, mask: Any) -> bool:
+    """Whether ``mask`` (bool ``[vocab]``) leaves a finite score in ``row_scores``."""
+    import torch
+
+    return bool(torch.isfinite(row_scores.masked_fill(~mask.to(row_scores.device), float("-inf"))).any())
+
+
+class RequestHold:
+    """Per-row request state of one batch (see the module docstring).
+
+    Args:
+        table: the tokenizer's :class:`~pipeline.decoding_tokens.TokenTable`.
+        specs: one :class:`RequestSpec` per batch row (``RequestSpec()`` when nothing is named).
+        eos_ids: ids that end a completion (held back, like the fence, while items are missing).
+        extras: per row, what the request asks for besides its items
+            (:func:`pipeline.decoding_done.request_extras`); ``None``: the stop-when-done rule is off.
+        budget: the generation's ``max_new_tokens`` (``None``: no closing when short).
+        report: where steps and events are counted (shared with the name mask).
+    """
+
+    def __init__(self, table: TokenTable, specs: list[RequestSpec], eos_ids: Iterable[int] = (),
+                 extras: Sequence[Extras] | None = None, budget: int | None = None,
+                 report: NameReport | None = None) -> None:
+        self.table, self.specs, self.eos_ids = table, specs, list(eos_ids)
+        self.extras = list(extras) if extras is not None else None
+        self.budget = budget
+        self.report = report if report is not None else NameReport()
+        self._hold: Any = None  # bool mask without backtick tokens and EOS, built on first use
+        self._lines_key, self._lines_names = "", set[str]()
+        self._missing: dict[tuple[int, str], bool] = {}
+        self._satisfied: set[int] = set()  # rows whose requested items are all declared
+        self._forced: list[set[str]] = [set() for _ in specs]  # requested names already forced per row
+        self._forcing: list[tuple[str, int, str] | None] = [None] * len(specs)  # (header, start in code, name)
+        self._no_force = [False] * len(specs)
+        self._done_masks: dict[tuple[Extras, int], Any] = {}
+
+    def step(self, row: int, code: str, seen: int, row_scores: Any, mask: Any | None) -> tuple[Any | None, Any | None]:
+        """One decoding step of ``row`` inside its open block ``code``, ``seen`` tokens generated.
+
+        Args:
+            row_scores: the row's logits ``[vocab]`` (not modified).
+            mask: the name mask's bool ``[vocab]`` mask so far, or ``None``.
+
+        Returns:
+            ``(mask, forced)``: the combined mask (``None``: nothing restricted), or, when a
+            requested header is being forced, ``forced``: the row's scores with everything but
+            its continuation at ``-inf`` (then ``mask`` is unused).
+        """
+        import torch
+
+        width = int(row_scores.shape[0])
+        missing = False
+        if self.specs[row] and row not in self._satisfied:
+            # inside an open bracket the fence cannot close anyway (the grammar): no parse needed
+            missing = bool(scan(code).stack) or self._missing_now(row, code.rstrip(), self._declared(code))
+        short = self.budget is not None and self.budget - seen <= close_margin(self.budget)
+        if missing:
+            if self._hold is None or self._hold.shape[0] != width:
+                self._hold = torch.ones(width, dtype=torch.bool)
+                self._hold[[i for i in self.table.backtick + self.eos_ids if i < width]] = False
+            mask = self._hold if mask is None else mask & self._hold
+        done = None
+        if not missing:
+            done = self._done_mask(row, code, width, short)
+            if done is not None:
+                both = done if mask is None else mask & done
+                if _any_left(row_scores, both):
+                    mask = both
+                    self.report.done_steps += 1
+        if short and done is None:
+            closing = self._closing(width, ends_in_string(code[code.rfind("\n") + 1:]))
+            both = closing if mask is None else mask & closing
+            if _any_left(row_scores, both):
+                mask = both
+                self.report.closing_steps += 1
+        if self.specs[row] and not self._no_force[row]:
+            ids = self._force_ids(row, code)
+            if ids is not None:
+                keep = torch.zeros(width, dtype=torch.bool)
+                keep[[i for i in ids if i < width]] = True
+                both = keep if mask is None else mask & keep
+                if _any_left(row_scores, both):
+                    return mask, row_scores.masked_fill(~both.to(row_scores.device), float("-inf"))
+                self._no_force[row], self._forcing[row] = True, None
+                self.report.events.append(f"row {row}: no allowed token continues the requested header; "
+                                          "header forcing off for this row")
+        return mask, None
+
+    def _declared(self, code: str) -> set[str]:
+        """:func:`declared_names` of ``code`` (anywhere, whatever the scope: what the request
+        check reads): finished lines cached, only the last line re-read."""
+        cut = code.rfind("\n") + 1
+        done = code[:cut]
+        if self._lines_key != done:
+            self._lines_key, self._lines_names = done, declared_names(done)
+        return self._lines_names | declared_names(code[cut:]) | imported_std(done)
+
+    def _missing_now(self, row: int, code: str, declared: set[str]) -> bool:
+        """Whether a requested item is still undeclared (a lexical check first; the parser only
+        when every requested name is at least declared somewhere, and then once per finished
+        line: a header is complete when its line is). Once satisfied, a row stays satisfied:
+        the block only grows, and an item already parsed keeps its header."""
+        if row in self._satisfied:
+            return False
+        spec = self.specs[row]
+        if not spec.names <= declared:
+            return True
+        done = code[: code.rfind("\n") + 1] if not code.endswith(("{", "}")) else code
+        key = (row, done)
+        if key not in self._missing:
+            self._missing[key] = bool(missing_items(spec, done))
+            if not self._missing[key]:
+                self._satisfied.add(row)
+        return self._missing[key]
+
+    def _force_ids(self, row: int, code: str) -> list[int] | None:
+        """Ids continuing the header being forced for ``row`` (``None``: nothing forced here):
+        a missing item's header at a top-level item start, a missing handler's inside an actor."""
+        state = self._forcing[row]
+        if state is None:
+            at_handler = False
+            if not item_start(code):
+                at_handler = handler_start(code)
+                if not at_handler:
+                    return None
+            spec = self.specs[row]
+            missing = set(missing_items(spec, code.rstrip()))
+            if at_handler:
+                missing -= declared_names(code)  # written in this (still open) actor already
+            make = handler_header if at_handler else header
+            item = next((i for i in spec.items if i.name in missing and i.name not in self._forced[row]
+                         and make(i) is not None), None)
+            if item is None:
+                return None
+            target = str(make(item))
+            if not code.endswith("\n") and code.strip() == "":
+                target = "\n" + target
+            self._forced[row].add(item.name)
+            state = self._forcing[row] = (target, len(code), item.name)
+        target, start, name = state
+        written = code[start:]
+        if len(written) >= len(target) or not target.startswith(written):
+            self._forcing[row] = None  # complete (a last token may run past it)
+            if written.lstrip("\n").startswith("@"):
+                self._forced[row].discard(name)  # a decorator came first: force on the next line
+            return None
+        index = self.table.index
+        ids = index.continuing(target[len(written):]) if index is not None else []
+        tool = self.extras is not None and row < len(self.extras) and self.extras[row].tool
+        if tool and not written and target.lstrip("\n").startswith("fn ") and not decorator_line(code):
+            ids += self.table.tool_ids  # an @mcp.tool decorator line may come first
+        return ids
+
+    def _closing(self, width: int, in_string: bool) -> Any:
+        """:func:`pipeline.decoding_done.closing_mask`, cached per width in the token table."""
+        key = ("closing", f"{width}:{in_string}")
+        if key not in self.table.cache:  # kept in the token table: built once per tokenizer, not per request
+            self.table.cache[key] = closing_mask(self.table.texts, width, in_string)
+        return self.table.cache[key]
+
+    def _done_mask(self, row: int, code: str, width: int, short: bool = False) -> Any | None:
+        """The stop-when-done mask for ``row`` (:mod:`pipeline.decoding_done`), or ``None`` when
+        the rule does not apply here. ``short``: the token budget is nearly spent, so the block
+        closes at this item start whatever the request (and even when it names nothing)."""
+        if short:
+            extras = Extras()
+        elif not self.specs[row] or self.extras is None or row >= len(self.extras) or self.extras[row].statements:
+            return None
+        else:
+            extras = self.extras[row]
+        if not boundary(code):
+            return None
+        key = (extras, width)
+        if key not in self._done_masks:
+            self._done_masks[key] = allowed_after_done(self.table.texts, extras, width)
+        return self._done_masks[key]
