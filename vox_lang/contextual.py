@@ -29,22 +29,28 @@ def _is(tok: Token | None, text: str) -> bool:
     return tok is not None and tok.kind is _PUNCT and tok.text == text
 
 
-def _balanced_end(tokens: list[Token], start: int) -> int | None:
-    """Index of the closer matching the opener at ``start`` (brackets nested properly), else None."""
-    stack: list[str] = []
-    for j in range(start, len(tokens)):
-        tok = tokens[j]
+def balanced_ends(tokens: list[Token]) -> dict[int, int]:
+    """Where each properly closed bracket run of ``tokens`` ends, in one pass.
+
+    Returns:
+        opener index → index of the closer that brings the depth back to zero, for each opener
+        whose run has only matching closers up to that point; an opener whose run meets a
+        mismatched closer, or the end of ``tokens``, has no entry. (A mismatched closer breaks
+        every run open at it, so the scan forgets them all.)
+    """
+    ends: dict[int, int] = {}
+    stack: list[int] = []
+    for j, tok in enumerate(tokens):
         if tok.kind is not _PUNCT:
             continue
         if tok.text in OPENERS:
-            stack.append(tok.text)
+            stack.append(j)
         elif tok.text in CLOSERS:
-            if not stack or stack[-1] != CLOSERS[tok.text]:
-                return None
-            stack.pop()
-            if not stack:
-                return j
-    return None
+            if stack and tokens[stack[-1]].text == CLOSERS[tok.text]:
+                ends[stack.pop()] = j
+            else:
+                stack.clear()
+    return ends
 
 
 def _item_start(out: list[Token]) -> bool:
@@ -71,11 +77,12 @@ def retag(text: str, tokens: list[Token]) -> list[Token]:
         return tokens
     out: list[Token] = []
     n = len(tokens)
+    ends = balanced_ends(tokens)  # once: a scan per unbalanced decorator would be quadratic
     i = 0
     while i < n:
         tok = tokens[i]
         if tok.kind is _DECO and tok.text[1:] not in ARG_DECORATORS and i + 1 < n and _is(tokens[i + 1], "("):
-            end = _balanced_end(tokens, i + 1)
+            end = ends.get(i + 1)
             if end is not None:
                 out.append(tok)
                 span = Span(tokens[i + 1].span.start, tokens[end].span.end)
@@ -90,24 +97,25 @@ def retag(text: str, tokens: list[Token]) -> list[Token]:
             and tokens[i + 1].kind is _NAME
             and _is(tokens[i + 2], "(")
         ):
-            i = _component(tokens, i, out)
+            i = _component(tokens, i, out, ends)
             continue
         out.append(tok)
         i += 1
     return out
 
 
-def _component(tokens: list[Token], i: int, out: list[Token]) -> int:
-    """Retag one ``component`` declaration starting at ``i``; return the index after it."""
+def _component(tokens: list[Token], i: int, out: list[Token], ends: dict[int, int]) -> int:
+    """Retag one ``component`` declaration starting at ``i``; return the index after it
+    (``ends``: :func:`balanced_ends` of ``tokens``)."""
     out.append(tokens[i]._replace(code="component"))
-    params_end = _balanced_end(tokens, i + 2)
+    params_end = ends.get(i + 2)
     if params_end is None:
         return i + 1
     out.extend(tokens[i + 1 : params_end + 1])
     j = params_end + 1
     if j >= len(tokens) or not _is(tokens[j], "{"):
         return j
-    body_end = _balanced_end(tokens, j)
+    body_end = ends.get(j)
     stop = body_end if body_end is not None else len(tokens) - 1
     depth = 0
     for k in range(j, stop + 1):

@@ -101,6 +101,9 @@ def apply_layout(tokens: list[Token], sink: DiagnosticSink) -> tuple[list[Token]
     """
     out: list[Token] = []
     stack: list[int] = []
+    #: opener text → indices in ``out`` of the open ones of that kind (the stack, per kind), so a
+    #: mismatched closer finds its opener without scanning the whole stack
+    open_of: dict[str, list[int]] = {o: [] for o in OPENERS}
     orphans: set[int] = set()
     poison: list[int] = []
     pending: Token | None = None
@@ -132,18 +135,21 @@ def apply_layout(tokens: list[Token], sink: DiagnosticSink) -> tuple[list[Token]
             pending = None
         deco.feed(tok)
         if tok.kind is TokenKind.PUNCT and tok.text in OPENERS:
+            open_of[tok.text].append(len(out))
             stack.append(len(out))
         elif tok.kind is TokenKind.PUNCT and tok.text in CLOSERS:
             want = CLOSERS[tok.text]
             if not stack or out[stack[-1]].text != want:
                 sink.report(codes.E0204, tok.span, close=tok.text)
                 poison.append(tok.span.start)
-                deeper = [i for i in stack if out[i].text == want]
-                if not deeper:
+                if not open_of[want]:
                     continue  # a stray closer is dropped
-                while stack[-1] != deeper[-1]:
+                target = open_of[want][-1]
+                while stack[-1] != target:
                     _unclosed(out[stack[-1]], sink, poison)
+                    open_of[out[stack[-1]].text].pop()
                     orphans.add(stack.pop())
+            open_of[want].pop()
             stack.pop()
         out.append(tok)
     if pending is not None and keep_nl(None):

@@ -134,6 +134,10 @@ _MASTER: Final = re.compile(
 )
 _GOOD_STRING: Final = re.compile(r'"(?:[^"\\\r\n]|\\[nt\\"])*"')
 _NUM_TAIL: Final = re.compile(r"[A-Za-z0-9_.]*")
+#: a call's ``(`` after optional spaces (``Err (`` is E0310)
+_CALL_PAREN: Final = re.compile(r"[ \t]*\(")
+#: the rest of a line is blank or a comment (``str.strip`` whitespace; the line ends at ``\n``)
+_BLANK_REST: Final = re.compile(r"[^\S\n]*(?://|\n|\Z)")
 _ESCAPES: Final = {"n": "\n", "t": "\t", "\\": "\\", '"': '"'}
 
 
@@ -159,6 +163,7 @@ class _Scanner:
         self.reported = reported
         self.tokens: list[Token] = []
         self.poison: list[int] = []
+        self._line_memo = (0, 0)  # (offset last asked about, its line's start)
 
     def error(self, code: ErrorCode, start: int, end: int, *, poison: bool = True, **fields: str) -> None:
         self.sink.report(code, Span(start, end), **fields)
@@ -167,6 +172,17 @@ class _Scanner:
 
     def add(self, kind: TokenKind, text: str, start: int, end: int) -> None:
         self.tokens.append(make_token(kind, text, Span(start, end)))
+
+    def line_start(self, pos: int) -> int:
+        """Where the line holding ``pos`` starts; asked at increasing offsets, each search
+        resumes where the last stopped (linear in total, even along one very long line)."""
+        last_pos, last_start = self._line_memo
+        if pos < last_pos:
+            return self.text.rfind("\n", 0, pos) + 1
+        found = self.text.rfind("\n", last_pos, pos)
+        start = found + 1 if found != -1 else last_start
+        self._line_memo = (pos, start)
+        return start
 
     def prev_is_dot(self) -> bool:
         return bool(self.tokens) and self.tokens[-1].code == "."
@@ -231,7 +247,7 @@ class _Scanner:
                 self.sink.report(codes.E0314, Span(start, end), fix="None")
                 self.add(TokenKind.NAME, "None", start, end)
                 return
-            if word == "Err" and self.text[end:].lstrip(" \t").startswith("("):
+            if word == "Err" and _CALL_PAREN.match(self.text, end):
                 self.sink.report(codes.E0310, Span(start, end), fix="Error")
                 self.add(TokenKind.NAME, "Error", start, end)
                 return
@@ -300,7 +316,7 @@ class _Scanner:
         inside the markup ends it early (so ``f(<p>x</p>)`` keeps its ``)``)."""
         text = self.text
         self.error(codes.E0305, start, start + 1)
-        line_start = text.rfind("\n", 0, start) + 1
+        line_start = self.line_start(start)
         indent = line_indent(text, line_start)
         depth = 0
         i = start
@@ -359,12 +375,10 @@ class _Scanner:
         """E0309: ``;`` reads as a line end; the fix starts a new line at the same indent
         (or just deletes a ``;`` that ends its line)."""
         text = self.text
-        rest_end = text.find("\n", end)
-        rest = text[end : len(text) if rest_end == -1 else rest_end].strip()
-        if not rest or rest.startswith("//"):
+        if _BLANK_REST.match(text, end):
             fix = ""
         else:
-            line_start = text.rfind("\n", 0, start) + 1
+            line_start = self.line_start(start)
             fix = "\n" + text[line_start : line_start + line_indent(text, line_start)]
         self.sink.report(codes.E0309, Span(start, end), fix=fix)
         self.add(TokenKind.NL, ";", start, start + 1)

@@ -72,6 +72,8 @@ class Expectations:
                 self.terminals[id(e)] = e
             elif isinstance(e, Compound):
                 stack.extend(reversed(e.members))
+        #: grammar order of each terminal (ties in :meth:`report` keep this order)
+        self.order = order
         self.rank: dict[int, int] = dict(order)
         for i, name in enumerate(_CONTINUATIONS):
             e = grammar[name]
@@ -83,13 +85,19 @@ class Expectations:
         """Furthest position where a terminal failed, and the failing terminals' (rank, text)."""
         far = -1
         found: list[int] = []
-        for eid in self.terminals:
-            for pos, node in cache.get(eid, {}).items():
+        terminals = self.terminals
+        # only the expressions the match tried (the cache's keys), not every terminal of the
+        # grammar: a failed one-line item tries a few dozen of its hundreds of terminals
+        for eid, tried in cache.items():
+            if eid not in terminals:
+                continue
+            for pos, node in tried.items():
                 if node is None:
                     if pos > far:
                         far, found = pos, [eid]
                     elif pos == far:
                         found.append(eid)
+        found.sort(key=self.order.__getitem__)
         ranked = [
             (self.rank[eid] * 100 + i, text)
             for eid in found

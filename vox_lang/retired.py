@@ -30,15 +30,45 @@ def _physical_lines(tokens: list[Token]) -> list[list[Token]]:
     return lines
 
 
-def _track(stack: list[str], tok: Token) -> None:
-    """Update a bracket stack of opener characters (mismatches are layout's business)."""
+class _Open:
+    """One open bracket of a persistent bracket stack (mismatches are layout's business).
+
+    A stack is its top :class:`_Open` (``None`` when empty); each one knows the nearest open
+    bracket of each kind beneath it, so closing a bracket, asking whether a ``(`` is open, and
+    saving or restoring the stack each take constant time however deep the stack is.
+    """
+
+    __slots__ = ("opener", "below", "under")
+
+    def __init__(self, opener: str, below: _Open | None) -> None:
+        self.opener = opener
+        self.below = below
+        #: opener text → the nearest open bracket of that kind under this one
+        self.under: dict[str, _Open] = {}
+        if below is not None:
+            self.under = dict(below.under)
+            self.under[below.opener] = below
+
+
+def _nearest(top: _Open | None, opener: str) -> _Open | None:
+    """The topmost open bracket ``opener`` of the stack ``top``, if any."""
+    if top is None or top.opener == opener:
+        return top
+    return top.under.get(opener)
+
+
+def _track(top: _Open | None, tok: Token) -> _Open | None:
+    """The bracket stack after ``tok``: an opener is pushed; a closer pops down to and including
+    the nearest opener of its kind (and is ignored when none is open)."""
     if tok.kind is not TokenKind.PUNCT:
-        return
+        return top
     if tok.text in OPENERS:
-        stack.append(tok.text)
-    elif tok.text in CLOSERS and CLOSERS[tok.text] in stack:
-        while stack.pop() != CLOSERS[tok.text]:
-            pass
+        return _Open(tok.text, top)
+    if tok.text in CLOSERS:
+        match = _nearest(top, CLOSERS[tok.text])
+        if match is not None:
+            return match.below
+    return top
 
 
 def _is_state_line(body: list[Token]) -> bool:
@@ -60,7 +90,7 @@ def strip_retired_lines(text: str, tokens: list[Token], sink: DiagnosticSink) ->
         sink: where diagnostics go.
     """
     out: list[Token] = []
-    stack: list[str] = []
+    stack: _Open | None = None
     skip_indent: int | None = None  # inside an E0301 block: lines indented more than this
     open_state = 0  # an E0302 line left brackets open: keep skipping until they close
     for line in _physical_lines(tokens):
@@ -85,24 +115,24 @@ def strip_retired_lines(text: str, tokens: list[Token], sink: DiagnosticSink) ->
             open_state = _depth_after(body, 0)
             out.extend(nl)
             continue
-        saved = list(stack)
+        saved = stack
         for tok in body[:-1]:
-            _track(stack, tok)
+            stack = _track(stack, tok)
         last = body[-1]
         if (
             body[0].text in COLON_HEADS
             and body[0].kind is TokenKind.KEYWORD
             and last.kind is TokenKind.PUNCT
             and last.text == ":"
-            and "(" not in stack
-            and "[" not in stack
+            and _nearest(stack, "(") is None
+            and _nearest(stack, "[") is None
         ):
             sink.report(codes.E0301, last.span, kw=body[0].text)
-            stack[:] = saved
+            stack = saved
             skip_indent = indent
             out.extend(nl)
             continue
-        _track(stack, last)
+        stack = _track(stack, last)
         out.extend(line)
     return _drop_retired_decorators(out, sink)
 

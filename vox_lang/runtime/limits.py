@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from vox_lang.runtime.children import Children
 from vox_lang.runtime.errors import VoxFault
 from vox_lang.source import Span
 
@@ -124,6 +125,13 @@ class RunState:
         self.output: list[str] = []
         #: set when ``process.exit`` changed the status it was given (shown by ``vox run``)
         self.exit_note = ""
+        #: the host processes ``std.process`` started; killed when the run ends (:meth:`end`)
+        self.children = Children()
+
+    def end(self) -> None:
+        """The run is over: kill every process group it started (see
+        :class:`~vox_lang.runtime.children.Children`). Idempotent; never raises."""
+        self.children.kill_all()
 
     def print(self, text: str, span: Span | None) -> None:
         """Write one line of program output (R0006 once ``max_output`` characters are written)."""

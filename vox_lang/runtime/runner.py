@@ -189,7 +189,10 @@ def _main_fn(module: hir.Module) -> hir.FnDecl | None:
 
 
 def _execute(res: CheckResult, types: TypeInfo, cfg: RunConfig, entry: str) -> tuple[str, RunState, Any]:
-    """Compile and run one entry (``script``, ``main`` or ``test NAME``); returns (status, state, detail)."""
+    """Compile and run one entry (``script``, ``main`` or ``test NAME``); returns (status, state, detail).
+
+    When it returns, every process the run started has been killed (:meth:`RunState.end`).
+    """
     rt = RunState(cfg)
     module = res.hir
     assert module is not None
@@ -232,6 +235,8 @@ def _execute(res: CheckResult, types: TypeInfo, cfg: RunConfig, entry: str) -> t
         return "runtime_error", rt, to_fault(fault, res.source, outer)
     except Exception as exc:  # noqa: BLE001 - an executor bug, reported, never a traceback
         return "internal", rt, f"internal error in the executor: {type(exc).__name__}: {exc}"
+    finally:
+        rt.end()  # however the run ended, no process it started keeps running
 
 
 def run_checked(res: CheckResult, config: RunConfig = DEFAULT_CONFIG, types: TypeInfo | None = None) -> RunResult:

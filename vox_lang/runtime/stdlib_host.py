@@ -2,6 +2,7 @@
 ``std.http`` and ``std.env``. They run only when the capability was granted; the check lives in
 :func:`vox_lang.runtime.stdlib.std_function`. Host errors become ``Error(message)``; reads are
 capped, and child processes and HTTP requests get the run's remaining time as their timeout.
+Child processes never outlive the run (:mod:`vox_lang.runtime.children`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import urllib.request
 from collections.abc import Callable
 from typing import Any, Final
 
+from vox_lang.runtime.children import kill_group
 from vox_lang.runtime.errors import ExitRequest
 from vox_lang.runtime.limits import RunState
 from vox_lang.runtime.stdlib_pure import Impl, io_result, json_object
@@ -94,6 +96,10 @@ def _run(rt: RunState, cmd: str, args: list[str], cwd: str | None = None,
     """Run a child to completion within the run's remaining time, reading at most ``MAX_READ``
     bytes of its stdout + stderr (like file and HTTP reads): past either limit the child is
     killed and the call raises (``Error`` in the program), so a chatty child cannot exhaust memory.
+
+    The child leads a process group of its own (:class:`~vox_lang.runtime.children.Children`):
+    a kill reaches what it started too (``sh -c 'sleep 100 & sleep 100'``), and whatever it
+    leaves running in the background when it exits is killed as the call returns.
     """
     environ = None
     if env is not None:
@@ -102,7 +108,7 @@ def _run(rt: RunState, cmd: str, args: list[str], cwd: str | None = None,
     argv = [cmd, *args]
     timeout = max(rt.budget.time_left(), 0.01)
     deadline = time.monotonic() + timeout
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd or None, env=environ)
+    proc = rt.children.popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd or None, env=environ)
     assert proc.stdout is not None and proc.stderr is not None
     out_fd, err_fd = proc.stdout.fileno(), proc.stderr.fileno()
     chunks: dict[int, list[bytes]] = {out_fd: [], err_fd: []}
@@ -126,12 +132,13 @@ def _run(rt: RunState, cmd: str, args: list[str], cwd: str | None = None,
                     chunks[key.fd].append(data)
         code = proc.wait(timeout=max(deadline - time.monotonic(), 0.01))
     except BaseException:
-        proc.kill()
+        kill_group(proc)
         proc.wait()
         raise
     finally:
         proc.stdout.close()
         proc.stderr.close()
+        rt.children.finish(proc)
     # as ``text=True`` did: UTF-8 (a decode error is ``Error``), universal newlines
     out, err = (b"".join(chunks[fd]).decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
                 for fd in (out_fd, err_fd))
@@ -175,6 +182,19 @@ def _exec(rt: RunState, a: list[Any], span: Span) -> Any:
     return Ok(None) if type(r) is Ok else r
 
 
+def _spawn(rt: RunState, a: list[Any], span: Span) -> Any:
+    """``process.spawn_background(cmd, args)``: start ``cmd`` without waiting for it; ``Ok(pid)``,
+    or ``Error(message)`` when it cannot be started. Its output is discarded.
+
+    The process runs only as long as the run: it leads a process group of its own, and when
+    the run ends (normally, by ``process.exit``, a fault or R0010) that whole group is killed
+    with ``SIGKILL`` and the process reaped, so a program cannot leave processes behind
+    (on Windows only the process itself is killed).
+    """
+    return io_result(lambda: rt.children.popen(
+        [a[0], *a[1]], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).pid)
+
+
 def _which(rt: RunState, a: list[Any], span: Span) -> Any:
     found = shutil.which(a[0])
     return Some(found) if found else NONE
@@ -187,8 +207,7 @@ PROCESS: Final[dict[str, Impl]] = {
     "run_capture": lambda rt, a, sp: io_result(lambda: _output(_run(rt, a[0], a[1]))),
     "run_capture_ex": lambda rt, a, sp: io_result(lambda: _output(_run(rt, a[0], a[1], a[2], a[3]))),
     "run_capture_json": _capture_json,
-    "spawn_background": lambda rt, a, sp: io_result(lambda: subprocess.Popen(
-        [a[0], *a[1]], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).pid),
+    "spawn_background": _spawn,
     "exec": _exec,
     "which": _which,
     "exit": _exit,

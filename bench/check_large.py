@@ -1,0 +1,103 @@
+"""Checking large files: seconds per MB of ``vox_lang.check`` on generated valid and invalid
+inputs, at two sizes, and the ratio of the two times (about the size ratio when checking scales
+linearly; far above it when some pass is quadratic).
+
+The invalid kinds are ones that were quadratic before (unclosed brackets meeting mismatched
+closers, unclosed decorator arguments, colon blocks under a deep bracket stack, many ``;`` on
+one line) and ones that were only slow (one error per line, random token soup). Times are CPU
+seconds of this process (``time.process_time``), so that other load on the machine counts less.
+
+Run: ``.venv/bin/python bench/check_large.py [--mb 0.1] [--kinds fn_paren,deco_open]``
+(the second size is 4x the first).
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from vox_lang.api import check  # noqa: E402
+
+VALID_FN = "fn add{i}(a: int, b: int) to int {{\n  let c = a + b\n  ret c * 2\n}}\n"
+
+
+def _repeat(line: str) -> Callable[[int], str]:
+    return lambda n: line * max(1, n // len(line))
+
+
+def _valid(n: int) -> str:
+    out: list[str] = []
+    size = i = 0
+    while size < n:
+        out.append(VALID_FN.format(i=i))
+        size += len(out[-1])
+        i += 1
+    return "".join(out)
+
+
+def _soup(n: int) -> str:
+    """Random tokens (seeded), a newline after about one in ten: no two lines alike."""
+    rng = random.Random(0)
+    toks = ["fn", "(", ")", "{", "}", "let", "=", "+", "x", "1", '"a"', ",", "if", "match", "[", "]", ":", ".", "\n"]
+    out: list[str] = []
+    size = 0
+    while size < n:
+        out.append(rng.choice(toks))
+        size += len(out[-1]) + 1
+    return " ".join(out)
+
+
+#: kind → (valid?, generator of about ``n`` characters)
+KINDS: dict[str, tuple[bool, Callable[[int], str]]] = {
+    "valid_fns": (True, _valid),
+    "fn_paren": (False, _repeat("fn f( {\n")),
+    "bad_stmt": (False, _repeat("x = = 1\n")),
+    "unclosed_str": (False, _repeat('let s = "abc\n')),
+    "token_soup": (False, _soup),
+    "paren_bracket": (False, _repeat("x = f(]\n")),
+    "deco_open": (False, _repeat("@route(\n")),
+    "colon_pop": (False, lambda n: "{" + "(" * (n // 2) + "\n" + "if }:\n" * (n // 12)),
+    "semis_one_line": (False, lambda n: "a;" * (n // 2)),
+}
+
+
+def measure(text: str) -> tuple[float, int]:
+    """CPU seconds of one ``check(text)`` and its number of diagnostics."""
+    start = time.process_time()
+    result = check(text)
+    return time.process_time() - start, len(result.diagnostics)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Print one line per kind: size, seconds, seconds/MB at both sizes, and the time ratio."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--mb", type=float, default=0.1, help="smaller size in MB (default 0.1; the larger is 4x)")
+    ap.add_argument("--kinds", default=",".join(KINDS), help="comma-separated kinds (default: all)")
+    args = ap.parse_args(argv)
+    check("x = 1\n")  # load the grammar first
+    n = int(args.mb * 1_000_000)
+    size_cols = f"{'MB':>6s} {'s':>7s} {'s/MB':>6s}"
+    print(f"{'kind':16s} {'valid':5s} {size_cols} {size_cols} {'ratio':>6s} diags")
+    for kind in args.kinds.split(","):
+        valid, make = KINDS[kind]
+        row = []
+        for size in (n, 4 * n):
+            text = make(size)
+            seconds, diags = measure(text)
+            mb = len(text) / 1e6
+            row.append((mb, seconds, diags))
+        (mb1, s1, _), (mb2, s2, d2) = row
+        print(f"{kind:16s} {str(valid):5s} {mb1:6.3f} {s1:7.2f} {s1 / mb1:6.1f} {mb2:6.3f} {s2:7.2f} {s2 / mb2:6.1f}"
+              f" {s2 / max(s1, 1e-9):6.1f} {d2}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
