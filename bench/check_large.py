@@ -4,11 +4,13 @@ linearly; far above it when some pass is quadratic).
 
 The invalid kinds are ones that were quadratic before (unclosed brackets meeting mismatched
 closers, unclosed decorator arguments, colon blocks under a deep bracket stack, many ``;`` on
-one line) and ones that were only slow (one error per line, random token soup). Times are CPU
-seconds of this process (``time.process_time``), so that other load on the machine counts less.
+one line, "did you mean" hints that compared each unknown name with every visible name:
+``undef_names``, ``undef_types``, ``unknown_fields``) and ones that were only slow (one error
+per line, random token soup). Times are CPU seconds of this process (``time.process_time``),
+so that other load on the machine counts less.
 
-Run: ``.venv/bin/python bench/check_large.py [--mb 0.1] [--kinds fn_paren,deco_open]``
-(the second size is 4x the first).
+Run: ``.venv/bin/python bench/check_large.py [--mb 0.1 | --lines 1000] [--kinds fn_paren,deco_open]``
+(the second size is 4x the first; ``--lines`` sizes by line count instead of bytes).
 """
 
 from __future__ import annotations
@@ -54,6 +56,34 @@ def _soup(n: int) -> str:
     return " ".join(out)
 
 
+def _undef_names(n: int) -> str:
+    """``let a1 = b1`` lines: each ``bN`` is undefined, near the many visible ``aN``."""
+    return _numbered(n, "let a{i} = b{i}\n")
+
+
+def _undef_types(n: int) -> str:
+    """``type TN = { f: UN }`` lines: each ``UN`` is an unknown type near the many ``TN``."""
+    return _numbered(n, "type T{i} = {{ f: U{i} }}\n")
+
+
+def _unknown_fields(n: int) -> str:
+    """A record type with about ``n / 64`` fields ``fN``, then one function per line reading an
+    unknown field ``r.gN`` (E0512 each, near the many ``fN``)."""
+    fields = ", ".join(f"f{i}: int" for i in range(max(1, n // 64)))
+    head = f"type R = {{ {fields} }}\n"
+    return head + _numbered(n - len(head), "fn u{i}(r: R) {{ print(r.g{i}) }}\n")
+
+
+def _numbered(n: int, line: str) -> str:
+    out: list[str] = []
+    size = i = 0
+    while size < n:
+        out.append(line.format(i=i + 1))
+        size += len(out[-1])
+        i += 1
+    return "".join(out)
+
+
 #: kind → (valid?, generator of about ``n`` characters)
 KINDS: dict[str, tuple[bool, Callable[[int], str]]] = {
     "valid_fns": (True, _valid),
@@ -65,7 +95,20 @@ KINDS: dict[str, tuple[bool, Callable[[int], str]]] = {
     "deco_open": (False, _repeat("@route(\n")),
     "colon_pop": (False, lambda n: "{" + "(" * (n // 2) + "\n" + "if }:\n" * (n // 12)),
     "semis_one_line": (False, lambda n: "a;" * (n // 2)),
+    "undef_names": (False, _undef_names),
+    "undef_types": (False, _undef_types),
+    "unknown_fields": (False, _unknown_fields),
 }
+
+
+def make_lines(make: Callable[[int], str], lines: int) -> str:
+    """The first ``lines`` lines of ``make``'s text (grown until it has that many)."""
+    n = 64 * lines
+    while True:
+        parts = make(n).splitlines(keepends=True)
+        if len(parts) >= lines or n > 1 << 30:
+            return "".join(parts[:lines])
+        n *= 2
 
 
 def measure(text: str) -> tuple[float, int]:
@@ -79,17 +122,19 @@ def main(argv: list[str] | None = None) -> int:
     """Print one line per kind: size, seconds, seconds/MB at both sizes, and the time ratio."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--mb", type=float, default=0.1, help="smaller size in MB (default 0.1; the larger is 4x)")
+    ap.add_argument("--lines", type=int, default=0, help="smaller size in lines instead (the larger is 4x)")
     ap.add_argument("--kinds", default=",".join(KINDS), help="comma-separated kinds (default: all)")
     args = ap.parse_args(argv)
     check("x = 1\n")  # load the grammar first
     n = int(args.mb * 1_000_000)
     size_cols = f"{'MB':>6s} {'s':>7s} {'s/MB':>6s}"
-    print(f"{'kind':16s} {'valid':5s} {size_cols} {size_cols} {'ratio':>6s} diags")
+    print(f"{'kind':16s} {'valid':5s} {size_cols} {size_cols} {'ratio':>6s} diags"
+          + (f"  (lines: {args.lines}, {4 * args.lines})" if args.lines else ""))
     for kind in args.kinds.split(","):
         valid, make = KINDS[kind]
         row = []
-        for size in (n, 4 * n):
-            text = make(size)
+        for factor in (1, 4):
+            text = make_lines(make, factor * args.lines) if args.lines else make(factor * n)
             seconds, diags = measure(text)
             mb = len(text) / 1e6
             row.append((mb, seconds, diags))

@@ -3,10 +3,11 @@ once unless defaulted), view elements, methods, actor handlers, record fields, a
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from vox_lang import codes, hir
 from vox_lang.checker_env import VAR_KINDS, CheckerPart
 from vox_lang.prelude import METHOD_REQUIRES, METHODS, MUTATING_METHODS, RECEIVER_KEYS, ParamSig, Sig
-from vox_lang.scopes import suggest
 from vox_lang.types import ELEMENT, UNKNOWN, TActor, TCon, TFn, TNever, TUnknown, TVar, Type
 
 
@@ -133,12 +134,12 @@ class CallChecker(CheckerPart):
             table = self.env.handler_sigs(obj_t.def_id)
             if m.name in table:
                 return table[m.name], {}
-            hint = {"g": g} if (g := suggest(m.name, table)) else {}
+            hint = {"g": g} if (g := self.env.hints.suggest(m.name, (table, table))) else {}
             self.env.sink.report(codes.E0518, m.name_span, A=obj_t.name, h=m.name, **hint)
             return None
         if isinstance(obj_t, (TUnknown, TVar, TNever)):
             return None
-        fields = dict(self.env.u.fields(obj_t) or ())
+        fields = self.env.field_table(obj_t)
         if m.name in fields:
             return fields[m.name]
         method = self.method(obj_t, m.name)
@@ -161,8 +162,14 @@ class CallChecker(CheckerPart):
 
     def no_member(self, obj_t: Type, m: hir.Member, fields: dict[str, Type]) -> None:
         head = obj_t.name if isinstance(obj_t, TCon) else ""
-        names = list(fields) + list(METHODS.get(head, {}))
-        hint = {"g": g} if (g := suggest(m.name, names)) else {}
+        # through indexes of the field tuple and the method table, both unchanging
+        owned: list[tuple[object, Iterable[str]]] = []
+        raw = self.env.u.fields(obj_t) if fields else None  # the tuple ``fields`` was made from
+        if raw:
+            owned.append((raw, (name for name, _ in raw)))
+        if head in METHODS:
+            owned.append((METHODS[head], METHODS[head]))
+        hint = {"g": g} if (g := self.env.hints.suggest(m.name, *owned)) else {}
         self.env.sink.report(codes.E0512, m.name_span, T=self.env.show(obj_t), f=m.name, **hint)
 
     def member(self, m: hir.Member) -> Type:
@@ -174,10 +181,10 @@ class CallChecker(CheckerPart):
             table = self.env.handler_sigs(obj_t.def_id)
             if m.name in table:
                 return table[m.name].fn_type
-            hint = {"g": g} if (g := suggest(m.name, table)) else {}
+            hint = {"g": g} if (g := self.env.hints.suggest(m.name, (table, table))) else {}
             self.env.sink.report(codes.E0518, m.name_span, A=obj_t.name, h=m.name, **hint)
             return UNKNOWN
-        fields = dict(self.env.u.fields(obj_t) or ())
+        fields = self.env.field_table(obj_t)
         if m.name in fields:
             return fields[m.name]
         method = self.method(obj_t, m.name)

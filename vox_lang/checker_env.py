@@ -11,6 +11,7 @@ from vox_lang.depth import PASS_FRAMES_PER_LEVEL, level_budget, out_of_budget
 from vox_lang.diagnostics import DiagnosticSink
 from vox_lang.prelude import BUILTINS, CONSTRUCTORS, PRELUDE_RECORD_FIELDS, ParamSig, Sig, prelude_type, std_member
 from vox_lang.source import Span
+from vox_lang.suggest import IndexCache
 from vox_lang.types import (
     ELEMENT,
     FLOAT,
@@ -109,6 +110,8 @@ class CheckerEnv:
         self.actors: dict[int, hir.ActorDecl] = {}
         self._sigs: dict[int, Sig] = {}
         self._handler_sigs: dict[int, dict[str, Sig]] = {}
+        self.hints = IndexCache()  # "did you mean" indexes of field tuples and member tables
+        self._field_tables: dict[int, tuple[tuple[tuple[str, Type], ...], dict[str, Type]]] = {}
         self._fields: dict[int, tuple[tuple[str, Type], ...]] = {}
         self._aliases: dict[int, Type] = {}
         self._resolving: set[int] = set()
@@ -188,6 +191,18 @@ class CheckerEnv:
             self._resolving.discard(def_id)
         self._aliases[def_id] = t
         return t
+
+    def field_table(self, t: Type) -> dict[str, Type]:
+        """Field name → type of record type ``t`` (``{}`` for any other type): one dict per
+        field tuple, made once and shared (so a member access does not copy every field), so
+        callers must not change it."""
+        fields = self.u.fields(t)
+        if not fields:
+            return {}
+        hit = self._field_tables.get(id(fields))
+        if hit is None:  # the entry holds the tuple, so its id is not reused meanwhile
+            hit = self._field_tables[id(fields)] = (fields, dict(fields))
+        return hit[1]
 
     def record_fields(self, def_id: int) -> tuple[tuple[str, Type], ...]:
         """Fields of a declared record type, resolved once."""

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from vox_lang import codes, hir
 from vox_lang.checker_env import CheckerPart, FnCtx
-from vox_lang.scopes import suggest
 from vox_lang.types import (
     BOOL,
     ELEMENT,
@@ -261,7 +260,7 @@ class ExprChecker(CheckerPart):
                         self.env.sink.report(codes.E0501, f.value.span, t=want, u=self.env.show(t))
                 else:
                     self.expr(f.value)
-                    hint = {"g": g} if (g := suggest(f.name, table)) else {}
+                    hint = {"g": g} if (g := self.env.hints.suggest(f.name, (fields, table))) else {}
                     self.env.sink.report(codes.E0512, f.name_span, T=self.env.show(exp), f=f.name, **hint)
             given = {f.name for f in e.fields}
             missing = [n for n, _ in fields if n not in given]

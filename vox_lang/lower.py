@@ -12,8 +12,9 @@ from vox_lang import codes, hir, syntax
 from vox_lang.diagnostics import DiagnosticSink
 from vox_lang.lower_expr import ExprLowerer
 from vox_lang.prelude import BUILTIN_TYPES, BUILTINS, CONSTRUCTORS, VIEW_ELEMENTS, std_member
-from vox_lang.scopes import Scope, suggest
+from vox_lang.scopes import Scope
 from vox_lang.source import Span
+from vox_lang.suggest import suggest
 
 
 def lower_module(module: syntax.Module, sink: DiagnosticSink) -> hir.Module:
@@ -215,7 +216,7 @@ class Lowerer(ExprLowerer):
             self.check_dup(route_paths, r.path, r.path_span)
             target = self.module_scope.lookup(r.target)
             if target is None:
-                fields = {"s": s} if (s := suggest(r.target, self.module_scope.names())) else {}
+                fields = {"s": s} if (s := self.module_scope.suggest(r.target)) else {}
                 self.sink.report(codes.E0401, r.target_span, n=r.target, **fields)
             routes.append(hir.Route(r.path, target, r.target, r.span, r.target_span))
         return hir.RoutesDecl(tuple(routes), rd.decorators, rd.span)

@@ -7,8 +7,9 @@ from vox_lang import codes, hir, syntax
 from vox_lang.depth import PASS_FRAMES_PER_LEVEL, level_budget, out_of_budget
 from vox_lang.diagnostics import DiagnosticSink
 from vox_lang.prelude import STD, std_member
-from vox_lang.scopes import Scope, suggest
+from vox_lang.scopes import Scope
 from vox_lang.source import Span
+from vox_lang.suggest import suggest
 from vox_lang.types import BUILTIN_ARITY
 
 _CTOR_KINDS = frozenset({"ctor", "variant"})
@@ -185,7 +186,7 @@ class ExprLowerer:
         elif e.name in STD:
             self.sink.report(codes.E0401, e.span, n=e.name, hint=f"add `import std.{e.name}`")
         else:
-            fields = {"s": s} if (s := suggest(e.name, scope.names(visible=self.visible))) else {}
+            fields = {"s": s} if (s := scope.suggest(e.name, visible=self.visible)) else {}
             self.sink.report(codes.E0401, e.span, n=e.name, **fields)
         return hir.ErrorExpr(e.span)
 
@@ -288,8 +289,8 @@ class ExprLowerer:
         if isinstance(p, syntax.CtorPat):
             def_id = scope.lookup(p.name)
             if def_id is None or self.defs[def_id].kind not in _CTOR_KINDS:
-                ctors = scope.names(visible=lambda i: self.defs[i].kind in _CTOR_KINDS)
-                fields = {"S": s} if (s := suggest(p.name, ctors)) else {}
+                ctor = scope.suggest(p.name, visible=lambda i: self.defs[i].kind in _CTOR_KINDS)
+                fields = {"S": ctor} if ctor else {}
                 self.sink.report(codes.E0407, p.name_span, C=p.name, **fields)
                 def_id = None
             args = tuple(self.pattern(a, scope) for a in p.args)
@@ -321,7 +322,7 @@ class ExprLowerer:
         args = tuple(self.type_ref(a, scope) for a in t.args)
         def_id = scope.lookup(t.name, types=True)
         if def_id is None:
-            fields = {"S": s} if (s := suggest(t.name, scope.names(types=True))) else {}
+            fields = {"S": s} if (s := scope.suggest(t.name, types=True)) else {}
             self.sink.report(codes.E0403, t.name_span, T=t.name, **fields)
             return hir.ErrType(t.span)
         d = self.defs[def_id]

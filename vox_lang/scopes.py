@@ -2,12 +2,18 @@
 
 Values and types are separate namespaces. Scopes nest prelude → module → function → block →
 arm/loop; lookups walk outwards. A suggestion is the in-scope name of the same namespace at the
-least Levenshtein distance, if that is ≤ 2 and below the name's length; ties go alphabetically.
+least Levenshtein distance, if that is ≤ 2 and below the name's length; ties go alphabetically
+(:mod:`vox_lang.suggest`; :meth:`Scope.suggest` looks it up through one index per scope).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
+from itertools import islice
+
+from vox_lang.suggest import SuggestIndex, levenshtein, limit, suggest, suggest_staged
+
+__all__ = ["Scope", "levenshtein", "suggest"]
 
 
 class Scope:
@@ -18,13 +24,14 @@ class Scope:
         parent: the enclosing scope (``None`` for the prelude).
     """
 
-    __slots__ = ("values", "types", "parent", "kind")
+    __slots__ = ("values", "types", "parent", "kind", "_indexes")
 
     def __init__(self, kind: str, parent: Scope | None = None) -> None:
         self.kind = kind
         self.parent = parent
         self.values: dict[str, int] = {}
         self.types: dict[str, int] = {}
+        self._indexes: dict[bool, tuple[SuggestIndex, int]] = {}  # types? -> (index, names indexed)
 
     def chain(self) -> Iterator[Scope]:
         """This scope and its ancestors, innermost first."""
@@ -50,38 +57,39 @@ class Scope:
                 if visible is None or visible(def_id):
                     yield name
 
+    def suggest(self, name: str, types: bool = False, visible: Callable[[int], bool] | None = None) -> str | None:
+        """``suggest(name, self.names(types, visible))``, without a distance per visible name.
 
-def levenshtein(a: str, b: str, cap: int = 3) -> int:
-    """Edit distance between ``a`` and ``b``, or ``cap`` once it is certainly ≥ ``cap``."""
-    if abs(len(a) - len(b)) >= cap:
-        return cap
-    prev = list(range(len(b) + 1))
-    for i, ca in enumerate(a, 1):
-        cur = [i]
-        best = i
-        for j, cb in enumerate(b, 1):
-            val = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != cb))
-            cur.append(val)
-            best = min(best, val)
-        if best >= cap:
-            return cap
-        prev = cur
-    return min(prev[-1], cap)
+        Each scope of the chain keeps a :class:`~vox_lang.suggest.SuggestIndex` of its table,
+        built on the first lookup and extended with the names bound since (tables only grow:
+        names are added, never removed), so a lookup costs about O(len(name) ** 2) probes per
+        scope plus one distance per close name. ``visible`` is applied to the close names only.
+        """
+        if limit(name) < 1:
+            return None
+        indexed: list[tuple[dict[str, int], SuggestIndex]] = []
+        for scope in self.chain():
+            names = scope.types if types else scope.values
+            if names:
+                indexed.append((names, scope._index(types, names)))
 
+        def close(k: int) -> set[str]:
+            out: set[str] = set()
+            for table, index in indexed:
+                for cand in index.candidates(name, k):
+                    if visible is None or visible(table[cand]):
+                        out.add(cand)
+            return out
 
-def suggest(name: str, candidates: Iterable[str]) -> str | None:
-    """The spec's "did you mean" pick among ``candidates`` (``None`` when nothing is close).
+        return suggest_staged(name, close)
 
-    Distance must be ≤ 2 and below ``len(name)``; ties are broken alphabetically.
-    """
-    best: tuple[int, str] | None = None
-    limit = min(2, len(name) - 1)
-    if limit < 1:
-        return None
-    for cand in set(candidates):
-        if cand == name or cand == "_":
-            continue
-        dist = levenshtein(name, cand, limit + 1)
-        if dist <= limit and (best is None or (dist, cand) < best):
-            best = (dist, cand)
-    return best[1] if best else None
+    def _index(self, types: bool, table: dict[str, int]) -> SuggestIndex:
+        index, done = self._indexes.get(types) or (SuggestIndex(), 0)
+        if len(table) < done:  # not expected (tables only grow): start again
+            index, done = SuggestIndex(), 0
+        if len(table) > done:
+            # dicts keep insertion order: the names bound since are the last ones
+            for name in islice(reversed(table), len(table) - done):
+                index.add(name)
+            self._indexes[types] = (index, len(table))
+        return index
