@@ -10,7 +10,11 @@ the position allows, or a name the request mentions. Right after an operand on i
 ``andx`` into ``and x``), and what the operand is rules out some suffixes
 (:func:`pipeline.decoding_position.no_suffix`: no member of a prelude function, no call of a
 string or number, a prelude builtin that is an operator's operand or a builtin's argument is
-called). Declarations, fields, patterns and anything the context cannot decide stay free.
+called). Where the left context declares the type an expression must have (``ret`` in a function
+with a builtin return type, an annotated ``let``, the operand of ``not``, a builtin's argument,
+the right operand of arithmetic on a literal), a start that can never give that type is refused
+too (:func:`pipeline.decoding_types.head_rule`: ``ret len(`` in a function returning ``str``).
+Declarations, fields, patterns and anything the context cannot decide stay free.
 
 Forward references: Vox items may be used before they are declared; the mask admits only those
 the *request* names (``vox_lang.requests``), so a helper the request does not name must be
@@ -30,6 +34,7 @@ from typing import Any
 
 from transformers import LogitsProcessor
 
+from pipeline.decoding_calls import CallRule, call_rule
 from pipeline.decoding_done import Extras
 from pipeline.decoding_fence import open_block
 from pipeline.decoding_hold import NameReport, RequestHold
@@ -59,6 +64,7 @@ from pipeline.decoding_scope import (
     declared_names,
 )
 from pipeline.decoding_tokens import TokenTable, token_table
+from pipeline.decoding_types import head_rule
 from vox_lang.requests import RequestSpec
 
 log = logging.getLogger(__name__)
@@ -95,7 +101,8 @@ class NameMask(LogitsProcessor):
         self.report = NameReport()
         self.hold = RequestHold(table, specs, eos_ids, extras, budget, self.report) if require else None
         self._vocab = len(tokenizer)
-        self._masks: dict[tuple[Position, frozenset[str], int], Any] = {}  # (position, names, width)
+        # (position, names, width, refused, fresh_refused)
+        self._masks: dict[tuple[Position, frozenset[str], int, frozenset[str], frozenset[str]], Any] = {}
         self._end_mask: Any = None  # see _word_end_mask
         self._suffix_masks: dict[tuple[Suffix, bool, int], Any] = {}  # see _suffix_mask
         self._id_tensors: dict[str, Any] = {}
@@ -111,18 +118,46 @@ class NameMask(LogitsProcessor):
             self._seen[row] = count
         return self._texts[row]
 
-    def _name_mask(self, pos: Position, names: frozenset[str], width: int) -> Any | None:
+    def _name_mask(self, pos: Position, names: frozenset[str], width: int,
+                   refused: frozenset[str] = frozenset(), fresh_refused: frozenset[str] = frozenset()) -> Any | None:
         """Bool mask ``[width]`` of the tokens that keep the identifiers at ``pos`` what their
-        kinds allow (``names``: what a use may resolve to), or ``None`` when nothing is
+        kinds allow (``names``: what a use may resolve to; ``refused`` / ``fresh_refused``:
+        prelude words the declared types rule out for the word being written / one started after
+        whitespace, :func:`pipeline.decoding_types.head_rule`), or ``None`` when nothing is
         restricted. Cached: the name set changes only when the block declares something new."""
         kinds = (pos.cont, pos.fresh)
         if not any(k in (USE, STMT, TOP, FOLLOW, NUMBER, MODIFIED, HANDLER) for k in kinds):
             return None
-        key = (pos, names if {USE, STMT, TOP} & set(kinds) else frozenset(), width)
+        key = (pos, names if {USE, STMT, TOP} & set(kinds) else frozenset(), width, refused, fresh_refused)
         cached = self._masks.get(key)
         if cached is None:
-            cached = self._masks[key] = self._build_mask(pos, names, width)
+            cached = self._masks[key] = self._build_mask(pos, names, width, refused, fresh_refused)
         return cached
+
+    def _call_mask(self, rule: CallRule, width: int) -> Any:
+        """Bool mask ``[width]`` for a prelude builtin's call (:func:`pipeline.decoding_calls.call_rule`)."""
+        import torch
+
+        if rule.only_close:
+            key = ("only_close", str(width))
+            if key not in self.table.cache:
+                mask = torch.zeros(max(width, self._vocab), dtype=torch.bool)
+                mask[self._ids("close_led")] = True
+                mask[self._ids("space_only")] = True
+                self.table.cache[key] = mask[:width]
+            return self.table.cache[key]
+        return self._without("close_led" if rule.no_close else "empty_call_led", width)
+
+    def _without(self, name: str, width: int) -> Any:
+        """Bool mask ``[width]`` with the table's id list ``name`` switched off (cached)."""
+        import torch
+
+        key = ("without", f"{name}:{width}")
+        if key not in self.table.cache:
+            mask = torch.ones(max(width, self._vocab), dtype=torch.bool)
+            mask[self._ids(name)] = False
+            self.table.cache[key] = mask[:width]
+        return self.table.cache[key]
 
     @staticmethod
     def _names_for(kind: str, names: frozenset[str]) -> frozenset[str] | None:
@@ -138,24 +173,27 @@ class NameMask(LogitsProcessor):
             return HANDLER_WORDS
         return FOLLOWERS if kind == FOLLOW else None
 
-    def _build_mask(self, pos: Position, names: frozenset[str], width: int) -> Any:
+    def _build_mask(self, pos: Position, names: frozenset[str], width: int, refused: frozenset[str],
+                    fresh_refused: frozenset[str]) -> Any:
         import torch
 
         off: list[Any] = []  # token classes switched off, then the compatible ids switched back on
         on: list[Any] = []
         cont = self._names_for(pos.cont, names)
         fresh = self._names_for(pos.fresh, names)
+        cont = cont - refused if cont is not None else None
+        fresh = fresh - fresh_refused if fresh is not None else None
         if pos.cont == NUMBER:  # only digits may be glued on a number (then anything that ends it)
             off.append(self._ids("glued"))
             on.append(self._digit_ids())
         if cont is not None:
             off.append(self._ids("glued"))
-            on += self._on_ids(pos.cont, pos.partial, cont, glued=True)
+            on += self._on_ids(pos.cont, pos.partial, cont, glued=True, refused=refused)
             if not pos.partial and pos.cont in (USE, STMT, TOP):
                 on.append(self._ids("digit_led"))
         if fresh is not None and (cont is None or not pos.partial or pos.partial in cont):
             off.append(self._ids("ws_ident"))
-            on += self._on_ids(pos.fresh, "", fresh, glued=False)
+            on += self._on_ids(pos.fresh, "", fresh, glued=False, refused=fresh_refused)
         mask = torch.ones(max(width, self._vocab), dtype=torch.bool)  # ids past the logits are cut below
         for ids in off:
             mask[ids] = False
@@ -165,10 +203,12 @@ class NameMask(LogitsProcessor):
             mask[self._ids("terminators")] = False  # the identifier must go on until it names something
         return mask[:width]
 
-    def _on_ids(self, kind: str, partial: str, names: Iterable[str], glued: bool) -> list[Any]:
+    def _on_ids(self, kind: str, partial: str, names: Iterable[str], glued: bool,
+                refused: frozenset[str] = frozenset()) -> list[Any]:
         """Id tensors of the tokens that keep an identifier a prefix of one of ``names``: glued on
         ``partial`` (``glued``) or starting a fresh one after whitespace. The prelude's share
-        (most of the names) is computed once per kind and ``partial`` and kept in the table."""
+        (most of the names, less ``refused``) is computed once per kind, ``partial`` and
+        ``refused`` and kept in the table."""
         import torch
 
         t = self.table
@@ -184,10 +224,10 @@ class NameMask(LogitsProcessor):
                     out += ends.get(rest, ())
             return out
 
-        key = (kind + ("" if glued else "+ws"), partial)
+        key = (kind + ("" if glued else "+ws") + ("-" + ",".join(sorted(refused)) if refused else ""), partial)
         static = t.cache.get(key)
         if static is None:
-            common = self._names_for(kind, PRELUDE_NAMES) or frozenset()
+            common = (self._names_for(kind, PRELUDE_NAMES) or frozenset()) - refused
             static = t.cache[key] = torch.tensor(ids(common), dtype=torch.long)
         own = ids(n for n in names if n not in PRELUDE_NAMES)
         return [static, torch.tensor(own, dtype=torch.long)] if own else [static]
@@ -259,9 +299,23 @@ class NameMask(LogitsProcessor):
             if self.names:
                 visible = visible_names(code) | self.specs[row].names
                 pos = position(code)
-                mask = self._name_mask(pos, visible | PRELUDE_NAMES, scores.shape[1])
+                # the declared types' rule for the word at the end, and for one after whitespace
+                rule = head_rule(code, visible)
+                fresh_rule = rule if code[-1:] in (" ", "\t") else head_rule(code + " ", visible)
+                mask = self._name_mask(pos, visible | PRELUDE_NAMES, scores.shape[1],
+                                       rule.words if rule is not None else frozenset(),
+                                       fresh_rule.words if fresh_rule is not None else frozenset())
+                numbers = "number_led" if rule is not None and rule.numbers else \
+                    "ws_number_led" if fresh_rule is not None and fresh_rule.numbers else ""
+                if numbers:
+                    no_number = self._without(numbers, scores.shape[1])
+                    mask = no_number if mask is None else mask & no_number
                 if mask is not None and pos.partial:
                     word_end = self._word_end_mask(scores.shape[1])
+                call = call_rule(code, visible)
+                if call is not None:
+                    calls = self._call_mask(call, scores.shape[1])
+                    mask = calls if mask is None else mask & calls
                 suffix = self._suffix_mask(no_suffix(code, visible), code[-1:] in IDENT_CHARS, scores.shape[1])
                 if suffix is not None:
                     mask = suffix if mask is None else mask & suffix

@@ -48,6 +48,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from pipeline.decoding_scan import GENERIC_DECL, IDENT_CHARS, L1_FRAMES, TOKENS, Frame, Scan, in_pattern, scan
+from pipeline.decoding_types import expected_base
 from vox_lang.lexer import KEYWORDS
 from vox_lang.prelude import BUILTIN_TYPES, BUILTINS, CONSTRUCTORS, VIEW_ELEMENTS
 
@@ -211,7 +212,9 @@ def no_suffix(code: str, declared: frozenset[str]) -> Suffix:
       constructor (E0502: ``"a"(``, ``str(x)(``);
     - a prelude builtin other than a type's conversion (``int``, ``float``, ``str`` are also
       types) is called when it is an operator's operand (E0510: ``"n: " + set``, ``not len``,
-      ``for v in range``) or a builtin's argument (E0504: ``float(set)``), and no prelude
+      ``for v in range``), a builtin's argument (E0504: ``float(set)``) or the value of ``ret`` or
+      of an annotated ``let`` whose type is known and not a function's (E0507: ``ret range`` in a
+      function returning ``int``; :func:`pipeline.decoding_types.expected_base`), and no prelude
       function takes an operator after it where it stands bare (``ret len + 1``; it may be a
       user function's argument, a list element or a pipe stage, or a named argument's name).
 
@@ -237,7 +240,9 @@ def no_suffix(code: str, declared: frozenset[str]) -> Suffix:
     if last in _FUNCTIONS and last not in declared:
         if last in _CONVERSIONS:
             return Suffix(member=True)  # also a type name (`x: int`): its position is not known here
-        if last in BUILTINS and (before in _OPERATORS or before in ("(", ",") and _builtin_call(code, declared)):
+        typed = before in ("ret", "=") and expected_base(code[:len(code) - len(last)]) not in (None, "fn")
+        if last in BUILTINS and (before in _OPERATORS or before in ("(", ",") and _builtin_call(code, declared)
+                                 or typed):
             # not a view element: in its call every word is free (named arguments), and the tiny
             # model, held to `input(` after `not input`, filled it with undefined names
             stack = scan(code).stack

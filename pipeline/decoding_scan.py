@@ -67,7 +67,8 @@ class Frame:
     NAME, ``""`` for a method ``x.NAME(``), ``decl`` (``fn f(``, ``on h(``, ``| V(``, ``fn(``:
     parameters, fields), ``paren`` (a parenthesized expression), ``index`` (``[``), ``block``,
     ``record``, ``match``, ``actor`` or ``children`` (a ``{``); ``names``: what is declared in it
-    (:attr:`Scan.visible`); ``arm`` is the offset where the current match arm starts."""
+    (:attr:`Scan.visible`); ``arm`` is the offset where the current match arm starts, and for a
+    ``{`` or a call's ``(`` the offset right after it."""
 
     kind: str
     arm: int = 0
@@ -165,7 +166,7 @@ def _scan(code: str, start: int, state: Scan) -> Scan:
             if prev == "fn" or named and before in _DECL_HEADS or generic:
                 stack.append(Frame("decl"))
             elif named or prev == ")":
-                stack.append(Frame("call", callee=prev if named and before != "." else ""))  # not a method
+                stack.append(Frame("call", m.end(), callee=prev if named and before != "." else ""))  # not a method
             else:
                 stack.append(Frame("paren"))
         elif tok == "[":

@@ -16,6 +16,8 @@ from pipeline.decoding_declare import TOOL_DECORATOR, TokenIndex
 _IDENT: Final = re.compile(r"[A-Za-z0-9_]*")
 #: a token that starts a binary operator (after spaces or tabs): arithmetic, comparison,
 #: ``and``/``or``; not ``->`` (an arm), ``|>`` (a pipe), ``=`` (a named argument) or ``!`` alone
+#: a token that starts a number or a unary minus (after spaces or tabs)
+_NUMBER_LED: Final = re.compile(r"[ \t]*(?:\d|-(?!>))")
 _OPERATOR_LED: Final = re.compile(r"[ \t]*(?:[+*/%<>]|-(?!>)|==|!=|(?:and|or)(?![A-Za-z0-9_]))")
 
 
@@ -40,6 +42,11 @@ class TokenTable:
     call_led: list[int] = field(default_factory=list)  # ids whose text is spaces/tabs, then "("
     operator_led: list[int] = field(default_factory=list)  # spaces/tabs, then a binary operator (not `->`, `|>`)
     blank: list[int] = field(default_factory=list)  # whitespace only, with a newline (L1 may drop it)
+    number_led: list[int] = field(default_factory=list)  # a digit or a minus (not `->`) first
+    ws_number_led: list[int] = field(default_factory=list)  # spaces/tabs, then a digit or a minus
+    close_led: list[int] = field(default_factory=list)  # spaces/tabs, then ")"
+    empty_call_led: list[int] = field(default_factory=list)  # spaces/tabs, then "()"
+    space_only: list[int] = field(default_factory=list)  # whitespace only (newlines included)
 
 
 def token_table(tokenizer: Any) -> TokenTable:
@@ -76,6 +83,12 @@ def token_table(tokenizer: Any) -> TokenTable:
     call = [i for i, t in enumerate(texts) if t.lstrip(" \t").startswith("(")]
     operator = [i for i, t in enumerate(texts) if _OPERATOR_LED.match(t)]
     blank = [i for i, t in enumerate(texts) if t.isspace() and "\n" in t]
+    number = [i for i, t in enumerate(texts) if _NUMBER_LED.match(t)]
+    ws_number = [i for i, t in enumerate(texts) if t[:1] in (" ", "\t") and _NUMBER_LED.match(t)]
+    close = [i for i, t in enumerate(texts) if t.lstrip(" \t").startswith(")")]
+    empty_call = [i for i, t in enumerate(texts) if t.lstrip(" \t").startswith("()")]
+    space = [i for i, t in enumerate(texts) if t and t.isspace()]
     return TokenTable(lead_ends, lead_only, ws_lead_ends, ws_lead_only, glued, digit_led, terminators, ws_ident,
                       backtick, TokenIndex(texts), texts, tool, member_led=member, call_led=call,
-                      operator_led=operator, blank=blank)
+                      operator_led=operator, blank=blank, number_led=number,
+                      ws_number_led=ws_number, close_led=close, empty_call_led=empty_call, space_only=space)

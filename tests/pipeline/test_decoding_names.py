@@ -347,6 +347,9 @@ def test_a_nearly_spent_budget_winds_an_open_block_down() -> None:
     assert short and all(set(t) <= set(")]}`\n\r \t") for t in short) and any("}" in t for t in short)
     in_string = left(body + '  print("abc', 2)
     assert in_string and all(t.startswith('"') for t in in_string)
+    # inside ( or [ a newline is dropped (L1): it would idle, so a token must close something
+    in_call = left(body + "  print(x", 2)
+    assert in_call and all(set(t) & set(")]") for t in in_call) and not any(t.isspace() for t in in_call)
 
 
 def test_a_repair_turn_keeps_what_the_original_request_named() -> None:
@@ -407,17 +410,36 @@ def _first_blocked(src: str, spec: RequestSpec | None = None) -> str | None:
     ("fn f() {\n  _ing = 1\n}", "{\n "),                       # `_` binds or matches, it is no value
     # an operand that has no members / cannot be called (E0512 / E0502), whatever the types
     ("fn f() to Element {\n  ret grid.push(1)\n}", "ret grid"),
-    ("fn f() to int {\n  ret false.size\n}", "ret false"),
+    ("fn f() to bool {\n  ret false.size\n}", "ret false"),
     ('fn f() to str {\n  ret "a"("b")\n}', 'ret "a"'),
     ("fn f() to str {\n  ret str(1)(2)\n}", "ret str(1)"),
     ("fn f() to int {\n  ret 2 * range\n}", "ret 2 * range"),   # a prelude function as an operand
-    ("fn f() to bool {\n  ret not len\n}", "ret not len"),
+    ("fn f() to bool {\n  ret not len\n}", "ret not"),  # `len(` gives an int: refused after `not` already
     ("fn f() to bool {\n  ret button and true\n}", "ret button"),
     ("fn f() {\n  for v in range {\n  }\n}", "for v in range"),
     ("fn f() to int {\n  ret len + 1\n}", "ret len"),
     ("fn f(c: float) to float {\n  ret float(set) * 0.5\n}", "ret float(set"),  # no builtin takes a function
     ("fn f(o: Option[int]) to int {\n  match o {\n    Some(inner) -> inner\n    None -> 0\n  }\n  ret inner\n}",
      "}\n  ret"),
+    # a start whose type can never be the declared one (pipeline.decoding_types)
+    ("fn f(qty: int) to int {\n  ret float(qty)\n}", "{\n  ret"),         # E0507: float in an int function
+    ("fn f(names: List[str]) to str {\n  ret len(names)\n}", "{\n  ret"),
+    ("fn f(qty: int) to str {\n  ret 0\n}", "{\n  ret"),
+    ("fn f(qty: int) to Element {\n  ret not true\n}", "{\n  ret"),
+    ("fn f(qty: int) to int {\n  ret text(value=qty)\n}", "{\n  ret"),
+    ("fn f(qty: int) to int {\n  ret range\n}", "ret range"),              # ... and called there
+    ("fn f() {\n  let n: str = 5\n}", "let n: str ="),
+    ("fn f(qty: int) to bool {\n  ret not qty == 1 or not 5\n}", "or not"),  # E0510: `not` takes a bool
+    ("fn f(qty: int) to int {\n  ret len(3)\n}", "ret len("),               # E0504: len takes no int
+    ("fn f(qty: int) to float {\n  ret float(false)\n}", "ret float("),
+    ("fn f(qty: int) to bool {\n  ret len(qty, not true)\n}", "ret len(qty,"),
+    # E0510: str + int (the check splits on " + ", so it reads the text before the operator)
+    ('fn f(xs: List[int]) to str {\n  ret "n: " + len(xs)\n}', 'ret "n: "'),
+    ("fn f(qty: int) to str {\n  ret str(qty) + 1\n}", "ret str(qty)"),
+    # E0503: a prelude builtin's call with another number of arguments (pipeline.decoding_calls)
+    ("fn f(a: int, b: int) {\n  assert(a, b)\n}", "assert(a"),
+    ("fn f(n: int) to List[int] {\n  ret range(n)\n}", "range(n"),
+    ("fn f() {\n  assert(true)\n  print(str())\n}", "print(str"),
 ])
 def test_garbage_words_are_refused(src: str, refused_after: str) -> None:
     blocked = _first_blocked(src)
@@ -454,6 +476,17 @@ def test_garbage_words_are_refused(src: str, refused_after: str) -> None:
     "fn g(xs: List[str]) to int {\n  ret twice(range, len(xs)) + (xs |> len)\n}",
     "fn h(o: Option[str]) to Element {\n  ret card(padding=1) {\n    text(value=match o {\n"
     "      Some(text) -> text + \"!\"\n      None -> \"-\"\n    })\n  }\n}",
+    # starts that can still give the declared type (pipeline.decoding_types)
+    "fn f(xs: List[int]) to float {\n  ret 1 + len(xs) * 0.5\n}\nfn g(xs: List[int]) to bool {\n"
+    "  ret len(xs) > 0 and not \"a b\".contains(\"a\")\n}\nfn h() to fn(int, int) to List[int] {\n  ret range\n}",
+    "fn f(len: int) to str {\n  ret str(len)\n}\nfn g() {\n  let x: float = 1\n  ret print(x)\n}",
+    "fn f(a: int) to int {\n  let g = fn(x: int) to str {\n    ret \"a\"\n  }\n  ret a\n}\n"
+    "type Money = int\nfn cost() to Money {\n  ret 5\n}\nfn first<T>(d: T) to T {\n  ret d\n}",
+    "fn f(a: float) to int {\n  ret int(a) + range(0, 2)[1]\n}\nfn g(s: str) to int {\n  ret len(s) - 1\n}",
+    'fn f(xs: List[int]) to str {\n  ret "n: " + str(len(xs)) + "a,b".split(",")[0] + "!"\n}\n'
+    "fn g(xs: List[int]) to float {\n  ret 1 + len(xs) * 2 - 0.5 / float(len(xs))\n}",
+    "fn f(xs: List[int]) to List[int] {\n  print(len(xs,))\n  ret range(\n    0,\n    len(xs),\n  )\n}",
+    "fn len(a: int, b: int) to int {\n  ret a + b\n}\nfn g() to int {\n  ret len(1, 2)\n}",
 ])
 def test_valid_forms_pass_the_name_mask(src: str) -> None:
     assert _first_blocked(src) is None

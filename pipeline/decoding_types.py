@@ -1,0 +1,191 @@
+"""Declared types at an expression's head, for the name mask (:mod:`pipeline.decoding_names`).
+
+Where the left context says what type an expression must have, and the word (or number) that
+starts it can never give that type, the start is refused (:func:`head_rule`). Three places:
+
+- the value of ``ret`` in a function (or handler, workflow, activity, lambda) with a declared
+  return type, and of ``let x: T =`` (spec §4: ``ret`` must give the return type, E0507; a
+  ``let``'s value its annotation, E0501);
+- the operand of unary ``not`` (``and or not`` on bool, E0510);
+- an argument of a prelude builtin (spec §5: ``len`` takes ``str|List|Map|Set``, ``range`` ints,
+  ``float``/``int`` an int, float or str, ``assert`` a bool, ``set`` a list; E0504).
+
+What a start can give (its *reach*) follows from spec §4 and §5 alone, for the starts whose type
+has no methods and no indexing: a number (or unary ``-``) gives an ``int`` or ``float``, and a
+comparison of it a ``bool``; ``not``/``true``/``false`` a ``bool``; a view element's call an
+``Element`` (``==`` of two a ``bool``); ``len(``/``int(`` an ``int`` (then ``float`` by arithmetic
+with a float, ``bool`` by comparison); ``float(`` a ``float``; ``print(``/``assert(`` ``Unit``.
+A ``not``'s operand is a unary expression (``not a == b`` is ``(not a) == b``), so there only
+postfix can follow the start and the comparisons do not count. Every other start (a name, a
+string, ``[``, ``(``, a constructor, ``str(``, ``range(``, ``if``, ``match``) may reach any type
+through methods, indexing or ``?``, so it is never refused; nor is a prelude name the program
+shadows. The return types read are the builtin ones only (an alias, a user type or a generic
+is not resolved here, so it restricts nothing).
+
+**Trade-off.** A pipe ``a |> f`` is ``f(a)`` (spec §2), so any start can reach any type through
+one: ``ret 0 |> str`` is valid in a function returning ``str``, and this rule refuses its ``0``.
+Like the forward references of :mod:`pipeline.decoding_names`, this trades a rare spelling for
+the wrong-typed starts the tiny model writes: in the completed blocks of one constrained eval
+run (408 answers), 58 of the 100 ``ret`` type errors (E0507) started with such a word
+(``ret float(...)`` in a function returning ``int``, ``ret len(names)`` returning ``str``,
+``ret 0.0`` returning ``int``), and 45 of the 74 builtin argument errors (E0504) such as
+``len(3)`` and ``float(false)``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Final
+
+from pipeline.decoding_scan import IDENT_CHARS, TOKENS, scan
+from vox_lang.prelude import VIEW_ELEMENTS
+
+#: the start of a number: a digit or unary minus (``-`` not of ``->``)
+NUMBER: Final = "<number>"
+_NUMERIC: Final = frozenset({"int", "float", "bool"})
+#: what an expression starting with each word can give, with binary operators after it (see module docstring)
+_REACH: Final[dict[str, frozenset[str]]] = {
+    NUMBER: _NUMERIC, "not": frozenset({"bool"}), "true": frozenset({"bool"}), "false": frozenset({"bool"}),
+    "len": _NUMERIC, "int": _NUMERIC, "float": frozenset({"float", "bool"}),
+    "print": frozenset({"Unit", "bool"}), "assert": frozenset({"Unit", "bool"}),
+    **{v: frozenset({"Element", "bool"}) for v in VIEW_ELEMENTS},
+}
+#: ... and with only postfix after it (the operand of a unary operator)
+_POSTFIX_REACH: Final[dict[str, frozenset[str]]] = {
+    NUMBER: frozenset({"int", "float"}), "not": frozenset({"bool"}), "true": frozenset({"bool"}),
+    "false": frozenset({"bool"}), "len": frozenset({"int"}), "int": frozenset({"int"}),
+    "float": frozenset({"float"}), "print": frozenset({"Unit"}), "assert": frozenset({"Unit"}),
+    **{v: frozenset({"Element"}) for v in VIEW_ELEMENTS},
+}
+#: what each prelude builtin's arguments must be (spec §5); ``print``/``str`` take anything
+_ARGUMENTS: Final[dict[str, frozenset[str]]] = {
+    "len": frozenset({"str", "List", "Map", "Set"}), "set": frozenset({"List"}), "range": frozenset({"int"}),
+    "float": frozenset({"int", "float", "str"}), "int": frozenset({"int", "float", "str"}),
+    "assert": frozenset({"bool"}),
+}
+_SIMPLE: Final = frozenset({"int", "float", "bool", "str", "Element", "Unit"})
+#: binary operators whose right operand is a ``mul_e``/``unary`` (spec §2), so only postfix and
+#: arithmetic follow its start: its type is then the start's, or an error
+_ARITHMETIC: Final = frozenset({"+", "-", "*", "/", "%"})
+_GENERIC: Final = re.compile(r"(List|Set|Map|Option|Result)\b")
+#: a function, handler, workflow, activity or lambda header right before its body's ``{``
+_HEADER: Final = re.compile(
+    r"(?:\b(?:fn|workflow|activity|on)\s+[A-Za-z_]\w*\s*(?:<[^<>{}]*>)?|\bfn)\s*"
+    r"\([^(){}]*(?:\([^(){}]*\)[^(){}]*)*\)\s*"  # parameters (a function type's parentheses nest once)
+    r"(?:to\s+(?P<ret>[^{}]*?))?\s*\Z")
+_LET_TYPED: Final = re.compile(r"\blet\s+(?:mut\s+)?[A-Za-z_]\w*\s*:\s*(?P<type>[^=\n]+?)\s*=\s*\Z")
+_HEADER_LOOKBACK: Final = 400  # characters before a `{` searched for its header
+
+
+@dataclass(frozen=True)
+class HeadRule:
+    """What may not start the expression at the end of the text: the prelude ``words`` and,
+    with ``numbers``, a number or unary ``-``."""
+
+    words: frozenset[str]
+    numbers: bool
+
+
+def type_base(text: str | None) -> str | None:
+    """The builtin type a type's source text names: ``int float bool str Element Unit`` (``""``:
+    no return type, so ``Unit``), ``List Set Map Option Result`` for their applications, ``fn``
+    for a function type; ``None`` for anything else (aliases, user types, generics)."""
+    if text is None:
+        return None
+    text = text.strip()
+    if not text:
+        return "Unit"
+    if text in _SIMPLE:
+        return text
+    m = _GENERIC.match(text)
+    if m:
+        return m.group(1)
+    return "fn" if text.startswith("fn") else None
+
+
+def return_type(code: str) -> str | None:
+    """The declared return type (source text, ``""`` when none) of the function, handler,
+    workflow, activity or lambda whose body the end of ``code`` stands in; ``None`` when there is
+    none or its header cannot be read."""
+    for frame in reversed(scan(code).stack):
+        if frame.kind not in ("block", "record", "match"):
+            return None
+        if frame.kind != "match":  # a lambda's body reads as a record when its return type ends in a name
+            brace = frame.arm - 1
+            m = _HEADER.search(code, max(0, brace - _HEADER_LOOKBACK), brace)
+            if m:
+                return m.group("ret") or ""
+    return None
+
+
+def _rule(reach: dict[str, frozenset[str]], target: frozenset[str], declared: frozenset[str]) -> HeadRule | None:
+    refused = frozenset(w for w, r in reach.items() if not r & target and w not in declared)
+    if not refused:
+        return None
+    return HeadRule(refused - {NUMBER}, NUMBER in refused)
+
+
+def _operand_type(tokens: list[str], before: str, declared: frozenset[str]) -> str | None:
+    """The type of the operand ``tokens`` end with (``before``: the text up to its end), when a
+    string or number literal or a prelude conversion's call (``str(...)``, ``len(...)``) ends it;
+    else ``None``. (Postfix after a literal is a member or an index, whose type is not read here.)"""
+    last = tokens[-1]
+    ahead = tokens[-2] if len(tokens) > 1 else ""
+    if ahead == ".":
+        return None
+    if last.startswith('"'):
+        return "str" if len(last) > 1 and last.endswith('"') and not last.endswith('\\"') else None
+    if last[:1].isdigit():
+        return "float" if "." in last else "int"
+    if last == ")":
+        callee = scan(before).closed_callee
+        if callee not in declared:
+            return {"str": "str", "len": "int", "int": "int", "float": "float"}.get(callee)
+    return None
+
+
+def expected_base(head: str) -> str | None:
+    """The builtin type (:func:`type_base`) the expression starting at the end of ``head`` must
+    have when it is the value of ``ret`` or of an annotated ``let``; ``None`` when that is not
+    known there."""
+    line = head[head.rfind("\n") + 1:]
+    tokens = [t for t in TOKENS.findall(line) if not t.startswith("//")]
+    last = tokens[-1] if tokens else ""
+    if last == "ret" and (len(tokens) == 1 or tokens[-2] in ("{", "->")):
+        return type_base(return_type(head))
+    if last == "=":
+        m = _LET_TYPED.search(line)
+        return type_base(m.group("type")) if m else None
+    return None
+
+
+def head_rule(code: str, declared: frozenset[str]) -> HeadRule | None:
+    """What may not start the expression whose first word (or number) is being written at the end
+    of ``code`` (an open ```vox block), from the types the left context declares (see the module
+    docstring); ``None`` when nothing is refused or the end is no such start. ``declared``: names
+    in scope besides the prelude (a prelude name they shadow is never refused)."""
+    head = code[: len(code.rstrip(IDENT_CHARS))]
+    if head[-1:] not in (" ", "\t", "(", ","):
+        return None  # the word being written is glued to something: not a fresh start
+    line = head[head.rfind("\n") + 1:]
+    tokens = [t for t in TOKENS.findall(line) if not t.startswith("//")]
+    last = tokens[-1] if tokens else ""
+    if last in ("ret", "="):
+        base = expected_base(head)
+        return _rule(_REACH, frozenset({base}), declared) if base not in (None, "fn") else None
+    if last == "not":
+        return _rule(_POSTFIX_REACH, frozenset({"bool"}), declared)
+    if last in _ARITHMETIC and len(tokens) >= 2:
+        left = _operand_type(tokens[:-1], head[:head.rstrip().rfind(last)], declared)
+        if left == "str" and last == "+":
+            return _rule(_POSTFIX_REACH, frozenset({"str"}), declared)
+        if left in ("int", "float"):
+            return _rule(_POSTFIX_REACH, frozenset({"int", "float"}), declared)
+    if last in ("(", ","):
+        stack = scan(head).stack
+        frame = stack[-1] if stack else None
+        if frame is not None and frame.kind == "call" and frame.callee in _ARGUMENTS \
+                and frame.callee not in declared:
+            return _rule(_REACH, _ARGUMENTS[frame.callee], declared)
+    return None

@@ -1,0 +1,94 @@
+"""Declared types at an expression's head (pipeline.decoding_types): return types read from
+headers, and the starts refused where they can never give the declared type."""
+
+from __future__ import annotations
+
+import pytest
+
+from pipeline.decoding_types import NUMBER, expected_base, head_rule, return_type, type_base
+
+
+@pytest.mark.parametrize(("code", "expected"), [
+    ("fn f(a: int) to int {\n  ret ", "int"),
+    ("fn f(a: int) {\n  ret ", ""),                                           # no return type: Unit
+    ("pub async fn f() to Result[int] {\n  ret ", "Result[int]"),
+    ("fn f<T>(a: T) to T {\n  ret ", "T"),
+    ("fn f(g: fn(int) to int, b: int) to str {\n  ret ", "str"),            # a function-typed parameter
+    ("fn f(a: int) to fn(int, int) to List[int] {\n  ret ", "fn(int, int) to List[int]"),
+    ("fn f(\n  a: int,\n  b: int\n) to List[int] {\n  ret ", "List[int]"),  # parameters over lines
+    ("fn f(a: int) to int {\n  if a > 1 {\n    while true {\n      ret ", "int"),
+    ("fn f(a: int) to int {\n  match a {\n    1 -> {\n      ret ", "int"),
+    ("fn f(a: int) to int {\n  let g = fn(x: int) to str {\n    ret ", "str"),  # a lambda returns from itself
+    ("fn f(a: int) to int {\n  let g = fn(x: int) to str {\n    ret x\n  }\n  ret ", "int"),
+    ("actor A {\n  on h(x: int) to bool {\n    ret ", "bool"),
+    ("activity fetch(u: str) to Result[str] {\n  ret ", "Result[str]"),
+    ("let x = 1\n", None),                                                   # not in a function
+    ("fn f(a: int) to int {\n  print(", None),                               # in a call's parentheses
+])
+def test_return_type(code: str, expected: str | None) -> None:
+    assert return_type(code) == expected
+
+
+@pytest.mark.parametrize(("text", "base"), [
+    ("int", "int"), ("", "Unit"), ("List[int]", "List"), ("Result[int, str]", "Result"), ("Element", "Element"),
+    ("fn(int) to int", "fn"), ("Money", None), ("T", None), (None, None), ("Map[str, int]", "Map"),
+])
+def test_type_base(text: str | None, base: str | None) -> None:
+    assert type_base(text) == base
+
+
+def test_expected_base_reads_ret_and_annotated_lets_only() -> None:
+    assert expected_base("fn f() to str {\n  ret ") == "str"
+    assert expected_base("fn f() to str {\n  let n: int = ") == "int"
+    assert expected_base("fn f() to str {\n  let n = ") is None
+    assert expected_base("fn f() to str {\n  x = ") is None
+    assert expected_base("fn f() to str {\n  print(ret ") is None  # not a statement's `ret`
+
+
+@pytest.mark.parametrize(("code", "refused", "allowed", "numbers"), [
+    ("fn f(a: int) to int {\n  ret ", {"float", "not", "true", "print", "card", "text"}, {"len", "int", "str", "range"},
+     False),
+    ("fn f(a: int) to float {\n  ret ", {"not", "card", "print"}, {"len", "int", "float", "str"}, False),
+    ("fn f(a: int) to str {\n  ret ", {"len", "int", "float", "not", "card"}, {"str", "range", "set"}, True),
+    ("fn f(a: int) to Element {\n  ret ", {"len", "not", "print"}, {"card", "text", "str"}, True),
+    ("fn f(a: int) {\n  ret ", {"len", "card", "not"}, {"print", "assert", "str"}, True),
+    ("fn f(a: bool) to bool {\n  ret a and not ", {"len", "int", "float", "print", "card"}, {"true", "not", "str"},
+     True),
+    ("fn f(a: str) to int {\n  ret len(", {"len", "int", "not", "card"}, {"str", "range", "set"}, True),
+    ("fn f(a: str) to int {\n  ret range(0, ", {"float", "not", "card"}, {"len", "int"}, False),
+    ("fn f(a: str) to float {\n  ret float(", {"not", "true", "card", "print"}, {"len", "int", "str"}, False),
+    ("fn f(a: int) to int {\n  let s: str = ", {"len", "int"}, {"str"}, True),
+    # the right operand of an arithmetic operator whose left operand's type is known
+    ('fn f(a: int) to str {\n  ret "n: " + ', {"len", "int", "float", "not", "card", "print"}, {"str", "range"}, True),
+    ("fn f(a: int) to str {\n  ret str(a) + ", {"len", "grid"}, {"str"}, True),
+    ('fn f(a: int) to int {\n  ret len("ab") * ', {"not", "true", "card", "print"}, {"len", "int", "float"}, False),
+    ("fn f(a: int) to float {\n  ret 2.5 - ", {"not", "card"}, {"len", "float"}, False),
+])
+def test_head_rule_refuses_starts_that_cannot_give_the_type(code: str, refused: set[str], allowed: set[str],
+                                                            numbers: bool) -> None:
+    rule = head_rule(code, frozenset({"a"}))
+    assert rule is not None
+    assert refused <= rule.words and not allowed & rule.words and NUMBER not in rule.words
+    assert rule.numbers == numbers
+
+
+@pytest.mark.parametrize("code", [
+    "fn f(a: int) to bool {\n  ret ",                      # everything compares to a bool
+    "fn f(a: int) to Money {\n  ret ",                     # an alias or user type: not resolved here
+    "fn f<T>(a: T) to T {\n  ret ",
+    "fn f(a: int) to fn(int) to int {\n  ret ",            # a function: any prelude function may be it
+    "fn f(a: int) to int {\n  let n = ",                   # no annotation
+    "fn f(a: int) to int {\n  ret a + ",                   # not the expression's start
+    "fn f(a: int) to int {\n  print(",                     # print takes anything
+    "fn f(a: int) to int {\n  ret",                        # the word `ret` itself is being written
+    "fn f(a: str) to str {\n  ret a + ",                   # a name's type is not read
+    'fn f(a: str) to str {\n  ret "a" - ',                 # only `+` takes strings: an error either way
+    'fn f(a: Map[str, str]) to str {\n  ret a."k" + ',
+])
+def test_head_rule_is_silent_where_the_type_is_not_known(code: str) -> None:
+    assert head_rule(code, frozenset({"a"})) is None
+
+
+def test_a_shadowing_declaration_is_never_refused() -> None:
+    rule = head_rule("fn f(len: int, card: str) to str {\n  ret ", frozenset({"len", "card"}))
+    assert rule is not None and not {"len", "card"} & rule.words and "int" in rule.words
