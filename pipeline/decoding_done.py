@@ -130,20 +130,16 @@ def allowed_after_done(texts: list[str], extras: Extras, width: int) -> Any:
 _CLOSERS: Final = frozenset(")]}`\n\r \t")
 
 
-def closing_mask(texts: list[str], width: int, in_string: bool, in_bracket: bool = False) -> Any:
+def closing_mask(texts: list[str], width: int, in_string: bool) -> Any:
     """Bool mask ``[width]`` of the tokens that wind a block down (see the module docstring):
     ``in_string``: tokens starting with ``"`` followed only by closers; otherwise tokens made only
     of closers and whitespace that hold at least one closer or newline (pure spaces would let the
-    block idle to its end). ``in_bracket``: the innermost open bracket is ``(`` or ``[``, where
-    layout drops a newline (L1), so a newline idles too: a token must hold ``)`` or ``]``. (Cut
-    blocks of the default eval ended in dozens of blank lines inside an open call.)"""
+    block idle to its end)."""
     import torch
 
     out = torch.zeros(width, dtype=torch.bool)
     for i, text in enumerate(texts[:width]):
         body = text[1:] if in_string and text.startswith('"') else None if in_string else text
-        if body is None or not text or not set(body) <= _CLOSERS:
-            continue
-        if in_string or (set(body) & {")", "]"} if in_bracket else set(body) - {" ", "\t"}):
+        if body is not None and text and set(body) <= _CLOSERS and (in_string or set(body) - {" ", "\t"}):
             out[i] = True
     return out

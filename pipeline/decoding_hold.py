@@ -22,7 +22,7 @@ from typing import Any
 from pipeline.decoding_declare import handler_header, handler_start, header, item_start
 from pipeline.decoding_done import Extras, allowed_after_done, boundary, close_margin, closing_mask, decorator_line
 from pipeline.decoding_layout import ends_in_string
-from pipeline.decoding_scan import L1_FRAMES, scan
+from pipeline.decoding_scan import scan
 from pipeline.decoding_scope import declared_names, imported_std
 from pipeline.decoding_tokens import TokenTable
 from vox_lang.requests import RequestSpec, missing_items
@@ -111,9 +111,7 @@ class RequestHold:
                     mask = both
                     self.report.done_steps += 1
         if short and done is None:
-            stack = scan(code).stack
-            closing = self._closing(width, ends_in_string(code[code.rfind("\n") + 1:]),
-                                    bool(stack) and stack[-1].kind in L1_FRAMES)
+            closing = self._closing(width, ends_in_string(code[code.rfind("\n") + 1:]))
             both = closing if mask is None else mask & closing
             if _any_left(row_scores, both):
                 mask = both
@@ -196,11 +194,11 @@ class RequestHold:
             ids += self.table.tool_ids  # an @mcp.tool decorator line may come first
         return ids
 
-    def _closing(self, width: int, in_string: bool, in_bracket: bool) -> Any:
+    def _closing(self, width: int, in_string: bool) -> Any:
         """:func:`pipeline.decoding_done.closing_mask`, cached per width in the token table."""
-        key = ("closing", f"{width}:{in_string}:{in_bracket}")
+        key = ("closing", f"{width}:{in_string}")
         if key not in self.table.cache:  # kept in the token table: built once per tokenizer, not per request
-            self.table.cache[key] = closing_mask(self.table.texts, width, in_string, in_bracket)
+            self.table.cache[key] = closing_mask(self.table.texts, width, in_string)
         return self.table.cache[key]
 
     def _done_mask(self, row: int, code: str, width: int, short: bool = False) -> Any | None:

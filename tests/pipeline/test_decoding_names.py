@@ -347,9 +347,6 @@ def test_a_nearly_spent_budget_winds_an_open_block_down() -> None:
     assert short and all(set(t) <= set(")]}`\n\r \t") for t in short) and any("}" in t for t in short)
     in_string = left(body + '  print("abc', 2)
     assert in_string and all(t.startswith('"') for t in in_string)
-    # inside ( or [ a newline is dropped (L1): it would idle, so a token must close something
-    in_call = left(body + "  print(x", 2)
-    assert in_call and all(set(t) & set(")]") for t in in_call) and not any(t.isspace() for t in in_call)
 
 
 def test_a_repair_turn_keeps_what_the_original_request_named() -> None:
