@@ -162,6 +162,7 @@ CHILD = """
 import sys, time
 from pipeline.distributed import die_with_parent
 die_with_parent(int(sys.argv[1]))
+print("ready", flush=True)
 time.sleep(600)
 """
 
@@ -172,7 +173,9 @@ def test_a_child_does_not_outlive_its_parent() -> None:
     parent = subprocess.Popen([sys.executable, "-c", PARENT, CHILD], env=env, text=True, stdout=subprocess.PIPE)
     assert parent.stdout is not None
     child = int(parent.stdout.readline())
-    time.sleep(1.0)  # let the child reach prctl
+    # the child shares the parent's stdout: wait until it has called prctl (a fixed sleep lost
+    # that race once under a loaded CI run: the child was still importing when its parent died)
+    assert parent.stdout.readline().strip() == "ready"
     parent.kill()
     parent.wait(timeout=10)
     deadline = time.monotonic() + 20
