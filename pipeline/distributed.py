@@ -73,6 +73,8 @@ def die_with_parent(parent_pid: int | None = None) -> None:
     included), so no training process outlives its launcher. Linux only (``PR_SET_PDEATHSIG``);
     elsewhere nothing is done.
 
+    SIGTERM is un-ignored and unblocked first: both are inherited across ``exec``.
+
     Args:
         parent_pid: the expected parent; if it already died (this process was re-parented before
             the call), SIGTERM is sent at once.
@@ -80,6 +82,15 @@ def die_with_parent(parent_pid: int | None = None) -> None:
     if not sys.platform.startswith("linux"):
         return
     import ctypes
+
+    # SIG_IGN and the signal mask survive exec: a launcher that ignores or blocks SIGTERM (a test
+    # runner, nohup-like wrappers) would otherwise leave this process deaf to its parent's death
+    if signal.getsignal(signal.SIGTERM) == signal.SIG_IGN:
+        try:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        except ValueError:  # not the main thread: leave the disposition as it is
+            log.warning("distributed: SIGTERM is ignored and cannot be reset off the main thread")
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
 
     if ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0) != 0:
         log.warning("distributed: prctl(PR_SET_PDEATHSIG) failed (errno %d)", ctypes.get_errno())

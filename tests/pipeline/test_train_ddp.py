@@ -168,9 +168,17 @@ time.sleep(600)
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux-only")
-def test_a_child_does_not_outlive_its_parent() -> None:
+@pytest.mark.parametrize("ignored", [False, True])
+def test_a_child_does_not_outlive_its_parent(ignored: bool) -> None:
+    """``ignored``: the parent ignores SIGTERM, which its child inherits across exec (the fresh-clone
+    CI run met this: an earlier test left SIGTERM ignored in the test process)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    parent = subprocess.Popen([sys.executable, "-c", PARENT, CHILD], env=env, text=True, stdout=subprocess.PIPE)
+
+    def setup() -> None:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN if ignored else signal.SIG_DFL)
+
+    parent = subprocess.Popen([sys.executable, "-c", PARENT, CHILD], env=env, text=True, stdout=subprocess.PIPE,
+                              preexec_fn=setup)
     assert parent.stdout is not None
     child = int(parent.stdout.readline())
     # the child shares the parent's stdout: wait until it has called prctl (a fixed sleep lost
