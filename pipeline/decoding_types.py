@@ -8,13 +8,15 @@ starts it can never give that type, the start is refused (:func:`head_rule`). Th
   ``let``'s value its annotation, E0501);
 - the operand of unary ``not`` (``and or not`` on bool, E0510);
 - an argument of a prelude builtin (spec §5: ``len`` takes ``str|List|Map|Set``, ``range`` ints,
-  ``float``/``int`` an int, float or str, ``assert`` a bool, ``set`` a list; E0504).
+  ``float``/``int`` an int, float or str, ``assert`` a bool, ``set`` a list; E0504), the
+  parameter types of :data:`vox_lang.prelude.BUILTINS`.
 
 What a start can give (its *reach*) follows from spec §4 and §5 alone, for the starts whose type
 has no methods and no indexing: a number (or unary ``-``) gives an ``int`` or ``float``, and a
 comparison of it a ``bool``; ``not``/``true``/``false`` a ``bool``; a view element's call an
 ``Element`` (``==`` of two a ``bool``); ``len(``/``int(`` an ``int`` (then ``float`` by arithmetic
-with a float, ``bool`` by comparison); ``float(`` a ``float``; ``print(``/``assert(`` ``Unit``.
+with a float, ``bool`` by comparison); ``float(`` a ``float``; ``print(``/``assert(`` ``Unit``
+(a builtin's result is its return type in :data:`vox_lang.prelude.BUILTINS`).
 A ``not``'s operand is a unary expression (``not a == b`` is ``(not a) == b``), so there only
 postfix can follow the start and the comparisons do not count. Every other start (a name, a
 string, ``[``, ``(``, a constructor, ``str(``, ``range(``, ``if``, ``match``) may reach any type
@@ -39,31 +41,59 @@ from dataclasses import dataclass
 from typing import Final
 
 from pipeline.decoding_scan import IDENT_CHARS, TOKENS, scan
-from vox_lang.prelude import VIEW_ELEMENTS
+from vox_lang.prelude import BUILTINS, VIEW_ELEMENTS, Sig
+from vox_lang.types import TCon, TOneOf
 
 #: the start of a number: a digit or unary minus (``-`` not of ``->``)
 NUMBER: Final = "<number>"
 _NUMERIC: Final = frozenset({"int", "float", "bool"})
+#: the builtin types with no methods and no indexing, so an expression of one reaches only the
+#: types its operators give (every other result may reach any type)
+_PLAIN: Final = frozenset({"int", "float", "bool", "Unit", "Element"})
+#: each prelude builtin's return type's base name (``List`` for ``List[int]``)
+_RETURNS: Final[dict[str, str]] = {n: s.ret.name for n, s in BUILTINS.items() if isinstance(s.ret, TCon)}
+
+
+def _by_operators(base: str) -> frozenset[str]:
+    """What an expression of type ``base`` can give with binary operators after it: itself, a
+    ``bool`` by comparison and, from an ``int``, a ``float`` by arithmetic with one."""
+    return frozenset({base, "bool"} | ({"float"} if base == "int" else set()))
+
+
+def _arguments(sig: Sig) -> frozenset[str] | None:
+    """The type heads the parameters of ``sig`` take (``TCon`` names, ``TOneOf`` heads); ``None``
+    when one takes any type (``any``, a type parameter)."""
+    heads: set[str] = set()
+    for p in sig.params:
+        if isinstance(p.type, TCon):
+            heads.add(p.type.name)
+        elif isinstance(p.type, TOneOf):
+            heads.update(p.type.heads)
+        else:
+            return None
+    return frozenset(heads) if heads else None
+
+
 #: what an expression starting with each word can give, with binary operators after it (see module docstring)
 _REACH: Final[dict[str, frozenset[str]]] = {
     NUMBER: _NUMERIC, "not": frozenset({"bool"}), "true": frozenset({"bool"}), "false": frozenset({"bool"}),
-    "len": _NUMERIC, "int": _NUMERIC, "float": frozenset({"float", "bool"}),
-    "print": frozenset({"Unit", "bool"}), "assert": frozenset({"Unit", "bool"}),
+    **{n: _by_operators(r) for n, r in _RETURNS.items() if r in _PLAIN},
     **{v: frozenset({"Element", "bool"}) for v in VIEW_ELEMENTS},
 }
 #: ... and with only postfix after it (the operand of a unary operator)
 _POSTFIX_REACH: Final[dict[str, frozenset[str]]] = {
     NUMBER: frozenset({"int", "float"}), "not": frozenset({"bool"}), "true": frozenset({"bool"}),
-    "false": frozenset({"bool"}), "len": frozenset({"int"}), "int": frozenset({"int"}),
-    "float": frozenset({"float"}), "print": frozenset({"Unit"}), "assert": frozenset({"Unit"}),
+    "false": frozenset({"bool"}),
+    **{n: frozenset({r}) for n, r in _RETURNS.items() if r in _PLAIN},
     **{v: frozenset({"Element"}) for v in VIEW_ELEMENTS},
 }
-#: what each prelude builtin's arguments must be (spec §5); ``print``/``str`` take anything
+#: what each prelude builtin's arguments must be (spec §5): the heads its parameters take; a
+#: builtin with a parameter of any type (``print``, ``str``) is absent
 _ARGUMENTS: Final[dict[str, frozenset[str]]] = {
-    "len": frozenset({"str", "List", "Map", "Set"}), "set": frozenset({"List"}), "range": frozenset({"int"}),
-    "float": frozenset({"int", "float", "str"}), "int": frozenset({"int", "float", "str"}),
-    "assert": frozenset({"bool"}),
+    n: heads for n, heads in ((n, _arguments(s)) for n, s in BUILTINS.items()) if heads is not None
 }
+#: the type of a prelude builtin's call where it can be an arithmetic operand (``str(...)``, ``len(...)``)
+_OPERANDS: Final[dict[str, str]] = {n: r for n, r in _RETURNS.items() if r in ("int", "float", "str")}
 _SIMPLE: Final = frozenset({"int", "float", "bool", "str", "Element", "Unit"})
 #: binary operators whose right operand is a ``mul_e``/``unary`` (spec §2), so only postfix and
 #: arithmetic follow its start: its type is then the start's, or an error
@@ -141,16 +171,18 @@ def _operand_type(tokens: list[str], before: str, declared: frozenset[str]) -> s
     if last == ")":
         callee = scan(before).closed_callee
         if callee not in declared:
-            return {"str": "str", "len": "int", "int": "int", "float": "float"}.get(callee)
+            return _OPERANDS.get(callee)
     return None
 
 
-def expected_base(head: str) -> str | None:
-    """The builtin type (:func:`type_base`) the expression starting at the end of ``head`` must
-    have when it is the value of ``ret`` or of an annotated ``let``; ``None`` when that is not
-    known there."""
+def _line_tokens(head: str) -> tuple[str, list[str]]:
+    """The last line of ``head`` and its tokens, comments left out."""
     line = head[head.rfind("\n") + 1:]
-    tokens = [t for t in TOKENS.findall(line) if not t.startswith("//")]
+    return line, [t for t in TOKENS.findall(line) if not t.startswith("//")]
+
+
+def _expected(head: str, line: str, tokens: list[str]) -> str | None:
+    """:func:`expected_base` of ``head``, whose last line and its tokens are ``line`` and ``tokens``."""
     last = tokens[-1] if tokens else ""
     if last == "ret" and (len(tokens) == 1 or tokens[-2] in ("{", "->")):
         return type_base(return_type(head))
@@ -158,6 +190,13 @@ def expected_base(head: str) -> str | None:
         m = _LET_TYPED.search(line)
         return type_base(m.group("type")) if m else None
     return None
+
+
+def expected_base(head: str) -> str | None:
+    """The builtin type (:func:`type_base`) the expression starting at the end of ``head`` must
+    have when it is the value of ``ret`` or of an annotated ``let``; ``None`` when that is not
+    known there."""
+    return _expected(head, *_line_tokens(head))
 
 
 def head_rule(code: str, declared: frozenset[str]) -> HeadRule | None:
@@ -168,11 +207,10 @@ def head_rule(code: str, declared: frozenset[str]) -> HeadRule | None:
     head = code[: len(code.rstrip(IDENT_CHARS))]
     if head[-1:] not in (" ", "\t", "(", ","):
         return None  # the word being written is glued to something: not a fresh start
-    line = head[head.rfind("\n") + 1:]
-    tokens = [t for t in TOKENS.findall(line) if not t.startswith("//")]
+    line, tokens = _line_tokens(head)
     last = tokens[-1] if tokens else ""
     if last in ("ret", "="):
-        base = expected_base(head)
+        base = _expected(head, line, tokens)
         return _rule(_REACH, frozenset({base}), declared) if base not in (None, "fn") else None
     if last == "not":
         return _rule(_POSTFIX_REACH, frozenset({"bool"}), declared)

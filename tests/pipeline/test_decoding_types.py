@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from pipeline import decoding_types
 from pipeline.decoding_types import NUMBER, expected_base, head_rule, return_type, type_base
+from vox_lang.prelude import VIEW_ELEMENTS
 
 
 @pytest.mark.parametrize(("code", "expected"), [
@@ -92,3 +94,35 @@ def test_head_rule_is_silent_where_the_type_is_not_known(code: str) -> None:
 def test_a_shadowing_declaration_is_never_refused() -> None:
     rule = head_rule("fn f(len: int, card: str) to str {\n  ret ", frozenset({"len", "card"}))
     assert rule is not None and not {"len", "card"} & rule.words and "int" in rule.words
+
+
+def test_builtin_tables_derived_from_the_prelude_equal_the_hand_written_ones() -> None:
+    # the tables as written by hand before they were read from vox_lang.prelude.BUILTINS
+    numeric = frozenset({"int", "float", "bool"})
+    assert decoding_types._REACH == {
+        NUMBER: numeric, "not": frozenset({"bool"}), "true": frozenset({"bool"}), "false": frozenset({"bool"}),
+        "len": numeric, "int": numeric, "float": frozenset({"float", "bool"}),
+        "print": frozenset({"Unit", "bool"}), "assert": frozenset({"Unit", "bool"}),
+        **{v: frozenset({"Element", "bool"}) for v in VIEW_ELEMENTS},
+    }
+    assert decoding_types._POSTFIX_REACH == {
+        NUMBER: frozenset({"int", "float"}), "not": frozenset({"bool"}), "true": frozenset({"bool"}),
+        "false": frozenset({"bool"}), "len": frozenset({"int"}), "int": frozenset({"int"}),
+        "float": frozenset({"float"}), "print": frozenset({"Unit"}), "assert": frozenset({"Unit"}),
+        **{v: frozenset({"Element"}) for v in VIEW_ELEMENTS},
+    }
+    assert decoding_types._ARGUMENTS == {
+        "len": frozenset({"str", "List", "Map", "Set"}), "set": frozenset({"List"}), "range": frozenset({"int"}),
+        "float": frozenset({"int", "float", "str"}), "int": frozenset({"int", "float", "str"}),
+        "assert": frozenset({"bool"}),
+    }
+    assert decoding_types._OPERANDS == {"str": "str", "len": "int", "int": "int", "float": "float"}
+
+
+def test_expected_base_agrees_with_head_rule_on_the_line_it_reads() -> None:
+    # head_rule reads the line once and hands it on; expected_base reads it itself
+    head = "fn f() to int {\n  // ret\n  ret "
+    assert expected_base(head) == "int"
+    rule = head_rule(head + "x", frozenset())
+    assert rule is not None and "float" in rule.words and rule.numbers is False
+    assert expected_base("fn f() to int {\n  ret 1 // ret ") is None  # a comment's words are no tokens
