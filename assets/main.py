@@ -230,6 +230,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from assets.definitions import defs
     from assets.defs.orchestration import MAIN_JOB
+    from pipeline.interrupts import handlers_restored
 
     try:
         concurrent = max_concurrent()
@@ -240,7 +241,8 @@ def main(argv: list[str] | None = None) -> int:
     job = defs().resolve_job_def(MAIN_JOB)
     tags = {"trigger": "make run", **run_tags()}
     result = None
-    with dg.DagsterInstance.get() as instance:
+    # Dagster leaves SIGTERM mapped to SIGINT's handler (ignored, if SIGINT is): put both back after the runs
+    with handlers_restored(), dg.DagsterInstance.get() as instance:
         for run_id in fail_orphaned_runs(instance):
             logging.getLogger(__name__).warning("marked run %s failed: its process was killed", run_id)
         backfill = run_backfill(instance, concurrent=concurrent, tags=tags)

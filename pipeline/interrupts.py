@@ -86,6 +86,30 @@ def interrupts_ignored(doing: str) -> Iterator[None]:
 
 
 @contextmanager
+def handlers_restored() -> Iterator[None]:
+    """The SIGTERM and SIGINT handlers of before the block are back after it, whatever it did to them.
+
+    For library code that changes them and does not put them back: Dagster's in-process execution
+    (``execute_in_process``, ``execute_job``, ``materialize``) maps SIGTERM to SIGINT's handler and
+    leaves it so. Where SIGINT is ignored (a process started in the background by a shell without job
+    control) SIGTERM then stays ignored, and every process started afterwards inherits that across
+    ``exec`` (a DDP launcher would no longer stop when told to).
+
+    Outside the main thread handlers cannot change; the block then runs unchanged.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {s: signal.getsignal(s) for s in SIGNALS}
+    try:
+        yield
+    finally:
+        for s, old in previous.items():
+            if old is not None and signal.getsignal(s) != old:  # None: set outside Python, cannot be put back
+                signal.signal(s, old)
+
+
+@contextmanager
 def _handling(handler: Any) -> Iterator[None]:
     """``handler`` for :data:`SIGNALS` within the block, the previous handlers restored after it;
     nothing changes outside the main thread (Python handles signals only there)."""

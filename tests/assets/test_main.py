@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 
 import pytest
@@ -52,9 +53,36 @@ def test_main_builds_every_partition_then_the_rest_and_summarises(
     seen: dict[str, Path] = {}
     for name in FAKED:
         monkeypatch.setitem(stages.STAGES, name, dataclasses.replace(stages.STAGES[name], run=_fake(name, seen)))
-    assert main([]) == 0
+    sigterm = signal.getsignal(signal.SIGTERM)
+    sigint = signal.signal(signal.SIGINT, signal.SIG_IGN)  # as in a background job: Dagster would leave SIGTERM so
+    try:
+        assert main([]) == 0
+        assert signal.getsignal(signal.SIGTERM) == sigterm, "the runs left SIGTERM changed"
+    finally:
+        signal.signal(signal.SIGINT, sigint)
     out = capsys.readouterr().out
     assert "vox-mens main job: SUCCESS" in out
     assert "  corpus partitions:  13/13 built in " in out and "(2 processes)" in out
     assert "  gate pass rate:     100.0% (minimum 95% per partition; partitions 100.0%..100.0%)" in out
     assert (tmp_path / "state" / "artifacts" / "corpus" / "train.parquet").is_file() and set(seen) >= set(FAKED)
+
+
+def test_dagster_runs_leave_sigterm_as_it_was() -> None:
+    """Dagster maps SIGTERM to SIGINT's handler during an in-process run and leaves it so: with SIGINT
+    ignored (a background job), SIGTERM would stay ignored, and the DDP launcher with it."""
+    import dagster as dg
+
+    from pipeline.interrupts import handlers_restored
+
+    @dg.asset
+    def one() -> int:
+        return 1
+
+    sigterm = signal.getsignal(signal.SIGTERM)
+    sigint = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        with handlers_restored():
+            assert dg.materialize([one]).success
+        assert signal.getsignal(signal.SIGTERM) == sigterm and signal.getsignal(signal.SIGINT) == signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGINT, sigint)
