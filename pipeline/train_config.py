@@ -25,7 +25,7 @@ class TrainConfig:
     base_model: str = ""  # model to adapt; "" = the base_model stage's output
     quantization: Literal["nf4", "none"] = "nf4"  # "nf4" = QLoRA (bitsandbytes 4-bit), "none" = plain LoRA
     double_quant: bool = True  # quantise the quantisation constants (saves ~0.4 bit/param)
-    compute_dtype: DType = "auto"  # 4-bit dequant dtype: auto = bf16 on CUDA, fp32 on CPU
+    compute_dtype: DType = "auto"  # 4-bit dequant dtype: auto = bf16 where native (CUDA, AMX/AVX512-BF16), else fp32
     bf16: Literal["auto", "on", "off"] = "auto"  # bf16 autocast; auto = where native (CUDA, AMX/AVX512-BF16 CPUs)
     adapter_dtype: DType = "auto"  # LoRA weight dtype: auto = bf16 on CUDA (trl default), fp32 on CPU
     device: Literal["auto", "cuda", "mps", "cpu"] = "auto"  # auto = cuda, then mps, then cpu
