@@ -19,6 +19,7 @@ from typing import Any
 from pipeline.decoding import SamplingParams, _device, _generation_config, _seed, eos_ids
 from pipeline.decoding_criteria import FirstBlockClosed
 from pipeline.decoding_prompt import encode_chat
+from pipeline.decoding_retry import ForcedPrefix, RetryStats, retry_faults
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +48,7 @@ def generate_texts(
     stop_after_block: bool = True,
     processors: Callable[[int], Sequence[Any]] | None = None,
     use_cache: bool = True,
+    ids_out: list[list[list[int]]] | None = None,
 ) -> list[list[str]]:
     """Generate ``n`` completions for each encoded prompt in one batched ``generate`` call.
 
@@ -58,6 +60,8 @@ def generate_texts(
         stop_after_block: end each sequence once its first ```vox block closes.
         processors: ``f(prompt_len) -> [LogitsProcessor, ...]`` built per call (constraints).
         use_cache: library cache or full-sequence forward.
+        ids_out: when given, each prompt's ``n`` generated id lists are appended to it (padding
+            after a sequence ended included).
 
     Returns:
         ``len(prompts)`` lists of ``n`` decoded texts (special tokens skipped).
@@ -75,7 +79,11 @@ def generate_texts(
     with torch.inference_mode():
         out = model.generate(input_ids=ids, attention_mask=mask, stopping_criteria=criteria, logits_processor=procs,
                              generation_config=_generation_config(params, stops, pad, use_cache, n))
-    texts = tokenizer.batch_decode(out[:, prompt_len:], skip_special_tokens=True)
+    new = out[:, prompt_len:]
+    texts = tokenizer.batch_decode(new, skip_special_tokens=True)
+    if ids_out is not None:
+        rows = new.tolist()
+        ids_out.extend(rows[j * n:(j + 1) * n] for j in range(len(prompts)))
     return [texts[j * n:(j + 1) * n] for j in range(len(prompts))]
 
 
@@ -97,18 +105,28 @@ class HFGenerator:
         require: with ``constrained``, hold each block open until it declares what the request names.
         constraint: a ``f(prompt_len, conversations, n) -> [LogitsProcessor]`` factory that
             replaces the default constraint (e.g. with name-aware masking added).
+        retries: rounds of compiler-checked retries (:mod:`pipeline.decoding_retry`; 0: none):
+            a completion whose first block closed with a diagnostic is decoded again from the
+            start of its first faulty line. Only with a constraint.
+        retry_temperature: sampling temperature of the retries (``None``: ``temperature``).
 
     Attributes:
         mask_skips: after a call, how many of its completions had the name mask skipped at a
             dead end at least once (no token both masks allow; the grammar alone chose there:
             :class:`pipeline.decoding_hold.NameReport`); 0 when no name mask ran.
+        retry_stats: after a call, :class:`pipeline.decoding_retry.RetryStats` of its retries.
     """
 
     def __init__(self, model: Any, tokenizer: Any, max_new_tokens: int = 160, temperature: float = 0.2,
                  top_p: float = 0.95, batch_size: int = 64, seed: int = 0, stop_after_block: bool = True,
                  constrained: bool = True, names: bool = True, require: bool = True,
-                 constraint: Callable[[int, Sequence[list[dict[str, str]]], int], Sequence[Any]] | None = None) -> None:
+                 constraint: Callable[[int, Sequence[list[dict[str, str]]], int], Sequence[Any]] | None = None,
+                 retries: int = 0, retry_temperature: float | None = None) -> None:
+        if retries < 0:
+            raise ValueError(f"retries must be >= 0, got {retries}")
         self.model, self.tokenizer, self.stop_after_block = model, tokenizer, stop_after_block
+        self.retries, self.retry_temperature = retries, retry_temperature
+        self.retry_stats = RetryStats()
         self.max_new_tokens, self.temperature, self.top_p = max_new_tokens, temperature, top_p
         self.batch_size, self.seed, self.constraint = batch_size, seed, constraint
         self.constraint_note: str | None = None
@@ -128,20 +146,35 @@ class HFGenerator:
     def __call__(self, conversations: Sequence[list[dict[str, str]]], n: int) -> list[list[str]]:
         import torch
 
-        prompts = [encode_chat(self.tokenizer, c) for c in conversations]
-        per_call = max(1, self.batch_size // max(n, 1))
         params = SamplingParams(max_new_tokens=self.max_new_tokens, temperature=self.temperature, top_p=self.top_p)
         torch.manual_seed(self.seed)
+        self.mask_skips = 0
+        ids: list[list[list[int]]] = []
+        out = self._decode(conversations, n, params, ids)
+        self.retry_stats = RetryStats()
+        if self.retries and self.constraint is not None:
+            temperature = self.temperature if self.retry_temperature is None else self.retry_temperature
+            retry_params = SamplingParams(max_new_tokens=self.max_new_tokens, temperature=temperature,
+                                          top_p=self.top_p)
+            self.retry_stats = retry_faults(self._decode, conversations, out, ids, self.tokenizer, retry_params,
+                                            self.retries, self.seed)
+        return out
+
+    def _decode(self, conversations: Sequence[list[dict[str, str]]], n: int, params: SamplingParams,
+                ids: list[list[list[int]]], forced: Sequence[Sequence[int]] | None = None) -> list[list[str]]:
+        """``n`` texts per conversation in batches of :attr:`batch_size` sequences; their ids go
+        to ``ids``. ``forced``: per conversation (``n`` = 1), tokens its completion starts with."""
+        prompts = [encode_chat(self.tokenizer, c) for c in conversations]
+        per_call = max(1, self.batch_size // max(n, 1))
         out: list[list[str]] = []
         built: list[Any] = []  # the processors of each call, read for their reports afterwards
-        self.mask_skips = 0
         for i in range(0, len(prompts), per_call):
             factory = None
             if self.constraint is not None:
                 factory = functools.partial(_bind_constraint, self.constraint, conversations[i:i + per_call], n,
-                                            built)
+                                            built, forced[i:i + per_call] if forced is not None else None)
             out.extend(generate_texts(self.model, self.tokenizer, prompts[i:i + per_call], n, params,
-                                      stop_after_block=self.stop_after_block, processors=factory))
+                                      stop_after_block=self.stop_after_block, processors=factory, ids_out=ids))
             self.mask_skips += sum(len(getattr(getattr(p, "report", None), "skipped_rows", ())) for p in built)
             built.clear()
         return out
@@ -149,7 +182,9 @@ class HFGenerator:
 
 def _bind_constraint(constraint: Callable[[int, Sequence[list[dict[str, str]]], int], Sequence[Any]],
                      conversations: Sequence[list[dict[str, str]]], n: int, built: list[Any],
-                     prompt_len: int) -> Sequence[Any]:
-    procs = constraint(prompt_len, conversations, n)
+                     forced: Sequence[Sequence[int]] | None, prompt_len: int) -> Sequence[Any]:
+    procs = list(constraint(prompt_len, conversations, n))
     built.extend(procs)
+    if forced is not None:
+        procs.append(ForcedPrefix(forced, prompt_len))  # last: every mask consumes the forced tokens
     return procs

@@ -18,22 +18,31 @@ def eval_generators(adapter: Any, config: Any, device: str) -> tuple[Any, Any, t
     """``(base, adapter, (constrained base, constrained adapter) | None)`` generators for the eval.
 
     The constrained pair is ``vox serve``'s default decoding (grammar + name- and request-aware
-    masks, :class:`pipeline.decoding_batch.HFGenerator` ``constrained=True``); it is ``None`` (policy
+    masks, :class:`pipeline.decoding_batch.HFGenerator` ``constrained=True``, with ``config.retries``
+    rounds of compiler-checked retries, :mod:`pipeline.decoding_retry`); it is ``None`` (policy
     pending) when the constraint cannot be used with this tokenizer (the decoder warns why).
 
     Args:
         adapter: the ``qlora_adapter`` stage result (indexable: ``base_model``, ``adapter_dir``).
         config: the eval recipe section (:class:`pipeline.evaluate.EvalConfig`).
         device: resolved device.
+
+    Raises:
+        DataError: ``config.retries`` is negative.
     """
     from pipeline.decoding import load_model
     from pipeline.decoding_batch import HFGenerator
+    from pipeline.errors import DataError
+
+    if config.retries < 0:
+        raise DataError(f"eval.retries={config.retries} must be 0 or more")
 
     def pair(adapter_dir: str | None) -> tuple[Any, Any]:
         model, tok = load_model(adapter["base_model"], adapter_dir, device)
         common = (model, tok, config.max_new_tokens, config.temperature, config.top_p, config.batch_size, config.seed)
         plain = HFGenerator(*common, constrained=False)
-        constrained = HFGenerator(*common, constrained=True)
+        constrained = HFGenerator(*common, constrained=True, retries=config.retries,
+                                  retry_temperature=config.retry_temperature)
         if constrained.constraint is None:
             log.warning("eval: constrained policy pending (%s)", constrained.constraint_note)
             return plain, None

@@ -71,6 +71,8 @@ class EvalConfig:
     pass_threshold: float = 0.3  # blocking check: adapter headline pass@1 must reach this (and beat base)
     strict: bool = False  # check in strict mode (the headline is strict either way: warnings fail it)
     verify_n: int = 4  # candidates of the verified best-of-n policy (<= n_samples)
+    retries: int = 1  # constrained policy: compiler-checked retry rounds (decoding_retry.RETRIES, as vox serve)
+    retry_temperature: float = 0.7  # sampling temperature of those retries
     gate_metric: str = "compile"  # release gate on "compile" (headline pass@1) or "exec" (hidden checks pass)
     seed: int = 0  # sampling seed
     device: str = "auto"  # auto | cuda | mps | cpu
@@ -108,6 +110,8 @@ class ModelEval:
         truncated: completions whose last block was cut by the token limit.
         mask_skips: completions whose name mask was skipped at a dead end at least once (the
             generator's ``mask_skips``; ``None`` when the generator does not report it).
+        retries: what the compiler-checked retries did (``{"faulty", "retried", "replaced",
+            "fixed"}``, :class:`pipeline.decoding_retry.RetryStats`); ``None`` without retries.
     """
 
     pass_at_1: float
@@ -130,6 +134,7 @@ class ModelEval:
     exec_pass_at_1: float = 0.0  # compiles and the hidden checks pass (pipeline.eval_checks)
     exec_pass_at_k: float = 0.0
     mask_skips: int | None = None
+    retries: dict[str, int] | None = None
 
 
 @dataclass(frozen=True)
@@ -346,6 +351,17 @@ def policy_table(report: EvalReport | Mapping[str, Any], key: str = "per_family"
     return table(asdict(report) if isinstance(report, EvalReport) else report, key)
 
 
+def _retry_stats(generator: Any, cfg: EvalConfig) -> dict[str, int] | None:
+    """The generator's last :class:`~pipeline.decoding_retry.RetryStats` as a dict (``None``
+    when the eval runs no retries or the generator keeps none)."""
+    from dataclasses import asdict
+
+    from pipeline.decoding_retry import RetryStats
+
+    stats = getattr(generator, "retry_stats", None)
+    return asdict(stats) if cfg.retries and isinstance(stats, RetryStats) else None
+
+
 def run_eval(base_gen: Generator, adapter_gen: Generator, tasks: list[Task], cfg: EvalConfig, mode: str,
              checker: Checker | None = None, train_prompts: Collection[str] = frozenset(),
              out_dir: Path | None = None, constrained: tuple[Generator, Generator] | None = None) -> EvalReport:
@@ -369,6 +385,8 @@ def run_eval(base_gen: Generator, adapter_gen: Generator, tasks: list[Task], cfg
         raise DataError(f"eval.k={cfg.k} must be between 1 and eval.n_samples={cfg.n_samples}")
     if cfg.verify_n < 1:
         raise DataError(f"eval.verify_n={cfg.verify_n} must be at least 1")
+    if cfg.retries < 0:
+        raise DataError(f"eval.retries={cfg.retries} must be 0 or more")
     from pipeline.eval_stats import completion_rows, paired_difference, task_rates, write_completions
 
     ids = [t.id for t in tasks]
@@ -382,13 +400,15 @@ def run_eval(base_gen: Generator, adapter_gen: Generator, tasks: list[Task], cfg
     if constrained is not None:
         texts, scores, secs = sample_and_score(constrained[1], tasks, cfg, mode, checker)
         policies["constrained"] = replace(summarize(tasks, scores, texts, cfg.k, "constrained", secs),
-                                          mask_skips=getattr(constrained[1], "mask_skips", None))
+                                          mask_skips=getattr(constrained[1], "mask_skips", None),
+                                          retries=_retry_stats(constrained[1], cfg))
         records.extend(completion_rows("adapter", "constrained", ids, texts, scores))
         gate_policy, pending, base_gate = "constrained", (), constrained[0]
     policies["verified"] = verified_eval(tasks, texts, scores, cfg.verify_n)
     b_texts, b_scores, b_secs = sample_and_score(base_gate, tasks, cfg, mode, checker)
     base = replace(summarize(tasks, b_scores, b_texts, cfg.k, gate_policy, b_secs),
-                   mask_skips=getattr(base_gate, "mask_skips", None) if constrained is not None else None)
+                   mask_skips=getattr(base_gate, "mask_skips", None) if constrained is not None else None,
+                   retries=_retry_stats(base_gate, cfg) if constrained is not None else None)
     records.extend(completion_rows("base", gate_policy, ids, b_texts, b_scores))
     adapter = policies[gate_policy]
     diff = paired_difference(task_rates(b_scores), task_rates(scores), seed=cfg.seed)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Final
 
@@ -33,11 +33,13 @@ from pipeline.decoding import (
 )
 from pipeline.decoding_constraint import ConstraintUnavailable, VoxGrammar, answer_mode, name_mask
 from pipeline.decoding_names import request_spec, request_text, token_table
+from pipeline.decoding_retry import RETRIES
 from serving.choice_text import ChoiceText
 from serving.errors import ModelLoadError, RequestError, ServingError
 from serving.messages import plain_messages
 from serving.model_dir import ModelDirInfo, inspect_model_dir
 from serving.prepared import Completion, Prepared, StreamEvent, constraint_summary
+from serving.verified import replay, verified_choices
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +49,8 @@ log = logging.getLogger(__name__)
 #: ~57 KiB/token in bf16: 16 x 32k = ~30 GiB, about what one 80 GB GPU has left beside the
 #: weights). ``vox serve --max-n`` changes it.
 MAX_CHOICES: Final = 16
+#: most rounds of compiler-checked retries a request may ask for (``vox_retries``)
+MAX_RETRIES: Final = 8
 
 
 def _default_dtype(device: str) -> Any:
@@ -204,8 +208,10 @@ class Engine:
         vox_constrained: bool | None = None,
         code_only: bool = False,
         vox_names: bool | None = None,
+        vox_retries: int | None = None,
         n: int = 1,
         max_n: int = MAX_CHOICES,
+        stream: bool = False,
     ) -> Prepared:
         """Render the prompt and check the parameters against the context window.
 
@@ -214,6 +220,11 @@ class Engine:
         ``vox_names`` is false, identifier uses to names that resolve and the block's end to after
         the items the request names (:mod:`pipeline.decoding_names`); a model whose
         tokenizer or grammar cannot be used is decoded unconstrained and the response says so.
+        ``vox_retries`` (constrained only, 0 to :data:`MAX_RETRIES`) rounds of compiler-checked
+        retries decode a choice again from its first faulty line (:mod:`pipeline.decoding_retry`);
+        the default is :data:`pipeline.decoding_retry.RETRIES` for a whole answer and 0 for a
+        ``stream`` (a retried answer is handed out only once it is checked, so its text would no
+        longer arrive as it is sampled).
         ``max_tokens`` defaults to ``min(default_max_tokens, room left in the context)``;
         ``temperature`` and ``top_p`` default to the model's ``generation_config.json`` values,
         else to OpenAI's defaults (1.0 and 1.0). ``temperature=0`` is greedy decoding. ``n``
@@ -260,8 +271,12 @@ class Engine:
         if wanted and self.grammar is None:
             return Prepared(prompt_ids, params, None, f"unconstrained: {self.grammar_error}", n=n)
         mode = answer_mode(messages, "code" if code_only else "response") if wanted else None
+        if vox_retries is not None and not 0 <= vox_retries <= MAX_RETRIES:
+            raise RequestError(f"vox_retries must be between 0 and {MAX_RETRIES}, got {vox_retries}",
+                               param="vox_retries")
+        retries = (0 if stream else RETRIES) if vox_retries is None else vox_retries
         return Prepared(prompt_ids, params, mode, None, request_spec(messages), vox_names is not False, n,
-                        request_text(messages))
+                        request_text(messages), retries if mode is not None else 0)
 
     def stream(self, prepared: Prepared, cancel: threading.Event | None = None) -> Iterator[StreamEvent]:
         """Generate the ``prepared.n`` choices of a request in one batch, yielding text as it
@@ -273,7 +288,9 @@ class Engine:
         ends there (its last event comes at once) while the others go on. Every choice has its
         own constraint state (one matcher and name-mask row each). Setting ``cancel`` (or
         closing the iterator) stops generation after the current token; a request cancelled
-        while it waited for the lock generates nothing.
+        while it waited for the lock generates nothing. With ``prepared.retries`` (constrained
+        requests), each choice's text comes once its compiler-checked retries are done
+        (:meth:`_verified`).
         """
         params, n, prompt_len = prepared.params, prepared.n, len(prepared.prompt_ids)
         with self._lock:
@@ -281,13 +298,12 @@ class Engine:
                 for i in range(n):
                     yield StreamEvent("", "cancelled", prompt_len, 0, index=i)
                 return
-            processor = None
-            if prepared.constraint is not None and self.grammar is not None:
-                processor = self.grammar.processor(n, prompt_len, prepared.constraint)
-            procs: list[Any] = [processor] if processor is not None else []
-            if processor is not None and prepared.names and self.name_table is not None:
-                procs.append(name_mask([prepared.request_text] * n, self.tokenizer, self.name_table, prompt_len,
-                                       sorted(self.eos_ids), budget=params.max_new_tokens))
+            processors = self._processors(prepared)
+            if prepared.retries and prepared.constraint is not None and self.grammar is not None:
+                yield from self._verified(prepared, processors, cancel)
+                return
+            procs = processors(n)
+            processor = procs[0] if procs else None
             choices = [ChoiceText(self.tokenizer, params.stop, self.eos_ids) for _ in range(n)]
             stopped: set[int] = set()  # choices finished by a stop string or EOS (read by the decoder)
             steps = generate_rows(
@@ -315,6 +331,40 @@ class Engine:
                 if choice.finish is None:
                     choice.finish = "cancelled" if cancelled and choice.tokens < params.max_new_tokens else "length"
                     yield self._last(prepared, choice, i, processor)
+
+    def _processors(self, prepared: Prepared) -> Callable[[int], list[Any]]:
+        """``f(rows) -> [LogitsProcessor, ...]`` for ``prepared``'s constraint: the grammar
+        processor first (its report is each choice's constraint summary), then the name mask."""
+        prompt_len, budget = len(prepared.prompt_ids), prepared.params.max_new_tokens
+
+        def make(rows: int) -> list[Any]:
+            if prepared.constraint is None or self.grammar is None:
+                return []
+            procs: list[Any] = [self.grammar.processor(rows, prompt_len, prepared.constraint)]
+            if prepared.names and self.name_table is not None:
+                procs.append(name_mask([prepared.request_text] * rows, self.tokenizer, self.name_table, prompt_len,
+                                       sorted(self.eos_ids), budget=budget))
+            return procs
+
+        return make
+
+    def _verified(self, prepared: Prepared, processors: Callable[[int], list[Any]],
+                  cancel: threading.Event | None) -> Iterator[StreamEvent]:
+        """The choices of a request with compiler-checked retries (:mod:`serving.verified`): each
+        choice's text is handed out once its retries are done, in choice order."""
+        built: list[Any] = []
+
+        def make(rows: int) -> list[Any]:
+            procs: list[Any] = processors(rows)
+            if not built and procs:
+                built.append(procs[0])  # the first pass's grammar processor: the choices' summaries
+            return procs
+
+        rows, stats = verified_choices(self.model, self.tokenizer, prepared.prompt_ids, prepared.params,
+                                       sorted(self.eos_ids), make, prepared.n, prepared.retries,
+                                       use_cache=self.use_cache, cancel=cancel)
+        yield from replay(prepared, rows, stats, self.tokenizer, self.eos_ids, built[0] if built else None,
+                          cancel is not None and cancel.is_set())
 
     @staticmethod
     def _last(prepared: Prepared, choice: ChoiceText, index: int, processor: Any) -> StreamEvent:

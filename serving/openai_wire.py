@@ -43,6 +43,7 @@ class ChatRequest(BaseModel):
     vox_constrained: bool | None = None
     vox_code_only: bool = False
     vox_names: bool | None = None  # name- and request-aware masking (default on with the constraint)
+    vox_retries: int | None = Field(default=None, ge=0)  # compiler-checked retry rounds (default 2 when constrained)
 
 
 def error_response(status: int, message: str, *, param: str | None = None, code: str | None = None) -> JSONResponse:

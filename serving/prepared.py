@@ -30,6 +30,7 @@ class Prepared:
     names: bool = True  # name- and request-aware masking on top of the grammar
     n: int = 1  # choices (OpenAI ``n``)
     request_text: str = ""  # the last user message (the name mask reads what it names and asks for)
+    retries: int = 0  # rounds of compiler-checked retries (pipeline.decoding_retry); constrained only
 
 
 @dataclass(frozen=True, slots=True)

@@ -94,6 +94,8 @@ class Service:
             vox_constrained=req.vox_constrained,
             code_only=req.vox_code_only,
             vox_names=req.vox_names,
+            vox_retries=req.vox_retries,
+            stream=req.stream,
             n=req.n or 1,
             max_n=self.max_n,
         )

@@ -217,3 +217,15 @@ def test_without_a_constrained_decoder_the_gate_uses_unconstrained_and_marks_it_
     report = run_eval(gen, gen, NAMED[:1], EvalConfig(n_samples=2, k=1, temperature=0.5), "none")
     assert report.gate_policy == "unconstrained" and report.pending == ("constrained",)
     assert set(report.policies) == {"unconstrained", "verified"}
+
+
+def test_negative_retries_are_a_recipe_error_before_any_generation() -> None:
+    from pipeline.eval_policies import eval_generators
+
+    def gen(conversations: Sequence[list[dict[str, str]]], n: int) -> list[list[str]]:
+        raise AssertionError("must not generate")
+
+    with pytest.raises(DataError, match=r"eval.retries=-1 must be 0 or more"):
+        run_eval(gen, gen, NAMED[:1], EvalConfig(n_samples=2, k=1, retries=-1), "none")
+    with pytest.raises(DataError, match=r"eval.retries=-1 must be 0 or more"):
+        eval_generators({"base_model": "unused", "adapter_dir": None}, EvalConfig(retries=-1), "cpu")

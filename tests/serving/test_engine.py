@@ -269,7 +269,7 @@ def test_multi_eos_stops_at_either(engine: Engine, tiny_export_dir: Path, tmp_pa
 def test_cancel_stops_generation_in_both_modes(engine: Engine) -> None:
     import threading
 
-    prepared = engine.prepare(USER, max_tokens=400, temperature=0.0)
+    prepared = engine.prepare(USER, max_tokens=400, temperature=0.0, stream=True)
     cancel = threading.Event()
     events = engine.stream(prepared, cancel)
     next(events)
@@ -345,10 +345,10 @@ def test_streamed_text_is_the_decoded_text(engine: Engine, monkeypatch: pytest.M
     ids = engine.tokenizer.encode(text, add_special_tokens=False)
     assert engine.tokenizer.decode(ids) == text
     monkeypatch.setattr(serving.engine, "generate_rows", lambda *a, **k: ([t] for t in ids))
-    events = list(engine.stream(engine.prepare(USER, max_tokens=len(ids))))
+    events = list(engine.stream(engine.prepare(USER, max_tokens=len(ids), stream=True)))
     assert "".join(e.text for e in events) == text
     assert all("\ufffd" not in e.text for e in events)  # partial UTF-8 is held back, never sent
-    events = list(engine.stream(engine.prepare(USER, max_tokens=len(ids), stop=["wörld", "\n}"])))
+    events = list(engine.stream(engine.prepare(USER, max_tokens=len(ids), stop=["wörld", "\n}"], stream=True)))
     assert "".join(e.text for e in events) == 'fn greet() to str {\n    ret "héllo → '
 
 
@@ -368,7 +368,9 @@ def test_sampling_defaults_come_from_generation_config(tiny_export_dir: Path, tm
 def test_code_only_answers_are_prefixes_of_valid_programs(engine: Engine) -> None:
     assert engine.grammar is not None
     done = engine.chat(USER, max_tokens=40, temperature=1.0, seed=3, code_only=True)
-    assert done.constraint == {"mode": "code", "applied": True, "events": []}
+    assert done.constraint is not None and done.constraint["retries"]["rounds"] == 1  # a whole answer: retried
+    assert {k: done.constraint[k] for k in ("mode", "applied", "events")} == {"mode": "code", "applied": True,
+                                                                             "events": []}
     assert "```vox".startswith(done.text[:6]) or done.text.startswith("```vox")
     m = engine.grammar.matcher("code")
     ids = engine.tokenizer.encode(done.text, add_special_tokens=False, split_special_tokens=True)
@@ -406,7 +408,9 @@ def test_n_choices_each_keep_their_own_constraint_state(engine: Engine) -> None:
     done = engine.completions(prepared)
     assert [c.index for c in done] == [0, 1, 2]
     for choice in done:  # one matcher per row: every choice stays on the grammar
-        assert choice.constraint == {"mode": "code", "applied": True, "events": []}
+        assert choice.constraint is not None
+        assert {k: choice.constraint[k] for k in ("mode", "applied", "events")} == {"mode": "code", "applied": True,
+                                                                                   "events": []}
         m = engine.grammar.matcher("code")
         ids = engine.tokenizer.encode(choice.text, add_special_tokens=False, split_special_tokens=True)
         assert m.validate_tokens(ids) == len(ids), choice.text
@@ -423,7 +427,7 @@ def test_n_choices_finish_independently(engine: Engine, monkeypatch: pytest.Monk
     row0 = a + [eos] * (width - len(a))  # choice 0 ends early, then the decoder pads it with EOS
     row1 = (b + [eos])[:width]
     monkeypatch.setattr(serving.engine, "generate_rows", lambda *x, **k: (list(t) for t in zip(row0, row1)))
-    events = list(engine.stream(engine.prepare(USER, max_tokens=width, n=2)))
+    events = list(engine.stream(engine.prepare(USER, max_tokens=width, n=2, stream=True)))
     lasts = {e.index: e for e in events if e.finish_reason is not None}
     assert "".join(e.text for e in events if e.index == 0) == "fn a"
     assert lasts[0].finish_reason == "stop" and lasts[0].completion_tokens == len(a) + 1
@@ -474,3 +478,51 @@ def test_serving_builds_the_name_mask_as_evaluation_does(engine: Engine, monkeyp
     assert hold is not None and hold.budget == 24 and hold.extras is not None and len(hold.extras) == 2
     assert [s.names for s in mask.specs] == [frozenset({"double"})] * 2
     assert hold.extras[0] == hold.extras[1] and mask.names
+
+
+# -- compiler-checked retries (pipeline.decoding_retry) -------------------------------------------
+
+
+def test_retries_default_on_for_whole_answers_and_off_for_streams(engine: Engine) -> None:
+    from pipeline.decoding_retry import RETRIES
+
+    assert engine.prepare(USER).retries == RETRIES >= 1
+    assert engine.prepare(USER, stream=True).retries == 0  # a stream hands text out as it is sampled
+    assert engine.prepare(USER, stream=True, vox_retries=2).retries == 2
+    assert engine.prepare(USER, vox_retries=0).retries == 0
+    assert engine.prepare(USER, vox_constrained=False, vox_retries=3).retries == 0  # retries need the constraint
+    for bad in (-1, 99):
+        with pytest.raises(RequestError, match="vox_retries must be between 0 and 8") as err:
+            engine.prepare(USER, vox_retries=bad)
+        assert err.value.param == "vox_retries"
+
+
+def test_a_faulty_answer_is_decoded_again_from_its_first_faulty_line(
+        engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
+    import serving.verified
+    from pipeline.decoding_retry import ForcedPrefix
+
+    eos = min(engine.eos_ids)
+    head = "```vox\nfn double(n: int) to int {\n"
+    faulty = engine.tokenizer.encode(head + '    ret "x" + n\n}\n```', add_special_tokens=False)
+    fixed_rest = engine.tokenizer.encode("    ret n * 2\n}\n```", add_special_tokens=False)
+    calls: list[list[list[int]] | None] = []
+
+    def rows(model: Any, prompt: Any, params: Any, eos_ids: Any, *, n: int, processors: Any, **kw: Any) -> Any:
+        forced = next((p.forced for p in processors if isinstance(p, ForcedPrefix)), None)
+        calls.append(forced)
+        if forced is None:
+            return (step for step in [[t] * n for t in faulty + [eos]])
+        seqs = [f + fixed_rest + [eos] for f in forced]
+        width = max(map(len, seqs))
+        return (step for step in [[s[k] if k < len(s) else eos for s in seqs] for k in range(width)])
+
+    monkeypatch.setattr(serving.verified, "generate_rows", rows)
+    done = engine.complete(engine.prepare(USER, max_tokens=len(faulty) + 8, temperature=0.0))
+    assert done.text == head + "    ret n * 2\n}\n```" and done.finish_reason == "stop"
+    assert len(calls) == 2 and calls[0] is None and calls[1] is not None
+    assert engine.tokenizer.decode(calls[1][0]) == head  # the kept prefix ends where the faulty line starts
+    assert done.constraint is not None and done.constraint["retries"] == {"rounds": 1, "faulty": 1, "retried": 1,
+                                                                          "fixed": 1}
+    streamed = list(engine.stream(engine.prepare(USER, max_tokens=len(faulty) + 8, temperature=0.0)))
+    assert "".join(e.text for e in streamed) == done.text  # text comes only once it is checked

@@ -368,7 +368,10 @@ def test_server_keeps_serving_after_engine_failure(
         raise RuntimeError("simulated device failure")
         yield [0]  # pragma: no cover
 
+    import serving.verified
+
     monkeypatch.setattr(serving.engine, "generate_rows", boom)
+    monkeypatch.setattr(serving.verified, "generate_rows", boom)  # a whole answer decodes there (retries)
     payload = {"model": tiny_model_name, "messages": MESSAGES, "max_tokens": 4}
     r = httpx.post(f"{base_url}/chat/completions", json=payload)
     assert r.status_code == 500 and "simulated device failure" in r.json()["error"]["message"]

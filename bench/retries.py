@@ -1,0 +1,86 @@
+"""Retries benchmark: what compiler-checked retries (``pipeline/decoding_retry.py``) add to the
+constrained policy, and what they cost.
+
+On a stored run (``$VOX_STATE_DIR``, default ``.vox-state``: the base model and adapter of the
+last ``make run``), decodes the eval suite (``pipeline/data/eval_tasks*.yaml``, 4 samples per task,
+the eval's sampling settings) once under the constrained policy, prints headline pass@1 (strict +
+declares what was asked), raw compile rate, blocks cut by the token limit and the seconds it took;
+then runs ``--rounds`` rounds of retries at ``--temperature`` on the same first pass (a paired
+comparison: the gain is the retries' alone) and prints the same figures with the retry counts
+(faulty, retried, replaced, fixed) and their seconds.
+
+Run: ``.venv/bin/python bench/retries.py [--rounds 1] [--temperature 0.7] [--base] [--seed 0]``.
+Exits 2 when there is no stored run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+def figures(tasks: list[Any], texts: list[list[str]]) -> str:
+    """``pass@1 .., compiled .., cut N`` of ``texts`` (``n`` per task)."""
+    from pipeline.eval_scoring import score_completion, vox_checker
+
+    checker = vox_checker(False)
+    flat = [score_completion(x, t.prompt, checker) for t, row in zip(tasks, texts) for x in row]
+    n = max(1, len(flat))
+    return (f"pass@1 {sum(s.passed for s in flat) / n:.3f}, compiled {sum(s.compiled for s in flat) / n:.3f}, "
+            f"cut {sum(s.truncated for s in flat)} of {len(flat)}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--temperature", type=float, default=0.7)
+    parser.add_argument("--base", action="store_true", help="the base model instead of base + adapter")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+
+    import torch
+
+    from pipeline.chat_format import user_turn
+    from pipeline.decoding import SamplingParams, load_model
+    from pipeline.decoding_batch import HFGenerator
+    from pipeline.decoding_retry import retry_faults
+    from pipeline.evaluate import EvalConfig, load_tasks
+
+    state = Path(os.environ.get("VOX_STATE_DIR", ROOT / ".vox-state"))
+    result = state / "artifacts" / "qlora_adapter" / "result.json"
+    if not result.is_file():
+        print(f"no stored run: {result} is missing (run `make run` first)", file=sys.stderr)
+        return 2
+    meta = json.loads(result.read_text())
+    meta = meta.get("data", meta)
+    cfg = EvalConfig()
+    torch.set_num_threads(os.cpu_count() or 1)
+    model, tok = load_model(meta["base_model"], None if args.base else meta["adapter_dir"], "cpu")
+    gen = HFGenerator(model, tok, 256, cfg.temperature, cfg.top_p, cfg.batch_size, args.seed)
+    tasks = load_tasks(None)
+    conversations = [user_turn(t.prompt, meta.get("system_prompt_mode", "none")) for t in tasks]
+    torch.manual_seed(args.seed)
+    start = time.perf_counter()
+    ids: list[list[list[int]]] = []
+    texts = gen._decode(conversations, cfg.n_samples, SamplingParams(256, cfg.temperature, cfg.top_p), ids)
+    print(f"{'base' if args.base else 'adapter'}, constrained, first pass: {figures(tasks, texts)}"
+          f" ({time.perf_counter() - start:.0f} s)")
+    start = time.perf_counter()
+    stats = retry_faults(gen._decode, conversations, texts, ids, tok,
+                         SamplingParams(256, args.temperature, cfg.top_p), args.rounds, args.seed)
+    print(f"after {args.rounds} round(s) of retries at {args.temperature}: {figures(tasks, texts)}"
+          f" ({time.perf_counter() - start:.0f} s; faulty {stats.faulty}, retried {stats.retried},"
+          f" replaced {stats.replaced}, fixed {stats.fixed})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
