@@ -106,8 +106,8 @@ class HFGenerator:
         constraint: a ``f(prompt_len, conversations, n) -> [LogitsProcessor]`` factory that
             replaces the default constraint (e.g. with name-aware masking added).
         retries: rounds of compiler-checked retries (:mod:`pipeline.decoding_retry`; 0: none):
-            a completion whose first block closed with a diagnostic is decoded again from the
-            start of its first faulty line. Only with a constraint.
+            a completion whose first block has a diagnostic is decoded again from the start of
+            its first faulty line. Only with a constraint.
         retry_temperature: sampling temperature of the retries (``None``: ``temperature``).
 
     Attributes:

@@ -3,17 +3,15 @@
 The masks of :mod:`pipeline.decoding_constraint` and :mod:`pipeline.decoding_names` keep a block
 syntactically valid and its names resolvable, but they cannot see types: on the tiny default most
 completed blocks that fail do so on one line (``ret`` of the wrong type, ``"n: " + len(xs)``).
-Here a completion whose first ```vox block *closed* is checked with the whole front end
-(:func:`vox_lang.check`, strict); if it has a diagnostic, the completion is cut at the start of
-the first line holding one (:func:`fault_cut`) and decoded again from there, that prefix forced
-token by token (:class:`ForcedPrefix`, the last processor, so every mask consumes it as if it had
-been sampled), up to ``retries`` rounds. A retry that is no better than what it replaces (more
-errors, or a block the budget cut) is dropped (:func:`better`). A block the token budget cut,
-an answer with no block, and a clean block are never retried. The token budget of a retry is the
-original one: the forced prefix counts against it.
-
-A block the budget cut is judged by its complete lines (open brackets closed for the check), so
-a derailed block is retried from where it first goes wrong.
+Here a completion's first ```vox block is checked with the whole front end (:func:`vox_lang.check`,
+strict); if it has a diagnostic, the completion is cut at the start of the first line holding one
+(:func:`fault_cut`) and decoded again from there, that prefix forced token by token
+(:class:`ForcedPrefix`, the last processor, so every mask consumes it as if it had been sampled),
+up to ``retries`` rounds. A block the token budget cut is judged by its complete lines (open
+brackets closed for the check), so a derailed block is retried from where it first goes wrong.
+A retry that is no better than what it replaces (more errors, or a block the budget cut) is
+dropped (:func:`better`). An answer with no block and a clean block are never retried. The token
+budget of a retry is the original one: the forced prefix counts against it.
 
 This is one decoding policy of the one decoder: evaluation's constrained policy and ``vox serve``
 both run it (``retries`` / ``retry_temperature`` in the eval recipe, ``vox_retries`` in a request
@@ -142,7 +140,8 @@ class RetryStats:
     """What the retries of one call did.
 
     Attributes:
-        faulty: completions whose first block closed with a diagnostic after the first pass.
+        faulty: completions whose first block had a diagnostic after the first pass (a block the
+            budget cut judged by its complete lines).
         retried: retry decodes run, all rounds together.
         replaced: retries kept (:func:`better` than what they replaced).
         fixed: completions faulty after the first pass and clean at the end.

@@ -1,8 +1,8 @@
 """``vox serve``'s compiler-checked retries (:mod:`pipeline.decoding_retry`) for one request.
 
 With ``vox_retries`` above 0 (the default for constrained requests), the request's ``n`` choices
-are decoded whole first; a choice whose first ```vox block closed with a front-end diagnostic is
-decoded again from the start of its first faulty line (that prefix forced), up to that many
+are decoded whole first; a choice whose first ```vox block has a front-end diagnostic is decoded
+again from the start of its first faulty line (that prefix forced), up to that many
 rounds, all retried choices of a round in one batch, sampled at the request's temperature but at
 least :data:`pipeline.decoding_retry.RETRY_TEMPERATURE` (a greedy retry would repeat the line).
 Only then is each choice's text handed out: a streamed request receives its text once it is
@@ -14,7 +14,6 @@ from __future__ import annotations
 import dataclasses
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from pipeline.decoding import SamplingParams, generate_rows
@@ -23,27 +22,19 @@ from serving.choice_text import ChoiceText
 from serving.prepared import Prepared, StreamEvent, constraint_summary
 
 
-@dataclass
-class Decoded:
-    """One choice's token ids as decoded (the EOS id included when it ended on one) and why it
-    ended (``"stop"``: EOS or a stop string; ``None``: out of budget or cancelled)."""
-
-    ids: list[int]
-    finish: str | None
-
-
 def decode_choices(model: Any, tokenizer: Any, prompt_ids: list[int], params: SamplingParams, eos: Sequence[int],
                    processors: Callable[[int], list[Any]], n: int, *, use_cache: bool, cancel: threading.Event | None,
-                   forced: Sequence[Sequence[int]] | None = None) -> list[Decoded]:
-    """Decode ``n`` choices of one prompt in one batch (the one decoder,
-    :func:`pipeline.decoding.generate_rows`), each ending at EOS or a stop string as
-    :class:`serving.choice_text.ChoiceText` decides. ``processors(n)`` builds the constraint's
-    processors for ``n`` rows; ``forced``: per row, tokens the choice must start with."""
+                   forced: Sequence[Sequence[int]] | None = None) -> list[list[int]]:
+    """Each of ``n`` choices' token ids (the EOS id included when it ended on one), decoded from
+    one prompt in one batch (the one decoder, :func:`pipeline.decoding.generate_rows`), each
+    ending at EOS or a stop string as :class:`serving.choice_text.ChoiceText` decides.
+    ``processors(n)`` builds the constraint's processors for ``n`` rows; ``forced``: per row,
+    tokens the choice must start with."""
     procs = processors(n)
     if forced is not None:
         procs = [*procs, ForcedPrefix(forced, len(prompt_ids))]
     texts = [ChoiceText(tokenizer, params.stop, eos) for _ in range(n)]
-    out = [Decoded([], None) for _ in range(n)]
+    out: list[list[int]] = [[] for _ in range(n)]
     stopped: set[int] = set()
     steps = generate_rows(model, prompt_ids, params, tuple(eos), n=n, use_cache=use_cache, cancel=cancel,
                           processors=procs, stopped=stopped)
@@ -52,10 +43,9 @@ def decode_choices(model: Any, tokenizer: Any, prompt_ids: list[int], params: Sa
             for i, token in enumerate(step[:n]):
                 if texts[i].finish is not None:
                     continue
-                out[i].ids.append(token)
+                out[i].append(token)
                 texts[i].push(token)
                 if texts[i].finish is not None:
-                    out[i].finish = texts[i].finish
                     stopped.add(i)
             if cancel is not None and cancel.is_set():
                 break
@@ -72,8 +62,8 @@ def verified_choices(model: Any, tokenizer: Any, prompt_ids: list[int], params: 
     finish reason), and what the retries did. A cancelled request is not retried."""
     first = decode_choices(model, tokenizer, prompt_ids, params, eos, processors, n, use_cache=use_cache,
                            cancel=cancel)
-    texts = [[tokenizer.decode(c.ids, skip_special_tokens=True)] for c in first]
-    ids = [[c.ids] for c in first]
+    texts = [[tokenizer.decode(c, skip_special_tokens=True)] for c in first]
+    ids = [[c] for c in first]
 
     def decode(conversations: Sequence[Any], _n: int, round_params: Any, ids_out: list[list[list[int]]],
                forced: Sequence[Sequence[int]] | None) -> list[list[str]]:
@@ -82,8 +72,8 @@ def verified_choices(model: Any, tokenizer: Any, prompt_ids: list[int], params: 
             return [[""] for _ in conversations]  # no closed block: replaces nothing
         rows = decode_choices(model, tokenizer, prompt_ids, round_params, eos, processors, len(conversations),
                               use_cache=use_cache, cancel=cancel, forced=forced)
-        ids_out.extend([r.ids] for r in rows)
-        return [[tokenizer.decode(r.ids, skip_special_tokens=True)] for r in rows]
+        ids_out.extend([r] for r in rows)
+        return [[tokenizer.decode(r, skip_special_tokens=True)] for r in rows]
 
     retry = dataclasses.replace(params, temperature=max(params.temperature, RETRY_TEMPERATURE))
     stats = retry_faults(decode, list(range(n)), texts, ids, tokenizer, retry, rounds, params.seed or 0)
