@@ -70,12 +70,13 @@ def main() -> int:
     torch.manual_seed(args.seed)
     start = time.perf_counter()
     ids: list[list[list[int]]] = []
-    texts = gen._decode(conversations, cfg.n_samples, SamplingParams(256, cfg.temperature, cfg.top_p), ids)
+    first = SamplingParams(256, cfg.temperature, cfg.top_p, seed=args.seed)  # seeded: the pass repeats
+    texts = gen._decode(conversations, cfg.n_samples, first, ids)
     print(f"{'base' if args.base else 'adapter'}, constrained, first pass: {figures(tasks, texts)}"
           f" ({time.perf_counter() - start:.0f} s)")
     start = time.perf_counter()
     stats = retry_faults(gen._decode, conversations, texts, ids, tok,
-                         SamplingParams(256, args.temperature, cfg.top_p), args.rounds, args.seed)
+                         SamplingParams(256, args.temperature, cfg.top_p, seed=args.seed), args.rounds, args.seed)
     print(f"after {args.rounds} round(s) of retries at {args.temperature}: {figures(tasks, texts)}"
           f" ({time.perf_counter() - start:.0f} s; faulty {stats.faulty}, retried {stats.retried},"
           f" replaced {stats.replaced}, fixed {stats.fixed})")

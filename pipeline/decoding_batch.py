@@ -11,6 +11,7 @@ imported inside functions.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import logging
 from collections.abc import Callable, Sequence
@@ -96,7 +97,8 @@ class HFGenerator:
         temperature: 0 = greedy; else sampling with ``top_p``.
         top_p: nucleus mass.
         batch_size: sequences per ``generate`` call (prompts x n).
-        seed: seeds ``torch`` before the first call, so runs repeat.
+        seed: the sampling seed: each ``generate`` call is seeded from it (each retry round from
+            ``seed + 7919 * round``), so the same conversations give the same texts.
         stop_after_block: end each completion when its first ```vox block closes.
         constrained: Vox-constrained decoding (as ``vox serve`` does by default); a tokenizer or
             grammar llguidance cannot use gives a warning and unconstrained decoding
@@ -146,7 +148,8 @@ class HFGenerator:
     def __call__(self, conversations: Sequence[list[dict[str, str]]], n: int) -> list[list[str]]:
         import torch
 
-        params = SamplingParams(max_new_tokens=self.max_new_tokens, temperature=self.temperature, top_p=self.top_p)
+        params = SamplingParams(max_new_tokens=self.max_new_tokens, temperature=self.temperature, top_p=self.top_p,
+                                seed=self.seed)
         torch.manual_seed(self.seed)
         self.mask_skips = 0
         ids: list[list[list[int]]] = []
@@ -155,7 +158,7 @@ class HFGenerator:
         if self.retries and self.constraint is not None:
             temperature = self.temperature if self.retry_temperature is None else self.retry_temperature
             retry_params = SamplingParams(max_new_tokens=self.max_new_tokens, temperature=temperature,
-                                          top_p=self.top_p)
+                                          top_p=self.top_p, seed=self.seed)
             self.retry_stats = retry_faults(self._decode, conversations, out, ids, self.tokenizer, retry_params,
                                             self.retries, self.seed)
         return out
@@ -163,7 +166,9 @@ class HFGenerator:
     def _decode(self, conversations: Sequence[list[dict[str, str]]], n: int, params: SamplingParams,
                 ids: list[list[list[int]]], forced: Sequence[Sequence[int]] | None = None) -> list[list[str]]:
         """``n`` texts per conversation in batches of :attr:`batch_size` sequences; their ids go
-        to ``ids``. ``forced``: per conversation (``n`` = 1), tokens its completion starts with."""
+        to ``ids``. ``forced``: per conversation (``n`` = 1), tokens its completion starts with. A
+        seeded ``params`` seeds each call from its first conversation's index (``seed + i``): the
+        same inputs give the same texts, and no two calls draw alike."""
         prompts = [encode_chat(self.tokenizer, c) for c in conversations]
         per_call = max(1, self.batch_size // max(n, 1))
         out: list[list[str]] = []
@@ -173,7 +178,8 @@ class HFGenerator:
             if self.constraint is not None:
                 factory = functools.partial(_bind_constraint, self.constraint, conversations[i:i + per_call], n,
                                             built, forced[i:i + per_call] if forced is not None else None)
-            out.extend(generate_texts(self.model, self.tokenizer, prompts[i:i + per_call], n, params,
+            call_params = params if params.seed is None else dataclasses.replace(params, seed=params.seed + i)
+            out.extend(generate_texts(self.model, self.tokenizer, prompts[i:i + per_call], n, call_params,
                                       stop_after_block=self.stop_after_block, processors=factory, ids_out=ids))
             self.mask_skips += sum(len(getattr(getattr(p, "report", None), "skipped_rows", ())) for p in built)
             built.clear()
