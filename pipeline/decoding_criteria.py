@@ -49,21 +49,36 @@ class RowsStop(StoppingCriteria):
 class FirstBlockClosed(StoppingCriteria):
     """Stop a sequence once its first ```vox block has closed.
 
-    Decodes only the text generated after ``prompt_len`` (the padded prompt length of the batch);
-    a sequence found done stays done, so each step decodes only the rows still running.
+    Reads only the text generated after ``prompt_len`` (the padded prompt length of the batch),
+    kept per row and grown by the text of each new token (each id decoded once, then looked up);
+    a sequence found done stays done, so each step reads only the rows still running. The fence
+    is ASCII, so reading a multi-byte character token by token never moves where a block closes.
     """
 
     def __init__(self, tokenizer: Any, prompt_len: int) -> None:
         self.tokenizer, self.prompt_len = tokenizer, prompt_len
         self._done: set[int] = set()
+        self._texts: dict[int, str] = {}
+        self._count = 0  # generated tokens already read (every row of the batch has as many)
+        self._pieces: dict[int, str] = {}
+
+    def _piece(self, token: int) -> str:
+        piece = self._pieces.get(token)
+        if piece is None:
+            piece = self._pieces[token] = self.tokenizer.decode([token], skip_special_tokens=True)
+        return piece
 
     def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
         import torch
 
+        count = int(input_ids.shape[1]) - self.prompt_len
+        new = input_ids[:, self.prompt_len + self._count:].tolist() if count > self._count else None
+        self._count = max(self._count, count)
         done = []
         for row in range(input_ids.shape[0]):
-            if row not in self._done:
-                text = self.tokenizer.decode(input_ids[row, self.prompt_len:], skip_special_tokens=True)
+            if row not in self._done and new is not None:
+                text = self._texts.get(row, "") + "".join(self._piece(t) for t in new[row])
+                self._texts[row] = text
                 if first_block_closed(text):
                     self._done.add(row)
             done.append(row in self._done)

@@ -41,11 +41,10 @@ class NameReport:
     skipped_rows: set[int] = field(default_factory=set)  # batch rows with at least one such step
 
 
-def _any_left(row_scores: Any, mask: Any) -> bool:
-    """Whether ``mask`` (bool ``[vocab]``) leaves a finite score in ``row_scores``."""
-    import torch
-
-    return bool(torch.isfinite(row_scores.masked_fill(~mask.to(row_scores.device), float("-inf"))).any())
+def _any_left(finite: Any, mask: Any) -> bool:
+    """Whether ``mask`` (bool ``[vocab]``) leaves a token whose score is finite (``finite``: bool
+    ``[vocab]``, the row's ``torch.isfinite(scores)``)."""
+    return bool((finite & mask.to(finite.device)).any())
 
 
 class RequestHold:
@@ -69,33 +68,34 @@ class RequestHold:
         self.budget = budget
         self.report = report if report is not None else NameReport()
         self._hold: Any = None  # bool mask without backtick tokens and EOS, built on first use
-        self._lines_key, self._lines_names = "", set[str]()
-        self._missing: dict[tuple[int, str], bool] = {}
+        self._lines: dict[int, tuple[str, set[str]]] = {}  # row -> (finished lines, the names they declare)
+        self._parsed: dict[int, tuple[str, frozenset[str]]] = {}  # row -> (text, missing_items of it)
         self._satisfied: set[int] = set()  # rows whose requested items are all declared
         self._forced: list[set[str]] = [set() for _ in specs]  # requested names already forced per row
         self._forcing: list[tuple[str, int, str] | None] = [None] * len(specs)  # (header, start in code, name)
         self._no_force = [False] * len(specs)
         self._done_masks: dict[tuple[Extras, int], Any] = {}
 
-    def step(self, row: int, code: str, seen: int, row_scores: Any, mask: Any | None) -> tuple[Any | None, Any | None]:
+    def step(self, row: int, code: str, seen: int, finite: Any, mask: Any | None) -> tuple[Any | None, bool]:
         """One decoding step of ``row`` inside its open block ``code``, ``seen`` tokens generated.
 
         Args:
-            row_scores: the row's logits ``[vocab]`` (not modified).
+            finite: bool ``[vocab]``, which of the row's logits are finite now (the masks before
+                this one set the rest to ``-inf``); a rule that would leave none of them is not applied.
             mask: the name mask's bool ``[vocab]`` mask so far, or ``None``.
 
         Returns:
-            ``(mask, forced)``: the combined mask (``None``: nothing restricted), or, when a
-            requested header is being forced, ``forced``: the row's scores with everything but
-            its continuation at ``-inf`` (then ``mask`` is unused).
+            ``(mask, forced)``: the combined mask (``None``: nothing restricted); ``forced`` is
+            true when a requested header is being forced (the mask then allows only its
+            continuation, and the caller applies it as it is).
         """
         import torch
 
-        width = int(row_scores.shape[0])
+        width = int(finite.shape[0])
         missing = False
         if self.specs[row] and row not in self._satisfied:
             # inside an open bracket the fence cannot close anyway (the grammar): no parse needed
-            missing = bool(scan(code).stack) or self._missing_now(row, code.rstrip(), self._declared(code))
+            missing = bool(scan(code).stack) or self._missing_now(row, code.rstrip(), self._declared(row, code))
         short = self.budget is not None and self.budget - seen <= close_margin(self.budget)
         if missing:
             if self._hold is None or self._hold.shape[0] != width:
@@ -107,13 +107,13 @@ class RequestHold:
             done = self._done_mask(row, code, width, short)
             if done is not None:
                 both = done if mask is None else mask & done
-                if _any_left(row_scores, both):
+                if _any_left(finite, both):
                     mask = both
                     self.report.done_steps += 1
         if short and done is None:
             closing = self._closing(width, ends_in_string(code[code.rfind("\n") + 1:]))
             both = closing if mask is None else mask & closing
-            if _any_left(row_scores, both):
+            if _any_left(finite, both):
                 mask = both
                 self.report.closing_steps += 1
         if self.specs[row] and not self._no_force[row]:
@@ -122,21 +122,22 @@ class RequestHold:
                 keep = torch.zeros(width, dtype=torch.bool)
                 keep[[i for i in ids if i < width]] = True
                 both = keep if mask is None else mask & keep
-                if _any_left(row_scores, both):
-                    return mask, row_scores.masked_fill(~both.to(row_scores.device), float("-inf"))
+                if _any_left(finite, both):
+                    return both, True
                 self._no_force[row], self._forcing[row] = True, None
                 self.report.events.append(f"row {row}: no allowed token continues the requested header; "
                                           "header forcing off for this row")
-        return mask, None
+        return mask, False
 
-    def _declared(self, code: str) -> set[str]:
+    def _declared(self, row: int, code: str) -> set[str]:
         """:func:`declared_names` of ``code`` (anywhere, whatever the scope: what the request
-        check reads): finished lines cached, only the last line re-read."""
+        check reads): the row's finished lines cached, only the last line re-read."""
         cut = code.rfind("\n") + 1
         done = code[:cut]
-        if self._lines_key != done:
-            self._lines_key, self._lines_names = done, declared_names(done)
-        return self._lines_names | declared_names(code[cut:]) | imported_std(done)
+        cached = self._lines.get(row)
+        if cached is None or cached[0] != done:
+            cached = self._lines[row] = (done, declared_names(done))
+        return cached[1] | declared_names(code[cut:]) | imported_std(done)
 
     def _missing_now(self, row: int, code: str, declared: set[str]) -> bool:
         """Whether a requested item is still undeclared (a lexical check first; the parser only
@@ -149,12 +150,10 @@ class RequestHold:
         if not spec.names <= declared:
             return True
         done = code[: code.rfind("\n") + 1] if not code.endswith(("{", "}")) else code
-        key = (row, done)
-        if key not in self._missing:
-            self._missing[key] = bool(missing_items(spec, done))
-            if not self._missing[key]:
-                self._satisfied.add(row)
-        return self._missing[key]
+        missing = bool(self._missing_items(row, done))
+        if not missing:
+            self._satisfied.add(row)
+        return missing
 
     def _force_ids(self, row: int, code: str) -> list[int] | None:
         """Ids continuing the header being forced for ``row`` (``None``: nothing forced here):
@@ -167,7 +166,7 @@ class RequestHold:
                 if not at_handler:
                     return None
             spec = self.specs[row]
-            missing = set(missing_items(spec, code.rstrip()))
+            missing = self._missing_items(row, code.rstrip())
             if at_handler:
                 missing -= declared_names(code)  # written in this (still open) actor already
             make = handler_header if at_handler else header
@@ -193,6 +192,15 @@ class RequestHold:
         if tool and not written and target.lstrip("\n").startswith("fn ") and not decorator_line(code):
             ids += self.table.tool_ids  # an @mcp.tool decorator line may come first
         return ids
+
+    def _missing_items(self, row: int, code: str) -> set[str]:
+        """:func:`vox_lang.requests.missing_items` of ``code`` for ``row`` (a parse), cached for the
+        row's last text: the hold and the header forcing ask about the same text at an item start,
+        and the same text comes back while blank lines follow a closing ``}``."""
+        cached = self._parsed.get(row)
+        if cached is None or cached[0] != code:
+            cached = self._parsed[row] = (code, frozenset(missing_items(self.specs[row], code)))
+        return set(cached[1])
 
     def _closing(self, width: int, in_string: bool) -> Any:
         """:func:`pipeline.decoding_done.closing_mask`, cached per width in the token table."""

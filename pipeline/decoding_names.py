@@ -108,14 +108,21 @@ class NameMask(LogitsProcessor):
         self._id_tensors: dict[str, Any] = {}
         self._texts = [""] * len(specs)
         self._seen = [0] * len(specs)
+        special = set(getattr(tokenizer, "all_special_ids", ()) or ())
+        self._pieces = [("" if i in special else t) for i, t in enumerate(table.texts)]
 
-    def _text(self, row: int, ids: Any) -> str:
-        """The row's generated text, decoded incrementally (only the ids new since the last call)."""
+    def _text(self, row: int, ids: Any, last: int) -> str:
+        """The row's generated text, decoded incrementally (only the ids new since the last call;
+        ``last``: the row's last id). One new id, the usual case, is a lookup in the table's
+        token texts (special tokens read as ``""``, as ``decode(skip_special_tokens=True)``)."""
         count = int(ids.shape[0]) - self.prompt_len
-        if count != self._seen[row]:
-            new = ids[self.prompt_len + self._seen[row]:].tolist()
+        seen = self._seen[row]
+        if count == seen + 1:
+            self._texts[row] += self._pieces[last] if 0 <= last < len(self._pieces) else ""
+        elif count != seen:
+            new = ids[self.prompt_len + seen:].tolist()
             self._texts[row] += self.tokenizer.decode(new, skip_special_tokens=True)
-            self._seen[row] = count
+        self._seen[row] = count
         return self._texts[row]
 
     def _name_mask(self, pos: Position, names: frozenset[str], width: int,
@@ -290,8 +297,13 @@ class NameMask(LogitsProcessor):
     def __call__(self, input_ids: Any, scores: Any) -> Any:
         import torch
 
-        for row in range(min(len(self.specs), scores.shape[0])):
-            code = open_block(self._text(row, input_ids[row]))
+        rows = min(len(self.specs), scores.shape[0])
+        last = input_ids[:rows, -1].tolist()
+        finite: Any = None  # torch.isfinite(scores), computed once the first row needs it
+        chosen: list[tuple[int, Any, Any]] = []  # (row, mask, fallback mask when no name fits)
+        forced: list[tuple[int, Any]] = []
+        for row in range(rows):
+            code = open_block(self._text(row, input_ids[row], last[row]))
             if code is None:
                 continue  # outside a block
             mask: Any = None
@@ -320,23 +332,33 @@ class NameMask(LogitsProcessor):
                 if suffix is not None:
                     mask = suffix if mask is None else mask & suffix
             if self.hold is not None:
-                mask, forced = self.hold.step(row, code, self._seen[row], scores[row], mask)
-                if forced is not None:
-                    scores[row] = forced
-                    self.report.masked_steps += 1
+                if finite is None:
+                    finite = torch.isfinite(scores).cpu()
+                mask, is_forced = self.hold.step(row, code, self._seen[row], finite[row], mask)
+                if is_forced:
+                    forced.append((row, mask))
                     continue
-            if mask is None:
-                continue
-            masked = scores[row].masked_fill(~mask.to(scores.device), float("-inf"))
-            if not bool(torch.isfinite(masked).any()) and word_end is not None:
-                masked = scores[row].masked_fill(~word_end.to(scores.device), float("-inf"))
-                if bool(torch.isfinite(masked).any()):
+            if mask is not None:
+                chosen.append((row, mask, word_end))
+        if chosen:
+            if finite is None:
+                finite = torch.isfinite(scores).cpu()
+            index = torch.tensor([row for row, _, _ in chosen])
+            fits = (finite[index] & torch.stack([m for _, m, _ in chosen])).any(dim=1).tolist()
+            for (row, mask, word_end), ok in zip(chosen, fits):
+                if ok:
+                    forced.append((row, mask))
+                    continue
+                if word_end is not None and bool((finite[row] & word_end).any()):
                     self.report.events.append(f"row {row}: no resolvable name fits here; the word ends")
-            if not bool(torch.isfinite(masked).any()):
+                    forced.append((row, word_end))
+                    continue
                 self.report.events.append(f"row {row}: no resolvable name fits here; name mask skipped")
                 self.report.skips += 1
                 self.report.skipped_rows.add(row)
-                continue
-            scores[row] = masked
-            self.report.masked_steps += 1
+        if forced:
+            index = torch.tensor([row for row, _ in forced], device=scores.device)
+            keep = torch.stack([m for _, m in forced]).to(scores.device)
+            scores[index] = scores[index].masked_fill(~keep, float("-inf"))
+            self.report.masked_steps += len(forced)
         return scores

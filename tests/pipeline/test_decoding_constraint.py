@@ -271,7 +271,7 @@ def test_processor_masks_and_falls_back_on_a_dead_end(monkeypatch: pytest.Monkey
     scores = proc(prompt, torch.zeros(1, len(tok)))
     allowed = torch.isfinite(scores[0]).nonzero().flatten().tolist()
     assert allowed and all(tok.decode([t]) and "`".startswith(tok.decode([t])[:1]) for t in allowed)
-    monkeypatch.setattr(dc, "allowed_mask", lambda m, v: torch.zeros(v, dtype=torch.bool))
+    monkeypatch.setattr(dc, "allowed_masks", lambda g, ms, v: torch.zeros(len(ms), v, dtype=torch.bool))
     proc = grammar().processor(rows=1, prompt_len=3, mode="code")
     scores = proc(prompt, torch.zeros(1, len(tok)))
     assert torch.isfinite(scores).all()  # nothing masked: unconstrained from here
@@ -309,3 +309,53 @@ def test_eval_generator_is_constrained_by_default() -> None:
         ids = tok.encode(text, add_special_tokens=False, split_special_tokens=True)
         assert grammar().matcher("response").validate_tokens(ids) == len(ids), text
     assert HFGenerator(model, tok, constrained=False).constraint is None
+
+
+def test_batch_masks_equal_each_matchers_own_mask() -> None:
+    """``allowed_masks`` (llguidance's parallel executor, one bitmask for the batch) gives, row by
+    row, exactly the tokens each matcher's own ``compute_bitmask`` allows, past the vocabulary too."""
+    import numpy as np
+
+    from pipeline.decoding_constraint import allowed_masks
+
+    tok, g = tokenizer(), grammar()
+    prefixes = ["", "```vox\nfn f(", "```vox\nfn f(x: int) to int {\n  ret x +", "Sure.\n```vox\ntype T = "]
+    matchers = []
+    for text in prefixes:
+        m = g.matcher("response")
+        assert m.consume_tokens(tok.encode(text, add_special_tokens=False)) if text else True
+        matchers.append(m)
+    width = len(tok) + 5  # logits wider than the tokenizer: the extra ids are never allowed
+    masks = allowed_masks(g, matchers, width)
+    assert masks.shape == (len(prefixes), width)
+    for row, m in enumerate(matchers):
+        bits = np.unpackbits(np.frombuffer(m.compute_bitmask(), dtype=np.uint8), bitorder="little")
+        own = bits[:len(tok)].astype(bool)
+        assert masks[row, :len(tok)].numpy().tolist() == own.tolist(), prefixes[row]
+        assert not masks[row, len(tok):].any()
+
+
+def test_seeded_eval_generator_repeats_itself() -> None:
+    """Same seed, same conversations: the same texts (each ``generate`` call is seeded; before,
+    the decoder reseeded randomly on every call and no eval repeated)."""
+    import torch
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    from pipeline.decoding import HFGenerator
+
+    tok = tokenizer()
+    tok.chat_template = ("{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n"
+                         "{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")
+    config = AutoConfig.for_model("qwen3", vocab_size=len(tok), hidden_size=32, intermediate_size=64,
+                                  num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=1, head_dim=16,
+                                  max_position_embeddings=256, eos_token_id=tok.eos_token_id,
+                                  pad_token_id=tok.pad_token_id)
+    torch.manual_seed(0)
+    model = AutoModelForCausalLM.from_config(config).eval()
+    conversations = [[{"role": "user", "content": "Write a function."}], [{"role": "user", "content": "Hi"}]] * 2
+    gen = HFGenerator(model, tok, max_new_tokens=16, temperature=1.0, batch_size=4, seed=3, retries=1)
+    first = gen(conversations, 2)
+    torch.seed()  # whatever the global RNG holds in between
+    assert gen(conversations, 2) == first
+    other = HFGenerator(model, tok, max_new_tokens=16, temperature=1.0, batch_size=4, seed=4, retries=1)
+    assert other(conversations, 2) != first
