@@ -36,8 +36,11 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 
+# The suite on every core this machine has (pytest-xdist; at most TEST_WORKERS workers). A single
+# test or file runs in one process as usual: `.venv/bin/python -m pytest tests/x.py`.
+TEST_WORKERS ?= 4
 test: lint
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto --maxprocesses $(TEST_WORKERS)
 
 bench: $(STAMP)
 	for b in bench/*.py; do $(BIN)/python $$b || exit 1; done
