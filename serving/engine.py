@@ -182,10 +182,15 @@ class Engine:
         prompt the model was trained with.
 
         Raises:
-            RequestError: empty list, unknown role, or non-text content.
+            RequestError: empty list, unknown role, non-text content, or no message left to
+                answer besides system messages.
         """
-        out = plain_messages(messages)
-        return present(out, self.info.system_prompt_mode)
+        out = present(plain_messages(messages), self.info.system_prompt_mode)
+        if not any(m["role"] != "system" for m in out):
+            kept = "drops them" if self.info.system_prompt_mode == "none" else "replaces them by its own"
+            raise RequestError(f"messages holds only system messages (this model {kept}): add a user message",
+                               param="messages")
+        return out
 
     def render(self, messages: Sequence[dict[str, Any]]) -> list[int]:
         """Token ids of the chat-templated prompt (with the assistant generation prompt).

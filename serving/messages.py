@@ -45,7 +45,7 @@ def message_text(content: Any, index: int) -> str:
     if content is None:
         return ""
     if isinstance(content, str):
-        return content
+        return _unicode(content, index)
     if isinstance(content, list):
         parts = []
         for part in content:
@@ -54,7 +54,24 @@ def message_text(content: Any, index: int) -> str:
                     f"messages[{index}].content: only text parts are supported", param=f"messages[{index}]"
                 )
             parts.append(part["text"])
-        return "".join(parts)
+        return _unicode("".join(parts), index)
     raise RequestError(
         f"messages[{index}].content must be a string or a list of text parts", param=f"messages[{index}]"
     )
+
+
+def _unicode(text: str, index: int) -> str:
+    """``text`` if it is valid Unicode; a lone UTF-16 surrogate (JSON ``"\\ud800"`` without its
+    pair) is not text a tokenizer can encode.
+
+    Raises:
+        RequestError: naming the message and the character offset.
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise RequestError(
+            f"messages[{index}].content holds a lone UTF-16 surrogate ({text[exc.start]!r} at character "
+            f"{exc.start}), which is not valid Unicode text", param=f"messages[{index}].content"
+        ) from None
+    return text

@@ -30,20 +30,22 @@ class ChatRequest(BaseModel):
 
     model: str
     messages: list[dict[str, Any]] = Field(min_length=1)
-    stream: bool = False
-    max_tokens: int | None = Field(default=None, ge=1)
-    max_completion_tokens: int | None = Field(default=None, ge=1)
-    temperature: float | None = Field(default=None, ge=0.0, le=2.0)
-    top_p: float | None = Field(default=None, gt=0.0, le=1.0)
+    # strict: "n": "2", "stream": "yes" or "vox_constrained": 0 are 400s, not silently converted
+    # (a "vox_constrained": "false" must not turn the constraint on); ints are still numbers
+    stream: bool = Field(default=False, strict=True)
+    max_tokens: int | None = Field(default=None, ge=1, strict=True)
+    max_completion_tokens: int | None = Field(default=None, ge=1, strict=True)
+    temperature: float | None = Field(default=None, ge=0.0, le=2.0, strict=True)
+    top_p: float | None = Field(default=None, gt=0.0, le=1.0, strict=True)
     stop: str | list[str] | None = None
-    n: int | None = Field(default=None, ge=1)
-    seed: int | None = None
+    n: int | None = Field(default=None, ge=1, strict=True)
+    seed: int | None = Field(default=None, strict=True)
     stream_options: dict[str, Any] | None = None
     # Vox extensions: grammar-constrained decoding of ```vox blocks (default on), and code-only answers.
-    vox_constrained: bool | None = None
-    vox_code_only: bool = False
-    vox_names: bool | None = None  # name- and request-aware masking (default on with the constraint)
-    vox_retries: int | None = Field(default=None, ge=0)  # compiler-checked retry rounds (default 2 when constrained)
+    vox_constrained: bool | None = Field(default=None, strict=True)
+    vox_code_only: bool = Field(default=False, strict=True)
+    vox_names: bool | None = Field(default=None, strict=True)  # name- and request-aware masking (default on)
+    vox_retries: int | None = Field(default=None, ge=0, strict=True)  # compiler-checked retry rounds (default 1)
 
 
 def error_response(status: int, message: str, *, param: str | None = None, code: str | None = None) -> JSONResponse:
@@ -61,6 +63,15 @@ _FIELD_RULES = {
     "temperature": "must be a number in [0, 2]",
     "top_p": "must be a number in (0, 1]",
     "stop": "must be a string or a list of strings",
+    "stream": "must be true or false",
+    "vox_constrained": "must be true or false",
+    "vox_code_only": "must be true or false",
+    "vox_names": "must be true or false",
+    "n": "must be an integer >= 1",
+    "max_tokens": "must be an integer >= 1",
+    "max_completion_tokens": "must be an integer >= 1",
+    "seed": "must be an integer",
+    "vox_retries": "must be an integer >= 0",
 }
 
 

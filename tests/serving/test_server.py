@@ -152,6 +152,25 @@ def test_n_streaming_carries_the_choice_index(client: Any, tiny_model_name: str)
         (json.dumps({"model": "vox-mens-tiny", "messages": MESSAGES, "n": 0}).encode(), 400, "n"),
         (json.dumps({"model": "vox-mens-tiny", "messages": MESSAGES, "temperature": 1, "seed": 10**30}).encode(),
          400, None),  # was a 500 (torch.Generator overflow)
+        # only system messages: the model drops them and nothing is left to answer (was a 500)
+        (json.dumps({"model": "vox-mens-tiny", "messages": [{"role": "system", "content": "be brief"}] * 2}).encode(),
+         400, "messages"),
+        # a lone UTF-16 surrogate is not text a tokenizer can encode (was a 500)
+        (json.dumps({"model": "vox-mens-tiny", "messages": [{"role": "user", "content": "hi \ud83d"}]}).encode(),
+         400, "messages[0].content"),
+        (json.dumps({"model": "vox-mens-tiny", "messages": [{"role": "user", "content": [
+            {"type": "text", "text": "\ud800"}]}]}).encode(), 400, "messages[0].content"),
+        # wrong types are refused, not converted ("false" would have turned the constraint on)
+        (json.dumps({"model": "vox-mens-tiny", "messages": MESSAGES, "vox_constrained": "false"}).encode(),
+         400, "vox_constrained"),
+        (json.dumps({"model": "vox-mens-tiny", "messages": MESSAGES, "vox_constrained": 0}).encode(),
+         400, "vox_constrained"),
+        (json.dumps({"model": "vox-mens-tiny", "messages": MESSAGES, "vox_names": "no"}).encode(), 400, "vox_names"),
+        (json.dumps({"model": "vox-mens-tiny", "messages": MESSAGES, "vox_retries": "2"}).encode(), 400, "vox_retries"),
+        (json.dumps({"model": "vox-mens-tiny", "messages": MESSAGES, "n": "2"}).encode(), 400, "n"),
+        (json.dumps({"model": "vox-mens-tiny", "messages": MESSAGES, "max_tokens": True}).encode(), 400, "max_tokens"),
+        (json.dumps({"model": "vox-mens-tiny", "messages": MESSAGES, "temperature": "0.5"}).encode(), 400,
+         "temperature"),
     ],
 )
 def test_bad_requests_get_openai_errors_and_server_keeps_serving(
