@@ -112,7 +112,9 @@ class Budget:
     def too_long(self, n: int, what: str, span: Span | None) -> None:
         """R0006 when a value of ``n`` elements/characters would exceed ``max_len``."""
         if n > self.cfg.max_len:
-            raise VoxFault("R0006", span, detail=f"a {what} longer than {self.cfg.max_len} would exhaust memory")
+            raise VoxFault("R0006", span, detail=f"a {what} longer than {self.cfg.max_len:,} would exhaust memory",
+                           hint=f"strings and lists are capped at {self.cfg.max_len:,} elements whatever --max-steps "
+                                "says: build smaller values")
 
 
 class RunState:

@@ -5,6 +5,8 @@ granted ``fs``, ``process``, ``net`` or ``env``; without the grant a member retu
 gives ``Error("capability fs not granted")`` and any other member is R0008. The other modules
 are pure (``json path crypto regex csv``) or read the clock (``time``). Members are looked up by
 their key (``std.fs.read``); whether one returns ``Result`` is read from the prelude signature.
+A host member that returns past the run's deadline (its child killed, its read given up there)
+ends the run with R0010.
 """
 
 from __future__ import annotations
@@ -79,7 +81,17 @@ def std_function(key: str, rt: RunState) -> Callable[[list[Any], Span], Any]:
             raise VoxFault("R0008", span, detail=f"`{name}` needs the {cap} capability", cap=cap)
         return refuse
     found = impl
-    return lambda args, span: found(rt, args, span)
+    if cap is None:
+        return lambda args, span: found(rt, args, span)
+
+    def host(args: list[Any], span: Span) -> Any:
+        # a host operation is cut off at the run's deadline (the child killed, the read given up);
+        # that is the wall-clock limit ending the run (R0010), not an ``Error`` the program could
+        # carry on past, even when the call is the program's last statement
+        out = found(rt, args, span)
+        rt.budget.check_time(span)
+        return out
+    return host
 
 
 def std_value(key: str, rt: RunState, span: Span) -> FnVal:

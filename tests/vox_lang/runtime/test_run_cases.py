@@ -9,6 +9,7 @@ Header lines (``//`` comments before the code)::
     // allow: fs,env      capabilities granted
     // max-steps: 1000    step budget        // timeout: 0.3   seconds
     // mode: test         run the @test functions (stdout = the test report)
+    // hint: capped at    the fault's hint contains this   // not-hint: --max-steps   ... and not this
 """
 
 from __future__ import annotations
@@ -82,6 +83,10 @@ def test_case(case: Path) -> None:
         assert (d.code, d.line, d.col) == (want_code, line, col), result.fault.render_repair()
         assert d.severity.value == "runtime"
         assert len(result.fault.stack) >= 1, "a runtime error carries its Vox call stack"
+        if "hint" in h:
+            assert h["hint"] in (d.hint or ""), d.hint
+        if "not-hint" in h:
+            assert h["not-hint"] not in (d.hint or ""), d.hint
     else:
         assert result.fault is None, result.fault
 

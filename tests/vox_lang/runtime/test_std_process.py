@@ -40,9 +40,14 @@ def test_output_under_the_cap_keeps_run_semantics() -> None:
     assert result.output == "a\nb\n3|out\n|err\n\nerror: sh exited with status 4\n"
 
 
-def test_a_child_past_the_time_limit_is_an_error() -> None:
+@pytest.mark.parametrize("last", [True, False], ids=["last statement", "more follows"])
+def test_a_child_past_the_time_limit_ends_the_run_with_r0010(last: bool) -> None:
+    """The wall-clock limit ends the run (spec §11) even when the call that outlived it is the
+    program's last statement (new-user tester: it used to print the child's timeout as an
+    ``Error`` and exit 0)."""
     config = RunConfig(capabilities=frozenset({"process"}), timeout_s=1.0)
-    result = run_source(IMPORT + _program('process.run("sleep", ["30"])'), config=config)
-    assert result.status in ("ok", "runtime_error")
-    if result.status == "ok":
-        assert result.output.startswith("error: ") and "timed out" in result.output
+    text = IMPORT + _program('process.run("sleep", ["30"])') + ("" if last else 'print("after")\n')
+    result = run_source(text, config=config)
+    assert result.status == "runtime_error", (result.status, result.output)
+    assert result.fault is not None and result.fault.code == "R0010"
+    assert result.output == "" and result.exit_code == 3
