@@ -98,10 +98,16 @@ def load_catalog(path: Path | None = None) -> Catalog:
 
 def max_age_s() -> float:
     """``VOX_CATALOG_MAX_AGE`` seconds (default one day)."""
+    raw = os.environ.get("VOX_CATALOG_MAX_AGE")
+    if raw is None:
+        return float(DEFAULT_MAX_AGE_S)
     try:
-        return float(os.environ.get("VOX_CATALOG_MAX_AGE", DEFAULT_MAX_AGE_S))
+        value = float(raw)
     except ValueError:
-        raise CatalogError("VOX_CATALOG_MAX_AGE must be a number of seconds") from None
+        value = float("nan")
+    if not value >= 0:  # NaN too
+        raise CatalogError(f"VOX_CATALOG_MAX_AGE must be a number of seconds >= 0, got {raw!r}")
+    return value
 
 
 def load_or_build(force: bool = False, max_age: float | None = None, warn: Warn | None = None,
@@ -118,15 +124,17 @@ def load_or_build(force: bool = False, max_age: float | None = None, warn: Warn 
         ``(catalog, rebuilt)``.
 
     Raises:
-        CatalogError: ``require_saved`` and the cache file cannot be written (names the path).
+        CatalogError: ``require_saved`` and the cache file cannot be written (names the path), or
+            ``VOX_CATALOG_MAX_AGE`` is not a number of seconds >= 0.
     """
     path = cache_path()
+    limit = max_age_s() if max_age is None else max_age  # a bad setting is the user's to fix, not a corrupt cache
     if force:
         forget_all()
     if not force and path.exists():
         try:
             cached = load_catalog(path)
-            if time.time() - cached.created_unix <= (max_age_s() if max_age is None else max_age):
+            if time.time() - cached.created_unix <= limit:
                 return cached, False
         except CatalogError as exc:
             if warn:

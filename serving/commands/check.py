@@ -3,10 +3,11 @@
 Checks Vox files with the front end (``-`` reads standard input). Exit status: 0 no errors,
 1 errors (warnings count in ``--strict``), 2 usage error (bad option, unreadable or binary
 file: a message on stderr, never a traceback). The human and repair formats show at most
-:data:`MAX_SHOWN` diagnostics per file, then how many more there are. ``--fix`` rewrites each file in place (atomically)
-with :func:`vox_lang.fix` and then reports what is left; ``--fix --diff`` prints the change
-as a unified diff and writes nothing. Only typer and the standard library are imported at
-load time (``vox_lang`` inside the command), so the command starts fast.
+:data:`MAX_SHOWN` diagnostics per file, then how many more there are. ``--fix`` rewrites each
+file in place (atomically) with :func:`vox_lang.fix`, says on stderr which files it rewrote and
+then reports what is left; ``--fix --diff`` prints the change as a unified diff and writes
+nothing. Only typer and the standard library are imported at load time (``vox_lang`` inside
+the command), so the command starts fast.
 """
 
 from __future__ import annotations
@@ -157,6 +158,8 @@ def _fix_one(item: Input, diff: bool) -> bytes:
             atomic.write_text(target, fixed, mode=stat.S_IMODE(target.stat().st_mode))
         except OSError as exc:
             raise _fail(f"cannot write {item.arg}: {exc.strerror or exc}") from None
+        changed = sum(1 for line in difflib.ndiff(text.splitlines(), fixed.splitlines()) if line.startswith("- "))
+        typer.echo(f"vox check: fixed {item.label} ({changed} line{'s' if changed != 1 else ''} rewritten)", err=True)
     return fixed.encode("utf-8")
 
 

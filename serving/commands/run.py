@@ -141,13 +141,13 @@ def test(
     from vox_lang.runtime import run_tests_checked
 
     passed = failed = 0
-    broken = False
+    broken: list[str] = []  # files not run: compile errors
     records: list[dict[str, Any]] = []
     many = len(inputs) > 1
     for label, data in inputs:
         res = check(data, path=label)
         if not res.ok:
-            broken = True
+            broken.append(label)
             if fmt is Format.json:
                 records.append({"file": label, "compile_errors": [d.to_json() for d in res.errors]})
             else:
@@ -174,8 +174,11 @@ def test(
             if not o.passed and o.output:
                 _echo_captured(o.output)
     summary = f"{passed} passed, {failed} failed"
+    if broken:  # "0 passed, 0 failed" alone would read as a file without tests
+        summary += f"; not run (compile errors): {', '.join(broken)}"
     if fmt is Format.json:
-        typer.echo(json.dumps({"tests": records, "passed": passed, "failed": failed}, ensure_ascii=False))
+        typer.echo(json.dumps({"tests": records, "passed": passed, "failed": failed, "not_run": broken},
+                              ensure_ascii=False))
     else:
         typer.echo(summary)
     if broken or failed:

@@ -255,3 +255,17 @@ def test_model_discover_and_list_show_the_deployments(replay: Any, monkeypatch: 
     assert listed.exit_code == 0 and "deploy" in listed.output
     row = next(line for line in listed.output.splitlines() if line.startswith("local/m "))
     assert row.split()[-1] == "2"
+
+
+@pytest.mark.parametrize("value", ["abc", "-1", "nan"])
+def test_a_bad_max_age_setting_is_named_not_blamed_on_the_cache(monkeypatch: pytest.MonkeyPatch, value: str) -> None:
+    """``VOX_CATALOG_MAX_AGE=abc`` used to be reported as "cache is corrupt" and rebuilt on every call."""
+    from serving.errors import CatalogError
+
+    warned: list[str] = []
+    cat.load_or_build(openrouter_fetch=lambda url, timeout: OPENROUTER, local_urls=[])
+    before = cat.cache_path().read_bytes()
+    monkeypatch.setenv("VOX_CATALOG_MAX_AGE", value)
+    with pytest.raises(CatalogError, match=rf"VOX_CATALOG_MAX_AGE must be a number of seconds >= 0, got '{value}'"):
+        cat.load_or_build(openrouter_fetch=lambda url, timeout: OPENROUTER, local_urls=[], warn=warned.append)
+    assert not warned and cat.cache_path().read_bytes() == before  # nothing rebuilt, nothing lost

@@ -144,6 +144,9 @@ def test_fix_rewrites_in_place(runner: CliRunner, tmp_path: Path) -> None:
     assert path.read_text() == "let n = 1  // note\nfn f() to int {\n  ret 1\n}\nprint(f())\n"
     assert path.stat().st_mode & 0o777 == 0o640
     assert [p.name for p in tmp_path.iterdir()] == ["old.vox"]  # no temp file left
+    assert f"vox check: fixed {path} (2 lines rewritten)" in res.stderr  # says what it changed
+    again = runner.invoke(app, ["check", str(path), "--fix", "--strict"])
+    assert again.exit_code == 0 and "fixed" not in again.stderr  # nothing to fix: nothing said
 
 
 def test_fix_diff_prints_the_change_and_writes_nothing(

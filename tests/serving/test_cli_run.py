@@ -98,6 +98,19 @@ def test_vox_test_prints_one_line_per_test_and_a_summary(runner: CliRunner, tmp_
     assert ok.exit_code == 0 and ok.stdout.splitlines()[-1] == "1 passed, 0 failed"
     data = json.loads(runner.invoke(app, ["test", str(tmp_path / "t.vox"), "--format", "json"]).stdout)
     assert data["passed"] == 1 and data["failed"] == 1 and data["tests"][1]["error"]["code"] == "R0002"
+    assert data["not_run"] == []
+
+
+def test_vox_test_names_the_files_it_could_not_run(runner: CliRunner, tmp_path: Path) -> None:
+    """A file with compile errors is not run: the summary says so instead of a bare "0 passed,
+    0 failed" that reads like a file without tests (new-user tester)."""
+    bad = write(tmp_path, "bad.vox", "fn f( to int {\n")
+    ok = write(tmp_path, "ok.vox", TESTS.split("@test\nfn t_bad")[0])
+    result = runner.invoke(app, ["test", ok, bad])
+    assert result.exit_code == 1
+    assert result.stdout.splitlines()[-1] == f"1 passed, 0 failed; not run (compile errors): {bad}"
+    data = json.loads(runner.invoke(app, ["test", bad, "--format", "json"]).stdout)
+    assert data["not_run"] == [bad] and data["passed"] == data["failed"] == 0
 
 
 @pytest.mark.parametrize("value", ["inf", "nan", "1e300", "0"])
