@@ -31,7 +31,7 @@ class ChatRequest(BaseModel):
     model: str
     messages: list[dict[str, Any]] = Field(min_length=1)
     # strict: "n": "2", "stream": "yes" or "vox_constrained": 0 are 400s, not silently converted
-    # (a "vox_constrained": "false" must not turn the constraint on); ints are still numbers
+    # (a typed-in "yes" is a mistake to report, not a value to guess); ints are still numbers
     stream: bool = Field(default=False, strict=True)
     max_tokens: int | None = Field(default=None, ge=1, strict=True)
     max_completion_tokens: int | None = Field(default=None, ge=1, strict=True)

@@ -160,7 +160,9 @@ def test_n_streaming_carries_the_choice_index(client: Any, tiny_model_name: str)
          400, "messages[0].content"),
         (json.dumps({"model": "vox-mens-tiny", "messages": [{"role": "user", "content": [
             {"type": "text", "text": "\ud800"}]}]}).encode(), 400, "messages[0].content"),
-        # wrong types are refused, not converted ("false" would have turned the constraint on)
+        # wrong types are refused, not converted ("yes" and 0 were read as true and false)
+        (json.dumps({"model": "vox-mens-tiny", "messages": MESSAGES, "vox_constrained": "yes"}).encode(),
+         400, "vox_constrained"),
         (json.dumps({"model": "vox-mens-tiny", "messages": MESSAGES, "vox_constrained": "false"}).encode(),
          400, "vox_constrained"),
         (json.dumps({"model": "vox-mens-tiny", "messages": MESSAGES, "vox_constrained": 0}).encode(),
