@@ -124,6 +124,11 @@ class VoxGrammar:
         return GrammarProcessor(self, rows, prompt_len, mode)
 
 
+#: rows from which :func:`allowed_masks` uses llguidance's thread pool (a few rows are not worth
+#: the hand-off; the eval's batches of 96 are)
+PARALLEL_ROWS: Final = 8
+
+
 def _threads() -> int:
     """Threads for llguidance's parallel mask computation: the CPUs this process may use."""
     import os
@@ -137,22 +142,32 @@ def _threads() -> int:
 def allowed_masks(grammar: VoxGrammar, matchers: Sequence[Any], vocab_size: int) -> Any:
     """Bool tensor ``[len(matchers), vocab_size]``: the tokens each matcher allows next.
 
-    The masks are computed in parallel by llguidance's executor (``fill_next_token_bitmask_par``:
-    Rust threads, outside the GIL) into one int32 bitmask, then unpacked in one vectorized step;
-    ids past the tokenizer's vocabulary (padding of the logits) are never allowed.
+    The masks go into one int32 bitmask (32 token ids per word, llguidance's layout, bits little
+    endian), unpacked in one vectorized step (numpy: a few microseconds where torch's per-op
+    dispatch would dominate a single row); ids past the tokenizer's vocabulary (padding of the
+    logits) are never allowed. From :data:`PARALLEL_ROWS` rows on the masks are computed on
+    llguidance's thread pool (``LLExecutor``: Rust threads, outside the GIL), below it in the
+    calling thread. The raw pointer calls are the ones ``llguidance.torch`` wraps; that module is
+    not imported because it pulls in ``torch._dynamo`` (1.7 s at a process's first constrained
+    request).
     """
+    import numpy as np
     import torch
-    from llguidance.torch import allocate_token_bitmask, fill_next_token_bitmask_par
 
     rows = len(matchers)
-    bitmask = allocate_token_bitmask(rows, grammar.lltok.vocab_size)
-    fill_next_token_bitmask_par(grammar.executor, [(m, i) for i, m in enumerate(matchers)], bitmask)
-    shifts = torch.arange(32, dtype=torch.int32)
-    bits = ((bitmask.unsqueeze(-1) >> shifts) & 1).to(torch.bool).reshape(rows, -1)
-    out = torch.zeros(rows, vocab_size, dtype=torch.bool)
+    words = (grammar.lltok.vocab_size + 31) // 32
+    bitmask = np.full((rows, words), -1, dtype=np.int32)
+    if rows >= PARALLEL_ROWS:
+        grammar.executor.unsafe_compute_mask_ptr([(m, i) for i, m in enumerate(matchers)], bitmask.ctypes.data,
+                                                 words * 4, rows)
+    else:
+        for i, m in enumerate(matchers):
+            m.unsafe_compute_mask_ptr(bitmask[i].ctypes.data, words * 4)
+    bits = np.unpackbits(bitmask.view(np.uint8), axis=1, bitorder="little").view(np.bool_)
+    out = np.zeros((rows, vocab_size), dtype=np.bool_)
     n = min(vocab_size, bits.shape[1])
     out[:, :n] = bits[:, :n]
-    return out
+    return torch.from_numpy(out)
 
 
 class GrammarProcessor(LogitsProcessor):
@@ -227,12 +242,10 @@ class GrammarProcessor(LogitsProcessor):
         if not live:
             return scores
         width = scores.shape[1]
-        masks = allowed_masks(self.grammar, [self.matchers[r] for r in live], width)
-        dead = (~masks.any(dim=1)).tolist()
+        masks = allowed_masks(self.grammar, [self.matchers[r] for r in live], width).numpy()  # a view
+        dead = ~masks.any(axis=1)
         keep: list[int] = []
-        capped: list[int] = []
-        caps: list[Any] = []
-        for k, row in enumerate(live):
+        for k, row in enumerate(live):  # numpy per row: microseconds, where torch ops cost tens
             if dead[k]:
                 self._drop(row, f"dead end after {generated} tokens (no token allowed)")
                 continue
@@ -240,17 +253,17 @@ class GrammarProcessor(LogitsProcessor):
             layout = self.layouts[row]
             cap = layout.mask(width) if layout is not None else None
             if cap is not None:
-                capped.append(k)
-                caps.append(cap)
-        if caps:
-            index = torch.tensor(capped)
-            both = masks[index] & torch.stack(caps)
-            fits = both.any(dim=1)  # else: the grammar mask alone for that row (never a dead end)
-            masks[index[fits]] = both[fits]
+                both = masks[k] & cap.numpy()
+                if both.any():  # else: the grammar mask alone (never a dead end)
+                    masks[k] = both
         if keep:
-            rows = torch.tensor([live[k] for k in keep], device=scores.device)
-            chosen = masks[keep].to(scores.device) if len(keep) < len(live) else masks.to(scores.device)
-            scores[rows] = scores[rows].masked_fill(~chosen, float("-inf"))
+            chosen = torch.from_numpy(masks[keep] if len(keep) < len(live) else masks).to(scores.device)
+            rows = [live[k] for k in keep]
+            if rows == list(range(scores.shape[0])):  # every row (one, or a batch still all running)
+                scores.masked_fill_(~chosen, float("-inf"))
+            else:
+                index = torch.tensor(rows, device=scores.device)
+                scores[index] = scores[index].masked_fill(~chosen, float("-inf"))
         return scores
 
 
