@@ -301,7 +301,7 @@ class NameMask(LogitsProcessor):
         last = input_ids[:rows, -1].tolist()
         finite: Any = None  # torch.isfinite(scores), computed once the first row needs it
         chosen: list[tuple[int, Any, Any]] = []  # (row, mask, fallback mask when no name fits)
-        forced: list[tuple[int, Any]] = []
+        apply: list[tuple[int, Any]] = []  # (row, the mask it gets)
         for row in range(rows):
             code = open_block(self._text(row, input_ids[row], last[row]))
             if code is None:
@@ -336,7 +336,7 @@ class NameMask(LogitsProcessor):
                     finite = torch.isfinite(scores).cpu()
                 mask, is_forced = self.hold.step(row, code, self._seen[row], finite[row], mask)
                 if is_forced:
-                    forced.append((row, mask))
+                    apply.append((row, mask))
                     continue
             if mask is not None:
                 chosen.append((row, mask, word_end))
@@ -347,18 +347,18 @@ class NameMask(LogitsProcessor):
             fits = (finite[index] & torch.stack([m for _, m, _ in chosen])).any(dim=1).tolist()
             for (row, mask, word_end), ok in zip(chosen, fits):
                 if ok:
-                    forced.append((row, mask))
+                    apply.append((row, mask))
                     continue
                 if word_end is not None and bool((finite[row] & word_end).any()):
                     self.report.events.append(f"row {row}: no resolvable name fits here; the word ends")
-                    forced.append((row, word_end))
+                    apply.append((row, word_end))
                     continue
                 self.report.events.append(f"row {row}: no resolvable name fits here; name mask skipped")
                 self.report.skips += 1
                 self.report.skipped_rows.add(row)
-        if forced:
-            index = torch.tensor([row for row, _ in forced], device=scores.device)
-            keep = torch.stack([m for _, m in forced]).to(scores.device)
+        if apply:
+            index = torch.tensor([row for row, _ in apply], device=scores.device)
+            keep = torch.stack([m for _, m in apply]).to(scores.device)
             scores[index] = scores[index].masked_fill(~keep, float("-inf"))
-            self.report.masked_steps += len(forced)
+            self.report.masked_steps += len(apply)
         return scores

@@ -50,6 +50,23 @@ def grammar() -> Any:
     return VoxGrammar(tok, [tok.eos_token_id])
 
 
+def tiny_model() -> tuple[Any, Any]:
+    """A one-layer random Qwen3 over :func:`tokenizer` (with a ChatML template), seeded."""
+    import torch
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    tok = tokenizer()
+    tok.chat_template = ("{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n"
+                         "{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")
+    config = AutoConfig.for_model("qwen3", vocab_size=len(tok), hidden_size=32, intermediate_size=64,
+                                  num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=1, head_dim=16,
+                                  max_position_embeddings=256, eos_token_id=tok.eos_token_id,
+                                  pad_token_id=tok.pad_token_id)
+    torch.manual_seed(0)
+    model = AutoModelForCausalLM.from_config(config).eval()
+    return model, tok
+
+
 @cache
 def valid_programs() -> tuple[tuple[str, str], ...]:
     """``(name, source)`` of every strict-valid example and generated program, blank-line runs
@@ -286,20 +303,9 @@ def test_unreadable_tokenizer_is_a_clear_error() -> None:
 
 
 def test_eval_generator_is_constrained_by_default() -> None:
-    import torch
-    from transformers import AutoConfig, AutoModelForCausalLM
-
     from pipeline.decoding import HFGenerator
 
-    tok = tokenizer()
-    tok.chat_template = ("{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n"
-                         "{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")
-    config = AutoConfig.for_model("qwen3", vocab_size=len(tok), hidden_size=32, intermediate_size=64,
-                                  num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=1, head_dim=16,
-                                  max_position_embeddings=256, eos_token_id=tok.eos_token_id,
-                                  pad_token_id=tok.pad_token_id)
-    torch.manual_seed(0)
-    model = AutoModelForCausalLM.from_config(config).eval()
+    model, tok = tiny_model()
     conversations = [[{"role": "user", "content": "Write a function."}], [{"role": "user", "content": "Hi"}]]
     gen = HFGenerator(model, tok, max_new_tokens=24, temperature=1.0, batch_size=8)
     assert gen.constraint is not None and gen.constraint_note is None
@@ -339,19 +345,10 @@ def test_seeded_eval_generator_repeats_itself() -> None:
     """Same seed, same conversations: the same texts (each ``generate`` call is seeded; before,
     the decoder reseeded randomly on every call and no eval repeated)."""
     import torch
-    from transformers import AutoConfig, AutoModelForCausalLM
 
     from pipeline.decoding import HFGenerator
 
-    tok = tokenizer()
-    tok.chat_template = ("{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n"
-                         "{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")
-    config = AutoConfig.for_model("qwen3", vocab_size=len(tok), hidden_size=32, intermediate_size=64,
-                                  num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=1, head_dim=16,
-                                  max_position_embeddings=256, eos_token_id=tok.eos_token_id,
-                                  pad_token_id=tok.pad_token_id)
-    torch.manual_seed(0)
-    model = AutoModelForCausalLM.from_config(config).eval()
+    model, tok = tiny_model()
     conversations = [[{"role": "user", "content": "Write a function."}], [{"role": "user", "content": "Hi"}]] * 2
     gen = HFGenerator(model, tok, max_new_tokens=16, temperature=1.0, batch_size=4, seed=3, retries=1)
     first = gen(conversations, 2)
