@@ -35,7 +35,7 @@ from pipeline.decoding_constraint import ConstraintUnavailable, VoxGrammar, answ
 from pipeline.decoding_names import request_spec, request_text, token_table
 from pipeline.decoding_retry import RETRIES
 from serving.choice_text import ChoiceText
-from serving.errors import ModelLoadError, RequestError, ServingError
+from serving.errors import ModelLoadError, RequestError, ServingError, UsageError
 from serving.messages import plain_messages
 from serving.model_dir import ModelDirInfo, inspect_model_dir
 from serving.prepared import Completion, Prepared, StreamEvent, constraint_summary
@@ -129,7 +129,9 @@ class Engine:
 
         Raises:
             ModelLoadError: the directory is missing/incomplete or the weights do not load.
-            ServingError: the requested device is unavailable.
+            UsageError: the requested device is unknown or not on this machine (a caller's
+                mistake, which ``vox serve`` reports as a usage error).
+            ServingError: ``cache`` is not one of its values.
         """
         if cache not in ("auto", "on", "off"):
             raise ServingError(f"cache must be 'auto', 'on' or 'off', got {cache!r}")
@@ -140,7 +142,7 @@ class Engine:
         try:
             device = pick_device(device)
         except DecodingError as exc:
-            raise ServingError(str(exc)) from exc
+            raise UsageError(str(exc)) from exc
         dtype = dtype or _default_dtype(device)
         tokenizer_dir = info.path
         if info.adapter_path is not None and (info.adapter_path / "tokenizer_config.json").is_file():

@@ -64,4 +64,5 @@ class BudgetExceeded(ServingError):
 
 
 class UsageError(ServingError):
-    """A command-line value is malformed (e.g. ``--key`` without ``PROVIDER=``); exit code 2."""
+    """A value the user gave is malformed or names what is not there (``--key`` without
+    ``PROVIDER=``, a missing model directory, an unknown device or host); exit code 2."""

@@ -13,6 +13,7 @@ FastAPI is imported at module level here.
 from __future__ import annotations
 
 import asyncio
+import errno
 import logging
 import socket
 import threading
@@ -26,7 +27,7 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from serving.engine import MAX_CHOICES, Engine
-from serving.errors import RequestError, ServingError
+from serving.errors import RequestError, ServingError, UsageError
 from serving.openai_wire import ChatRequest, completion_body, error_response, validation_error_response
 from serving.service import Service
 from serving.sse import stream_events
@@ -111,7 +112,8 @@ def bind_socket(host: str, port: int) -> socket.socket:
     """A listening-ready TCP socket bound to ``host:port`` (port 0: any free port).
 
     Raises:
-        ServingError: the address is in use or cannot be bound (message names it).
+        UsageError: ``host`` is not a name or an address of this machine (the caller's mistake).
+        ServingError: the address is in use or cannot be bound for another reason (message names it).
     """
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
@@ -120,7 +122,9 @@ def bind_socket(host: str, port: int) -> socket.socket:
         sock.bind((host, port))
     except OSError as exc:
         sock.close()
-        raise ServingError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc
+        bad_host = isinstance(exc, socket.gaierror) or exc.errno == errno.EADDRNOTAVAIL
+        error = UsageError if bad_host else ServingError
+        raise error(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc
     return sock
 
 

@@ -1,7 +1,11 @@
 """`vox serve [MODEL_DIR]`: serve an exported model over an OpenAI-compatible HTTP API.
 
-Without MODEL_DIR it serves the pipeline's latest export that passed its eval gate. Only typer
-and the standard library are imported here; torch, transformers and FastAPI load when it runs.
+Without MODEL_DIR it serves the pipeline's latest export that passed its eval gate. Exit status:
+2 usage error (no export to serve, a MODEL_DIR or ``--adapter`` that is not a servable model
+directory, an unknown or absent ``--device``, a ``--host`` that is not an address of this
+machine), 1 runtime failure (port in use, weights that do not load, the server failing); either
+way one line on stderr, never a traceback. Only typer and the standard library are imported
+here; torch, transformers and FastAPI load when it runs.
 """
 
 from __future__ import annotations
@@ -16,9 +20,11 @@ def resolve_model_dir(model_dir: Path | None) -> Path:
     """The directory to serve: ``model_dir`` if given, else the latest passing export.
 
     Raises:
-        typer.BadParameter: no directory given and no export passed its eval gate (the message
-            says where exports are looked for and how to make one).
+        UsageError: no directory given and no export passed its eval gate (the message says
+            where exports are looked for and how to make one).
     """
+    from serving.errors import UsageError
+
     if model_dir is not None:
         return model_dir
     from pipeline.paths import exports_dir, latest_export
@@ -31,10 +37,23 @@ def resolve_model_dir(model_dir: Path | None) -> Path:
         reason = f"the latest export {failed} did not pass its eval gate"
     else:
         reason = f"there is no exported model under {exports_dir()}"
-    raise typer.BadParameter(
-        f"{reason}; pass MODEL_DIR explicitly or run the pipeline (`make run`) to export one",
-        param_hint="MODEL_DIR",
-    )
+    raise UsageError(f"{reason}; pass MODEL_DIR explicitly or run the pipeline (`make run`) to export one")
+
+
+def check_model_dir(path: Path, adapter: Path | None) -> None:
+    """Check that ``path`` (and ``adapter``) name a servable model, before anything is loaded.
+
+    Raises:
+        UsageError: a directory is missing, or lacks config, weights, tokenizer or chat template,
+            or holds malformed JSON; the message names the path and the file.
+    """
+    from serving.errors import ModelLoadError, UsageError
+    from serving.model_dir import inspect_model_dir
+
+    try:
+        inspect_model_dir(path, adapter)
+    except ModelLoadError as exc:
+        raise UsageError(str(exc)) from exc
 
 
 def serve(
@@ -51,18 +70,22 @@ def serve(
     max_n: Annotated[int, typer.Option(
         help="Most choices (OpenAI n) per request, generated in one batch; more is a 400.", min=1, max=256)] = 16,
 ) -> None:
-    """Serve an exported MENS model: /v1/models, /v1/chat/completions (streaming too), /health."""
-    from serving.errors import ServingError
+    """Serve an exported MENS model: /v1/models, /v1/chat/completions (streaming too), /health.
 
-    path = resolve_model_dir(model_dir)
+    Exit 2 on a usage error, 1 on a runtime failure (see the module docstring).
+    """
+    from serving.errors import ServingError, UsageError
+
     try:
+        path = resolve_model_dir(model_dir)
+        check_model_dir(path, adapter)
         from serving.engine import Engine
         from serving.server import bind_socket, serve as run_server
 
         sock = bind_socket(host, port)  # fail fast on a busy port, before loading weights
         try:
             typer.echo(f"loading {path} ...", err=True)
-            engine = Engine.load(path, adapter, device=device)
+            engine = Engine.load(path, adapter, device=device)  # UsageError for a bad --device
         except BaseException:
             sock.close()
             raise
@@ -76,7 +99,7 @@ def serve(
         run_server(engine, host, port, sock=sock, default_max_tokens=max_tokens, max_n=max_n)
     except ServingError as exc:
         typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(1) from exc
+        raise typer.Exit(2 if isinstance(exc, UsageError) else 1) from None
 
 
 def register(app: typer.Typer) -> None:

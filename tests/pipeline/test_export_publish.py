@@ -50,12 +50,12 @@ def test_serve_falls_back_to_the_newest_passing_export() -> None:
 
 def test_no_passing_export_is_explained() -> None:
     import pytest
-    import typer
 
     from serving.commands.serve import resolve_model_dir
+    from serving.errors import UsageError
 
     failed = _export("m", "2026-01-03T00:00:00", eval_passed=False)
-    with pytest.raises(typer.BadParameter, match=f"the latest export {failed} did not pass its eval gate"):
+    with pytest.raises(UsageError, match=f"the latest export {failed} did not pass its eval gate"):
         resolve_model_dir(None)
 
 

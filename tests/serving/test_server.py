@@ -1,6 +1,6 @@
 """Server tests over a real loopback socket: the `openai` client and LiteLLM (``openai/`` prefix +
 ``api_base``), streaming and not; 4xx errors for bad requests while the server keeps serving;
-concurrent requests queued, never interleaved; and `vox serve`'s model-dir resolution."""
+concurrent requests queued, never interleaved. The `vox serve` command is in ``test_cli_serve.py``."""
 
 from __future__ import annotations
 
@@ -326,57 +326,6 @@ def test_client_giving_up_cancels_generation_in_both_modes(
     assert not _health(base_url)["busy"]
     ok = httpx.post(f"{base_url}/chat/completions", json={**payload, "stream": False, "max_tokens": 4}, timeout=30)
     assert ok.status_code == 200 and ok.json()["usage"]["completion_tokens"] == 4 * n
-
-
-# -- `vox serve` -------------------------------------------------------------------------------
-
-
-def _write_latest(path: Path, passed: bool) -> None:
-    from pipeline.paths import exports_dir
-
-    (exports_dir() / "latest.json").write_text(
-        json.dumps({"path": str(path), "eval_passed": passed, "model_name": "vox-mens-tiny"})
-    )
-
-
-def test_vox_serve_resolves_latest_passing_export(tiny_export_dir: Path) -> None:
-    import typer
-
-    from serving.commands.serve import resolve_model_dir
-
-    with pytest.raises(typer.BadParameter, match="no exported model"):
-        resolve_model_dir(None)
-    _write_latest(tiny_export_dir, passed=False)
-    with pytest.raises(typer.BadParameter, match="did not pass its eval gate"):
-        resolve_model_dir(None)
-    _write_latest(tiny_export_dir, passed=True)
-    assert resolve_model_dir(None) == tiny_export_dir
-    assert resolve_model_dir(Path("/x")) == Path("/x")
-
-
-def test_vox_serve_cli_errors_are_clear(tmp_path: Path, tiny_export_dir: Path) -> None:
-    import typer
-    from typer.testing import CliRunner
-
-    from serving.commands import serve
-
-    app = typer.Typer()
-    serve.register(app)
-    app.command("noop")(lambda: None)  # two commands, so `serve` is a subcommand as in `vox`
-    runner = CliRunner()
-    result = runner.invoke(app, ["serve"])
-    assert result.exit_code == 2 and "no exported model" in result.output
-    result = runner.invoke(app, ["serve", str(tmp_path / "missing"), "--port", "0"])
-    assert result.exit_code == 1 and "does not exist" in result.output
-    from serving.server import bind_socket
-
-    busy = bind_socket("127.0.0.1", 0)
-    busy.listen()
-    try:
-        result = runner.invoke(app, ["serve", str(tiny_export_dir), "--port", str(busy.getsockname()[1])])
-    finally:
-        busy.close()
-    assert result.exit_code == 1 and "cannot listen" in result.output
 
 
 def test_server_keeps_serving_after_engine_failure(
