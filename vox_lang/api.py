@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from vox_lang import codes
 from vox_lang.diagnostics import Diagnostic, DiagnosticSink, render_human, render_json, render_repair
 from vox_lang.errors import CompileError
-from vox_lang.source import SourceFile, Span
+from vox_lang.source import BOM, SourceFile, Span
 
 if TYPE_CHECKING:
     from vox_lang import hir, syntax
@@ -20,15 +20,20 @@ _BLOCKING_PREFIXES = ("E01", "E02", "E0301", "E0305")
 
 
 def decode_source(data: str | bytes) -> tuple[str, list[tuple[int, int]]]:
-    """Decode ``data`` as UTF-8, keeping going past bad bytes.
+    """Decode ``data`` as UTF-8, keeping going past bad bytes, without a leading byte-order mark.
+
+    The spec says only that a file is UTF-8; a byte-order mark (U+FEFF) that some editors write
+    at the very start is dropped, as Python, Rust and Go source readers do, from bytes and from
+    text alike (text read with ``encoding="utf-8"`` keeps it), so the first character after it
+    is at column 1. A U+FEFF anywhere else stays, and the lexer reports it (E0101).
 
     Returns:
         ``(text, bad)``: text with each invalid byte replaced by U+FFFD, and for each such
         byte its code-point offset in ``text`` and its value (for E0106).
     """
     if isinstance(data, str):
-        return data, []
-    raw = data.decode("utf-8", errors="surrogateescape")
+        return data.removeprefix(BOM), []
+    raw = data.decode("utf-8", errors="surrogateescape").removeprefix(BOM)
     bad: list[tuple[int, int]] = []
     if any("\udc80" <= ch <= "\udcff" for ch in raw):
         chars = list(raw)

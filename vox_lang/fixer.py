@@ -16,6 +16,7 @@ from typing import Final
 
 from vox_lang.api import check
 from vox_lang.diagnostics import Diagnostic
+from vox_lang.source import BOM
 
 #: a fixed text reveals at most a few more layers of fixable forms (each nesting of one
 #: fix's span inside another's costs a round)
@@ -23,7 +24,8 @@ MAX_ROUNDS: Final = 8
 
 
 def fixable(source: str) -> list[Diagnostic]:
-    """The diagnostics of ``source`` (every pass that ran) that carry a ``fix``, in order."""
+    """The diagnostics of ``source`` (every pass that ran) that carry a ``fix``, in order; their
+    spans count from after a leading byte-order mark, as :func:`~vox_lang.api.check` reads it."""
     return [d for d in check(source).diagnostics if d.fix is not None]
 
 
@@ -45,14 +47,16 @@ def apply_fixes(source: str, diagnostics: list[Diagnostic]) -> str:
 def fix(source: str) -> str:
     """Return ``source`` with every compat spelling and mechanical retired form rewritten.
 
-    Never raises; text without fixable forms comes back unchanged.
+    Never raises; text without fixable forms comes back unchanged, and a leading byte-order mark
+    is kept.
     """
     text = source
     for _ in range(MAX_ROUNDS):
         diagnostics = fixable(text)
         if not diagnostics:
             break
-        fixed = apply_fixes(text, diagnostics)
+        bom = BOM if text.startswith(BOM) else ""  # check() skipped it: the spans start after it
+        fixed = bom + apply_fixes(text.removeprefix(bom), diagnostics)
         if fixed == text:
             break
         text = fixed

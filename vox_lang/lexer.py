@@ -11,14 +11,15 @@ all three.
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 from enum import Enum
 from typing import Final, NamedTuple
 
-from vox_lang import codes
+from vox_lang import codes, messages
 from vox_lang.codes import ErrorCode
 from vox_lang.diagnostics import DiagnosticSink
-from vox_lang.source import Span
+from vox_lang.source import BOM, Span
 
 
 class TokenKind(str, Enum):
@@ -146,6 +147,18 @@ def show_char(ch: str) -> str:
     return ch if ch.isprintable() else ascii(ch)[1:-1]
 
 
+def unseen_char_hint(ch: str) -> str | None:
+    """E0101's hint for a character most editors do not show (a byte-order mark, a zero-width
+    or no-break space, a control character), naming it by code point and Unicode name;
+    ``None`` for a visible one (the template's ``delete it`` is enough)."""
+    if ch.isprintable():
+        return None
+    if ch == BOM:
+        return messages.BOM_HINT
+    name = unicodedata.name(ch, "")
+    return messages.UNSEEN_CHAR_HINT.format(c=f"U+{ord(ch):04X}" + (f" {name}" if name else ""))
+
+
 def decode_string(text: str) -> str:
     """Value of a valid STRING token's text (quotes stripped, escapes decoded)."""
     body = text[1:-1]
@@ -165,8 +178,9 @@ class _Scanner:
         self.poison: list[int] = []
         self._line_memo = (0, 0)  # (offset last asked about, its line's start)
 
-    def error(self, code: ErrorCode, start: int, end: int, *, poison: bool = True, **fields: str) -> None:
-        self.sink.report(code, Span(start, end), **fields)
+    def error(self, code: ErrorCode, start: int, end: int, *, poison: bool = True, hint: str | None = None,
+              **fields: str) -> None:
+        self.sink.report(code, Span(start, end), hint=hint, **fields)
         if poison:
             self.poison.append(start)
 
@@ -368,7 +382,7 @@ class _Scanner:
         elif start in self.reported:
             self.poison.append(start)  # E0106 already reported by the decoder
         else:
-            self.error(codes.E0101, start, end, c=show_char(word))
+            self.error(codes.E0101, start, end, c=show_char(word), hint=unseen_char_hint(word))
         return end
 
     def semicolon(self, start: int, end: int) -> None:

@@ -11,6 +11,11 @@ from typing import Final
 
 RETIRED_PREFIX: Final = "retired syntax: "
 
+#: E0101's hint for a character an editor does not show, where "delete it" alone leaves the
+#: reader hunting for it: the template's hint, then which character it is (U+FEFF gets its own)
+UNSEEN_CHAR_HINT: Final = "delete it: {c} does not show in most editors"
+BOM_HINT: Final = "delete it: U+FEFF is a byte-order mark, allowed only at the very start of a file"
+
 #: code -> (message template, hint template or None)
 TEMPLATES: Final[dict[str, tuple[str, str | None]]] = {
     'E0101': ('unknown character `{c}`', 'delete it'),

@@ -7,6 +7,11 @@ from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass, field
+from typing import Final
+
+#: the byte-order mark: skipped at the start of a file (:func:`vox_lang.api.decode_source`),
+#: reported anywhere else (E0101)
+BOM: Final = "\ufeff"
 
 
 @dataclass(frozen=True, slots=True)

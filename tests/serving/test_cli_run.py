@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+import vox_lang
 from serving.cli import app
 
 GOOD = 'fn double(x: int) to int {\n  ret x * 2\n}\nprint(double(21))\n'
@@ -149,3 +150,26 @@ def test_failing_test_shows_what_it_printed(runner: CliRunner, tmp_path: Path) -
     assert "hidden" not in result.stdout  # a passing test's output stays captured
     data = json.loads(runner.invoke(app, ["test", str(tmp_path / "t.vox"), "-f", "json"]).stdout)
     assert data["tests"][0]["output"].startswith("line 0\nline 1\n") and data["tests"][1]["output"] == "hidden\n"
+
+
+def test_every_entry_point_skips_a_leading_byte_order_mark(runner: CliRunner, tmp_path: Path) -> None:
+    program = "\ufeff" + TESTS.replace("assert(add(1, 1) == 3)", "assert(add(1, 1) == 2)") + "print(add(1, 2))\n"
+    path = write(tmp_path, "bom.vox", program)
+    assert vox_lang.check(Path(path).read_bytes()).ok and vox_lang.check(Path(path).read_text("utf-8")).ok
+    assert runner.invoke(app, ["check", "--strict", path]).exit_code == 0
+    ran = runner.invoke(app, ["run", path])
+    assert (ran.exit_code, ran.stdout) == (0, "3\n")
+    tested = runner.invoke(app, ["test", path])
+    assert tested.exit_code == 0 and tested.stdout.endswith("2 passed, 0 failed\n")
+
+
+def test_every_entry_point_names_a_byte_order_mark_elsewhere(runner: CliRunner, tmp_path: Path) -> None:
+    path = write(tmp_path, "bom.vox", "print(1)\nlet x = \ufeff2\n")
+    hint = "delete it: U+FEFF is a byte-order mark, allowed only at the very start of a file"
+    where = [(d.code, d.line, d.col, d.hint) for d in vox_lang.check(Path(path).read_bytes()).diagnostics]
+    assert where == [("E0101", 2, 9, hint)]
+    out = {cmd: runner.invoke(app, [cmd, path, "--format", "json"]) for cmd in ("check", "run", "test")}
+    assert [r.exit_code for r in out.values()] == [1, 1, 1]
+    for diags in (json.loads(out["check"].stdout), json.loads(out["run"].stderr),
+                  json.loads(out["test"].stdout)["tests"][0]["compile_errors"]):
+        assert [(d["code"], d["line"], d["col"], d["hint"]) for d in diags] == where

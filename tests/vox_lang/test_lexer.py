@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+import vox_lang
 from vox_lang.diagnostics import DiagnosticSink
 from vox_lang.layout import MAX_DEPTH, nesting, tokenize
 from vox_lang.lexer import KEYWORDS, PUNCTUATION, TokenKind, scan
@@ -138,3 +139,27 @@ def test_crlf_line_ends() -> None:
     assert diags == [] and codes.count(";;") == 2
     _, diags = lex("a = 1\rb\n")
     assert diags == [("E0101", 1, 6)]
+
+
+@pytest.mark.parametrize("source", [b"\xef\xbb\xbflet x = 3 $ 4\n", "\ufefflet x = 3 $ 4\n"], ids=["bytes", "text"])
+def test_a_leading_byte_order_mark_is_skipped(source: str | bytes) -> None:
+    result = vox_lang.check(source)
+    assert [(d.code, d.line, d.col) for d in result.diagnostics] == [("E0101", 1, 11)]  # columns as without it
+    assert result.source.text == "let x = 3 $ 4\n"
+
+
+def test_only_one_byte_order_mark_is_skipped_and_bad_bytes_stay_placed() -> None:
+    result = vox_lang.check(b"\xef\xbb\xbf\xef\xbb\xbflet s = 1\xff\n")
+    assert [(d.code, d.line, d.col) for d in result.diagnostics] == [("E0101", 1, 1), ("E0106", 1, 11)]
+
+
+@pytest.mark.parametrize(("char", "hint"), [
+    ("\ufeff", "delete it: U+FEFF is a byte-order mark, allowed only at the very start of a file"),
+    ("\u200b", "delete it: U+200B ZERO WIDTH SPACE does not show in most editors"),
+    ("\u00a0", "delete it: U+00A0 NO-BREAK SPACE does not show in most editors"),
+    ("\x0b", "delete it: U+000B does not show in most editors"),  # a control character has no name
+    ("$", "delete it"),
+], ids=["bom", "zero-width-space", "no-break-space", "control", "visible"])
+def test_an_unseen_character_is_named_in_the_hint(char: str, hint: str) -> None:
+    (d,) = vox_lang.check(f"let x = 1{char}\n").diagnostics
+    assert (d.code, d.line, d.col, d.hint) == ("E0101", 1, 10, hint)
