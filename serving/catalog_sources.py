@@ -21,11 +21,14 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from serving.catalog_entry import Catalog, CatalogEntry
 from serving.errors import CatalogError
 from serving.priors import price_prior, prior_for
+
+if TYPE_CHECKING:
+    from serving.probe import ProbeResult
 
 OPENROUTER_URL: Final = "https://openrouter.ai/api/v1"  # VOX_OPENROUTER_URL overrides
 OLLAMA_URL: Final = "http://127.0.0.1:11434/v1"
@@ -232,9 +235,26 @@ def probe_local(urls: list[str], timeout: float | None = None) -> tuple[list[Cat
             capabilities={"chat", "stream"}, speed_prior_tps=LOCAL_SPEED_TPS,
             source="ollama" if bases[0] == OLLAMA_URL else "local", api_base=bases[0],
             vox_pass_at_1=passes.get(name), reachable=True, system_prompt_mode=mode, deployments=bases))
-    status = {"status": "ok", "endpoints": {r.base_url: ("up" if r.up else f"down: {r.error}") for r in results},
-              "entries": len(entries)}
-    return entries, status
+    return entries, local_status(results, len(entries))
+
+
+def local_status(results: list[ProbeResult], entries: int) -> dict[str, Any]:
+    """The catalog's record of the ``local`` source: every endpoint probed (``up`` or ``down:
+    <why>``) and the entries found.
+
+    Its ``status`` is ``ok`` only when at least one endpoint answered; ``unreachable`` when none
+    did (so ``vox model discover`` no longer says ``local: ok`` with every endpoint down), and
+    ``skipped`` when none is configured; either way ``error`` says so.
+    """
+    endpoints = {r.base_url: ("up" if r.up else f"down: {r.error}") for r in results}
+    if any(r.up for r in results):
+        return {"status": "ok", "endpoints": endpoints, "entries": entries}
+    if results:
+        error = (f"no local endpoint answered ({len(results)} probed, see endpoints); start one with `vox serve`"
+                 " or set VOX_LOCAL_ENDPOINTS")
+        return {"status": "unreachable", "error": error, "endpoints": endpoints, "entries": entries}
+    return {"status": "skipped", "error": "no local endpoint is configured (VOX_LOCAL_ENDPOINTS is empty and"
+            " VOX_OLLAMA=0)", "endpoints": endpoints, "entries": entries}
 
 
 # ---------------------------------------------------------------------------- build

@@ -269,3 +269,29 @@ def test_a_bad_max_age_setting_is_named_not_blamed_on_the_cache(monkeypatch: pyt
     with pytest.raises(CatalogError, match=rf"VOX_CATALOG_MAX_AGE must be a number of seconds >= 0, got '{value}'"):
         cat.load_or_build(openrouter_fetch=lambda url, timeout: OPENROUTER, local_urls=[], warn=warned.append)
     assert not warned and cat.cache_path().read_bytes() == before  # nothing rebuilt, nothing lost
+
+
+def test_local_status_is_unreachable_when_no_endpoint_answers(replay: Any, monkeypatch: pytest.MonkeyPatch,
+                                                               tmp_path: Path) -> None:
+    """`vox model discover` said ``local: ok`` with every local endpoint down."""
+    from typer.testing import CliRunner
+
+    from serving.cli import app
+
+    down = ["http://127.0.0.1:9/v1", "http://127.0.0.1:9/other/v1"]  # the discard port: refused at once
+    local = cat.build_catalog(openrouter_fetch=fake_openrouter, local_urls=down).sources["local"]
+    assert local["status"] == "unreachable" and "no local endpoint answered (2 probed" in local["error"]
+    assert local["endpoints"] == {url: "down: connection refused" for url in down} and local["entries"] == 0
+    assert cat.build_catalog(openrouter_fetch=fake_openrouter, local_urls=[]).sources["local"]["status"] == "skipped"
+    with replay.ReplayServer(["hi"], model="m") as server:
+        built = cat.build_catalog(openrouter_fetch=fake_openrouter, local_urls=[server.base_url, down[0]])
+        assert built.sources["local"]["status"] == "ok" and "error" not in built.sources["local"]
+    assert cat.with_live_local(built, urls=down).sources["local"]["status"] == "unreachable"  # the server is gone
+
+    monkeypatch.setenv("VOX_OFFLINE", "1")
+    monkeypatch.setenv("VOX_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("VOX_LOCAL_ENDPOINTS", ",".join(down))
+    result = CliRunner().invoke(app, ["model", "discover", "--force"])
+    line = next(line for line in result.output.splitlines() if line.strip().startswith("local:"))
+    assert line.strip().startswith("local: unreachable error=no local endpoint answered")
+    assert all(f"'{url}': 'down: connection refused'" in line for url in down)
