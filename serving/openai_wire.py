@@ -10,20 +10,41 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Final
 
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+from pydantic_core import PydanticCustomError
 
 from serving.prepared import Completion
 
+#: OpenAI request fields this server cannot honour and whose values change what the answer is
+#: (a tool call, JSON, log-probabilities, audio): field -> (the values that ask for none of it, so
+#: they stay accepted; what the server does instead). Any other value is a 400 naming the field,
+#: never silently ignored. Fields that only tune sampling or bookkeeping (``user``,
+#: ``presence_penalty``, ``parallel_tool_calls``, ``store``...) and unknown ones are accepted.
+UNSUPPORTED_FIELDS: Final[dict[str, tuple[tuple[Any, ...], str]]] = {
+    "tools": ((None, []), "it never calls tools"),
+    "tool_choice": ((None, "none", "auto"), "it never calls tools"),
+    "functions": ((None, []), "it never calls functions"),
+    "function_call": ((None, "none", "auto"), "it never calls functions"),
+    "response_format": ((None, {"type": "text"}), "it answers in plain text"),
+    "logprobs": ((None, False), "it returns no log-probabilities"),
+    "top_logprobs": ((None, 0), "it returns no log-probabilities"),
+    "modalities": ((None, ["text"]), "it answers in text only"),
+    "audio": ((None,), "it answers in text only"),
+}
+UNSUPPORTED_CODE: Final = "unsupported_parameter"  # OpenAI's error code for a parameter a model does not take
+
 
 class ChatRequest(BaseModel):
-    """The subset of OpenAI's chat-completions request that we honour (other fields ignored).
+    """The subset of OpenAI's chat-completions request that we honour.
 
     FastAPI validates the body against this model; :func:`validation_error_response` turns a
-    failure into the OpenAI-style 400 body naming the field (``param``).
+    failure into the OpenAI-style 400 body naming the field (``param``). The fields of
+    :data:`UNSUPPORTED_FIELDS` are accepted only with a value that asks for nothing; other
+    fields, known to OpenAI or not, are accepted and ignored (clients send extras).
     """
 
     model_config = ConfigDict(extra="allow")
@@ -46,6 +67,28 @@ class ChatRequest(BaseModel):
     vox_code_only: bool = Field(default=False, strict=True)
     vox_names: bool | None = Field(default=None, strict=True)  # name- and request-aware masking (default on)
     vox_retries: int | None = Field(default=None, ge=0, strict=True)  # compiler-checked retry rounds (default 1)
+    # OpenAI fields this server cannot honour (UNSUPPORTED_FIELDS): any type, so that a value
+    # asking for them is refused as unsupported rather than as mistyped
+    tools: Any = None
+    tool_choice: Any = None
+    functions: Any = None
+    function_call: Any = None
+    response_format: Any = None
+    logprobs: Any = None
+    top_logprobs: Any = None
+    modalities: Any = None
+    audio: Any = None
+
+    @field_validator(*UNSUPPORTED_FIELDS)
+    @classmethod
+    def _refuse_unsupported(cls, value: Any, info: ValidationInfo) -> Any:
+        """Keep a value of an unsupported field that asks for nothing; refuse any other."""
+        field = str(info.field_name)
+        inert, instead = UNSUPPORTED_FIELDS[field]
+        if value in inert:  # == as JSON reads it: `logprobs: 0` asks for no more than false
+            return value
+        raise PydanticCustomError(UNSUPPORTED_CODE, "{field} is not supported by this server ({instead})",
+                                  {"field": field, "instead": instead})
 
 
 def error_response(status: int, message: str, *, param: str | None = None, code: str | None = None) -> JSONResponse:
@@ -104,6 +147,8 @@ def validation_error_response(exc: RequestValidationError) -> JSONResponse:
         return error_response(400, "the request has no body; send a JSON object")
     field = str(parts[0]) if parts else None
     more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+    if kind == UNSUPPORTED_CODE:
+        return error_response(400, f"{first.get('msg')}{more}", param=field, code=UNSUPPORTED_CODE)
     if field in _FIELD_RULES:
         got = json.dumps(first.get("input"), default=str)[:60]
         return error_response(400, f"{field}: {_FIELD_RULES[field]}, got {got}", param=field)

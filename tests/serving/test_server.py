@@ -205,6 +205,47 @@ def test_openai_client_sees_typed_errors(client: Any, tiny_model_name: str) -> N
     assert ok.choices[0].finish_reason in ("stop", "length")
 
 
+FUNCTION_TOOL = {"type": "function", "function": {"name": "add", "parameters": {"type": "object"}}}
+
+
+@pytest.mark.parametrize(("field", "value"), [
+    ("tools", [FUNCTION_TOOL]),
+    ("tool_choice", "required"),
+    ("tool_choice", {"type": "function", "function": {"name": "add"}}),
+    ("functions", [FUNCTION_TOOL["function"]]),
+    ("function_call", {"name": "add"}),
+    ("response_format", {"type": "json_object"}),
+    ("response_format", {"type": "json_schema", "json_schema": {"name": "x", "schema": {}}}),
+    ("logprobs", True),
+    ("top_logprobs", 3),
+    ("modalities", ["text", "audio"]),
+    ("audio", {"voice": "alloy", "format": "wav"}),
+])
+def test_fields_that_change_the_answer_are_refused_not_ignored(local_server: str, field: str, value: Any) -> None:
+    # they used to be accepted and ignored: a client asking for JSON or a tool call got prose
+    for stream in (False, True):
+        payload = {"model": "vox-mens-tiny", "messages": MESSAGES, "max_tokens": 2, "stream": stream, field: value}
+        response = httpx.post(f"{local_server}/chat/completions", json=payload)
+        assert response.status_code == 400, response.text
+        error = response.json()["error"]
+        assert error["param"] == field and error["code"] == "unsupported_parameter"
+        assert error["message"].startswith(f"{field} is not supported by this server")
+
+
+def test_harmless_and_unknown_fields_are_accepted(client: Any, tiny_model_name: str) -> None:
+    import openai
+
+    harmless = {"tools": [], "tool_choice": "none", "response_format": {"type": "text"}, "logprobs": False,
+                "top_logprobs": 0, "modalities": ["text"], "user": "u1", "presence_penalty": 0.5,
+                "frequency_penalty": 0.1, "parallel_tool_calls": False, "store": False, "metadata": {"k": "v"},
+                "some_future_field": {"x": 1}}
+    out = client.chat.completions.create(model=tiny_model_name, messages=MESSAGES, max_tokens=2, extra_body=harmless)
+    assert out.choices[0].finish_reason in ("stop", "length")
+    with pytest.raises(openai.BadRequestError) as info:  # what an OpenAI client sees
+        client.chat.completions.create(model=tiny_model_name, messages=MESSAGES, max_tokens=2, tools=[FUNCTION_TOOL])
+    assert info.value.param == "tools" and info.value.code == "unsupported_parameter"
+
+
 def test_unknown_route_is_an_openai_404(local_server: str) -> None:
     response = httpx.get(f"{local_server}/embeddings")
     assert response.status_code == 404 and "error" in response.json()
