@@ -6,7 +6,9 @@ For a Vox request to a local model, ``vox chat`` asks the model for ``N`` candid
 each with :func:`vox_lang.check` and answers with the first that **passes**: zero errors and
 every item the request names declared (:func:`vox_lang.requests.missing_items`). When none
 passes, the answer is the candidate with the fewest errors (the first that compiles, if one
-compiles but misses a requested name), and the chat's repair loop starts from it. Hosted models
+compiles but misses a requested name), and the chat's repair loop starts from it. Each repair
+call is best-of-n as well (the repaired program that passes, else the one with the fewest errors),
+since a small local model fixes a program far more often in N tries than in one. Hosted models
 keep one candidate (each costs money) unless ``--candidates`` is given explicitly.
 
 ``vox serve`` generates the ``n`` candidates in one batch (one request, one model call). A
@@ -89,7 +91,7 @@ class Pick:
         why = (f"it compiles but does not declare {', '.join(best.missing)}" if best.errors == 0
                else f"fewest errors: {best.errors}{', every candidate cut off' if best.cut else ''}" if best.has_code
                else "no candidate has a ```vox program")
-        return f"[best-of-{n}] 0/{n} candidates passed the check; repair starts from candidate {self.index + 1} ({why})"
+        return f"[best-of-{n}] 0/{n} candidates passed the check; keeping candidate {self.index + 1} ({why})"
 
 
 def candidate_count(requested: int | None, primary: Any) -> int:

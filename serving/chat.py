@@ -319,8 +319,9 @@ def routed_sender(catalog: Any, keys: Mapping[str, Any], mode: str, *, k: int = 
         explain: where to print the routing decision of each new request (``--explain``).
         health: the session's :class:`serving.provider_status.ProviderHealth` (default: a fresh
             one that remembers out-of-credit providers for this sender only, writing nothing).
-        candidates: best-of-n for the first answer of a Vox turn (:mod:`serving.best_of_n`):
-            ``--candidates``; ``None`` = 4 for a local primary model, 1 for a hosted one.
+        candidates: best-of-n for every answer of a Vox turn, the first and each repair
+            (:mod:`serving.best_of_n`): ``--candidates``; ``None`` = 4 for a local primary model,
+            1 for a hosted one.
         sampler: draws the candidates (default: one LiteLLM request with ``n``).
     """
     from serving.best_of_n import best_of_n_events, candidate_count, litellm_sampler
@@ -339,7 +340,7 @@ def routed_sender(catalog: Any, keys: Mapping[str, Any], mode: str, *, k: int = 
             return complete(decision, messages, keys=keys, stream=stream, timeout=timeout,
                             max_tokens=max_tokens, mock=mock, health=memory)
 
-        n = candidate_count(candidates, decision.primary) if turn.vox and turn.repair == 0 else 1
+        n = candidate_count(candidates, decision.primary) if turn.vox else 1
         if n > 1:
             sample = sampler or litellm_sampler(keys, timeout=timeout, max_tokens=max_tokens, mock=mock)
             return best_of_n_events(decision.primary, messages, n, turn.request, sample=sample, fallback=cascade,

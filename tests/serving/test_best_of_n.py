@@ -157,6 +157,25 @@ def test_local_model_gets_four_candidates_in_one_request_end_to_end(replay: Any)
     assert "[local/replay-model]\n" + GOOD in "".join(out)
 
 
+def test_each_repair_call_to_a_local_model_is_best_of_n_too(replay: Any) -> None:
+    # No first candidate passes; the repair call asks for 4 candidates again and answers with the one
+    # that passes (the third), so one repair round suffices where one repair sample would fail.
+    from tests.serving.test_repair_loop import catalog_for
+
+    out: list[str] = []
+    notes: list[str] = []
+    script = [TWO_ERRORS, ONE_ERROR, TWO_ERRORS, TWO_ERRORS, ONE_ERROR, TWO_ERRORS, GOOD, ONE_ERROR]
+    with replay.ReplayServer(script, model="replay-model") as server:
+        send = routed_sender(catalog_for(server.base_url), {}, "free", timeout=10, explain=notes.append)
+        result = run_chat(send, lambda _p: None, out.append, prompt=REQUEST, options=ChatOptions(max_repairs=1))
+        requests = server.requests
+    assert result.verdicts == ("PASS",) and len(requests) == 8
+    assert requests[0]["n"] == 4 and requests[4]["n"] == 4  # the first answer, then the repair call
+    assert "error[E0401]" in requests[4]["messages"][-1]["content"]  # the repair feedback went with it
+    assert any("0/4 candidates passed the check; keeping candidate 2 (fewest errors: 1)" in n for n in notes)
+    assert any("1/4 candidates passed the check; answering with candidate 3" in n for n in notes)
+
+
 def test_a_server_refusing_n_gets_one_call_per_candidate(replay: Any) -> None:
     from tests.serving.test_repair_loop import catalog_for
 
