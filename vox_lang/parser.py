@@ -119,6 +119,42 @@ def compile_grammar(text: str) -> Grammar:
     return grammar
 
 
+#: items of at most this many tokens have their parse trees remembered (:class:`TreeMemo`):
+#: small items are where the grammar's ordered choices cost most per token (a one-token item
+#: tries ~60 expressions) and where shapes repeat (``let NAME = INT``, ``print ( STRING )``)
+MEMO_MAX_TOKENS: Final = 64
+#: distinct item shapes remembered per module, the least recently used dropped first
+MEMO_SIZE: Final = 256
+
+
+class TreeMemo:
+    """Parse trees of one module's small items, by joined text (an LRU of :data:`MEMO_SIZE`).
+
+    The grammar's match depends only on the joined codes, and the tree is never mutated, so an
+    item whose codes repeat an earlier item's (a script of one-line statements, or many joined
+    by ``;`` on one line) is visited with its own tokens without being matched again. Only
+    successful matches are kept: a syntax error is matched again to report it.
+    """
+
+    def __init__(self) -> None:
+        self._trees: dict[str, Node] = {}
+
+    def get(self, text: str) -> Node | None:
+        """The tree matched for ``text`` earlier in this module, or ``None``."""
+        node = self._trees.pop(text, None)
+        if node is not None:
+            self._trees[text] = node  # most recently used last
+        return node
+
+    def put(self, text: str, node: Node, tokens: int) -> None:
+        """Remember ``node`` for ``text`` when the item has at most :data:`MEMO_MAX_TOKENS` tokens."""
+        if tokens > MEMO_MAX_TOKENS:
+            return
+        if len(self._trees) >= MEMO_SIZE:
+            del self._trees[next(iter(self._trees))]
+        self._trees[text] = node
+
+
 #: closes every joined text; no terminal matches it, so the grammar's optional and repeated
 #: parts are still tried (and recorded as expected) at the end of an item
 END_CODE: Final = "EOI "
@@ -148,26 +184,28 @@ def parse_module(source: SourceFile, sink: DiagnosticSink) -> syntax.Module:
     layout = tokenize(source, sink)
     budget = level_budget(PARSE_FRAMES_PER_LEVEL)
     items: list[syntax.Item] = []
+    trees = TreeMemo()
     for item in layout.items:
         if not item.parse:
             continue
         if item.depth > budget:
             out_of_budget(sink, item.tokens[0].span)
             continue
-        node = parse_item(item, sink)
+        node = parse_item(item, sink, trees)
         if node is not None:
             items.append(node)
     return syntax.Module(tuple(items), Span(0, len(source.text)))
 
 
-def parse_item(item: Item, sink: DiagnosticSink) -> syntax.Item | None:
+def parse_item(item: Item, sink: DiagnosticSink, trees: TreeMemo | None = None) -> syntax.Item | None:
     """Parse one item; on a syntax error report it and return ``None``.
 
     Running out of stack is E0206 when the process's stack is as deep as the front end ever
     gets (the child process of :mod:`vox_lang.deep`), else it marks the sink incomplete.
+    ``trees``, shared by the items of one module, spares matching a shape seen before.
     """
     try:
-        return _parse(item, sink)
+        return _parse(item, sink, trees if trees is not None else TreeMemo())
     except (RecursionError, MemoryError):
         if level_budget(PARSE_FRAMES_PER_LEVEL) >= MAX_DEPTH:
             sink.report(codes.E0206, item.tokens[0].span)
@@ -176,17 +214,18 @@ def parse_item(item: Item, sink: DiagnosticSink) -> syntax.Item | None:
         return None
 
 
-def _parse(item: Item, sink: DiagnosticSink) -> syntax.Item | None:
-    grammar, expectations = load_grammar()
+def _parse(item: Item, sink: DiagnosticSink, trees: TreeMemo) -> syntax.Item | None:
     text, index = joined_text(item.tokens)
-    rule = grammar["item"]
-    cache: defaultdict[int, dict[int, Any]] = defaultdict(dict)
-    error = ParseError(text)
-    # parsimonious 0.11 keeps its packrat cache as {id(expr): {pos: node}} and returns None on
-    # a failed match; types-parsimonious describes another signature, hence the cast
-    node: Node | None = cast(Any, rule).match_core(text, 0, cache, error)
-    if node is None or node.end < len(text) - len(END_CODE):
-        expectations.report(item, text, index, cache, node, sink)
-        return None
+    node = trees.get(text)
+    if node is None:
+        grammar, expectations = load_grammar()
+        cache: defaultdict[int, dict[int, Any]] = defaultdict(dict)
+        # parsimonious 0.11 keeps its packrat cache as {id(expr): {pos: node}} and returns None
+        # on a failed match; types-parsimonious describes another signature, hence the cast
+        node = cast(Any, grammar["item"]).match_core(text, 0, cache, ParseError(text))
+        if node is None or node.end < len(text) - len(END_CODE):
+            expectations.report(item, text, index, cache, node, sink)
+            return None
+        trees.put(text, node, len(item.tokens))
     built: syntax.Item = AstBuilder(item.tokens, index, sink).visit(node)  # visit() is typed Any by parsimonious
     return built

@@ -6,8 +6,11 @@ check correctness only: a large file repeats the small file's diagnostics, shift
 from __future__ import annotations
 
 import random
+from typing import Any
 
 import pytest
+from parsimonious.expressions import Literal
+from parsimonious.nodes import Node
 
 from vox_lang.api import check
 from vox_lang.contextual import balanced_ends
@@ -83,3 +86,48 @@ def test_balanced_ends_matches_a_scan_from_each_opener(seed: int) -> None:
     for i, tok in enumerate(tokens):
         if tok.kind is TokenKind.PUNCT and tok.text in OPENERS:
             assert ends.get(i) == _balanced_end_reference(tokens, i), text
+
+
+#: 300 items on one line (spec §10: `;` reads as a line end, E0309 each), most of one shape
+ONE_LINE = ("; ".join(f"let a{i} = {i}" for i in range(300)) + '; let s = "é"; let t = a1 + a2'
+            + "; fn f(n: int) to int { ret n }\nprint(a299 + f(a0))\n")
+
+
+@pytest.mark.parametrize("source", [ONE_LINE, ONE_LINE.replace("; let s", "; x = = 1; let s")],
+                         ids=["clean", "syntax-error"])
+def test_items_of_one_shape_are_matched_once_and_give_what_matching_each_gives(
+        source: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A 1.2 MB one-line script of `let aN = N` took 13.5 s, half of it matching the same
+    # `let NAME = INT` shape again for every item
+    from vox_lang import parser
+
+    matched: list[str] = []
+    put = parser.TreeMemo.put
+
+    def counting_put(self: parser.TreeMemo, text: str, node: Any, tokens: int) -> None:
+        matched.append(text)
+        put(self, text, node, tokens)
+
+    monkeypatch.setattr(parser.TreeMemo, "put", counting_put)
+    remembered = check(source)
+    assert matched.count("let NAME = INT EOI ") == 1
+    monkeypatch.setattr(parser.TreeMemo, "get", lambda self, text: None)  # every item matched afresh
+    fresh = check(source)
+    assert matched.count("let NAME = INT EOI ") == 1 + 300
+    assert remembered.codes.count("E0309") >= 302 and remembered.diagnostics == fresh.diagnostics
+    assert repr(remembered.module) == repr(fresh.module) and repr(remembered.hir) == repr(fresh.hir)
+    assert (remembered.hir is None) == ("E0201" in remembered.codes)
+
+
+def test_the_tree_memo_keeps_the_most_recent_small_shapes() -> None:
+    from vox_lang.parser import MEMO_MAX_TOKENS, MEMO_SIZE, TreeMemo
+
+    memo = TreeMemo()
+    node = Node(Literal("x"), "x", 0, 1)
+    for i in range(MEMO_SIZE):
+        memo.put(f"shape{i}", node, 3)
+    assert memo.get("shape0") is node  # used again: now the most recent
+    memo.put("one more", node, 3)
+    assert memo.get("shape1") is None and memo.get("shape0") is node and memo.get("one more") is node
+    memo.put("large", node, MEMO_MAX_TOKENS + 1)
+    assert memo.get("large") is None
