@@ -16,8 +16,6 @@ Exits 2 when there is no stored run.
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import sys
 import time
 from pathlib import Path
@@ -39,34 +37,29 @@ def figures(tasks: list[Any], texts: list[list[str]]) -> str:
 
 
 def main() -> int:
+    from stored_run import add_run_arguments, load_stored_run
+
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--temperature", type=float, default=0.7)
-    parser.add_argument("--base", action="store_true", help="the base model instead of base + adapter")
-    parser.add_argument("--seed", type=int, default=0)
+    add_run_arguments(parser)
     args = parser.parse_args()
 
     import torch
 
-    from pipeline.chat_format import user_turn
-    from pipeline.decoding import SamplingParams, load_model
+    from pipeline.decoding import SamplingParams
     from pipeline.decoding_batch import HFGenerator
     from pipeline.decoding_retry import retry_faults
     from pipeline.evaluate import EvalConfig, load_tasks
 
-    state = Path(os.environ.get("VOX_STATE_DIR", ROOT / ".vox-state"))
-    result = state / "artifacts" / "qlora_adapter" / "result.json"
-    if not result.is_file():
-        print(f"no stored run: {result} is missing (run `make run` first)", file=sys.stderr)
+    run = load_stored_run(args.base)
+    if run is None:
         return 2
-    meta = json.loads(result.read_text())
-    meta = meta.get("data", meta)
     cfg = EvalConfig()
-    torch.set_num_threads(os.cpu_count() or 1)
-    model, tok = load_model(meta["base_model"], None if args.base else meta["adapter_dir"], "cpu")
-    gen = HFGenerator(model, tok, 256, cfg.temperature, cfg.top_p, cfg.batch_size, args.seed)
+    tok = run.tokenizer
+    gen = HFGenerator(run.model, tok, 256, cfg.temperature, cfg.top_p, cfg.batch_size, args.seed)
     tasks = load_tasks(None)
-    conversations = [user_turn(t.prompt, meta.get("system_prompt_mode", "none")) for t in tasks]
+    conversations = run.conversations([t.prompt for t in tasks])
     torch.manual_seed(args.seed)
     start = time.perf_counter()
     ids: list[list[list[int]]] = []

@@ -320,7 +320,7 @@ def routed_sender(catalog: Any, keys: Mapping[str, Any], mode: str, *, k: int = 
         health: the session's :class:`serving.provider_status.ProviderHealth` (default: a fresh
             one that remembers out-of-credit providers for this sender only, writing nothing).
         candidates: best-of-n for every answer of a Vox turn, the first and each repair
-            (:mod:`serving.best_of_n`): ``--candidates``; ``None`` = 4 for a local primary model,
+            (:mod:`serving.best_of_n`): ``--candidates``; ``None`` = 8 for a local primary model,
             1 for a hosted one.
         sampler: draws the candidates (default: one LiteLLM request with ``n``).
     """

@@ -36,8 +36,8 @@ def chat(
     key: Annotated[list[str] | None, typer.Option(help="PROVIDER=KEY (beats config, env, keyring).")] = None,
     max_tokens: Annotated[int, typer.Option(help="Answer length cap (tokens).", min=1)] = 1024,
     candidates: Annotated[int | None, typer.Option(
-        help="Vox answers sampled per request; the first that compiles answers (default 4 for a local "
-             "model, 1 for a hosted one).", min=1, max=16)] = None,
+        help="Vox answers sampled per request, first answer and repairs alike; the first that compiles "
+             "answers (default 8 for a local model, 1 for a hosted one).", min=1, max=16)] = None,
     timeout: Annotated[float, typer.Option(help="Seconds per model attempt.", min=0.1)] = 120.0,
     stream: Annotated[bool, typer.Option("--stream/--no-stream", help="Stream answers.")] = True,
 ) -> None:

@@ -7,7 +7,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from serving.best_of_n import Samples, best_of_n_events, candidate_count, check_candidate, pick
+from serving.best_of_n import (
+    DEFAULT_LOCAL_CANDIDATES,
+    Samples,
+    best_of_n_events,
+    candidate_count,
+    check_candidate,
+    pick,
+)
 from serving.cascade import AttemptFailed, Completed, TextDelta
 from serving.chat import ChatOptions, routed_sender, run_chat
 
@@ -56,7 +63,7 @@ def test_candidate_count_local_default_hosted_one_unless_asked() -> None:
     class Hosted:
         provider = "openai"
 
-    assert candidate_count(None, Local()) == 4
+    assert candidate_count(None, Local()) == DEFAULT_LOCAL_CANDIDATES == 8
     assert candidate_count(None, Hosted()) == 1
     assert candidate_count(3, Hosted()) == 3 and candidate_count(1, Local()) == 1
 
@@ -141,14 +148,15 @@ def test_failed_sampling_falls_back_to_the_cascade() -> None:
     assert isinstance(events[-1], Completed) and events[-1].text == GOOD
 
 
-def test_local_model_gets_four_candidates_in_one_request_end_to_end(replay: Any) -> None:
+def test_local_model_gets_its_candidates_in_one_request_end_to_end(replay: Any) -> None:
+    # --candidates 4: the replay server scripts four answers
     from tests.serving.test_repair_loop import catalog_for
 
     out: list[str] = []
     notes: list[str] = []
     # The replay server answers one choice per request, so the sampler asks again for the rest.
     with replay.ReplayServer([TWO_ERRORS, WRONG_NAME, GOOD, ONE_ERROR], model="replay-model") as server:
-        send = routed_sender(catalog_for(server.base_url), {}, "free", timeout=10, explain=notes.append)
+        send = routed_sender(catalog_for(server.base_url), {}, "free", timeout=10, explain=notes.append, candidates=4)
         result = run_chat(send, lambda _p: None, out.append, prompt=REQUEST)
         requests = server.requests
     assert result.verdicts == ("PASS",)
@@ -166,7 +174,7 @@ def test_each_repair_call_to_a_local_model_is_best_of_n_too(replay: Any) -> None
     notes: list[str] = []
     script = [TWO_ERRORS, ONE_ERROR, TWO_ERRORS, TWO_ERRORS, ONE_ERROR, TWO_ERRORS, GOOD, ONE_ERROR]
     with replay.ReplayServer(script, model="replay-model") as server:
-        send = routed_sender(catalog_for(server.base_url), {}, "free", timeout=10, explain=notes.append)
+        send = routed_sender(catalog_for(server.base_url), {}, "free", timeout=10, explain=notes.append, candidates=4)
         result = run_chat(send, lambda _p: None, out.append, prompt=REQUEST, options=ChatOptions(max_repairs=1))
         requests = server.requests
     assert result.verdicts == ("PASS",) and len(requests) == 8
@@ -182,7 +190,7 @@ def test_a_server_refusing_n_gets_one_call_per_candidate(replay: Any) -> None:
     out: list[str] = []
     refused = replay.Scripted("only n=1 is supported", status=400)
     with replay.ReplayServer([refused, ONE_ERROR, GOOD, GOOD, GOOD], model="replay-model") as server:
-        send = routed_sender(catalog_for(server.base_url), {}, "free", timeout=10)
+        send = routed_sender(catalog_for(server.base_url), {}, "free", timeout=10, candidates=4)
         result = run_chat(send, lambda _p: None, out.append, prompt=REQUEST)
         requests = server.requests
     assert result.verdicts == ("PASS",) and len(requests) == 5
@@ -190,8 +198,8 @@ def test_a_server_refusing_n_gets_one_call_per_candidate(replay: Any) -> None:
 
 
 def test_local_vox_serve_answers_all_candidates_in_one_generation(tiny_export_dir: Any) -> None:
-    # Through the real `vox serve` (tiny random model) and the real router: the 4 candidates are one
-    # request with n=4, generated in one batch (one engine call); --explain counts the passes.
+    # Through the real `vox serve` (tiny random model) and the real router: the default candidates are
+    # one request with that n, generated in one batch (one engine call); --explain counts the passes.
     from serving.engine import Engine
     from serving.server import ServerThread
     from tests.serving.test_repair_loop import catalog_for
@@ -216,8 +224,9 @@ def test_local_vox_serve_answers_all_candidates_in_one_generation(tiny_export_di
         result = run_chat(send, lambda _p: None, _ignore, prompt=REQUEST, options=ChatOptions(max_repairs=0))
     finally:
         server.stop()
-    assert calls[0] == 4 and calls.count(4) == 1  # one generation of 4 choices, not 4 requests
-    assert any("[best-of-4]" in n and "/4 candidates passed" in n for n in notes), notes
+    n = DEFAULT_LOCAL_CANDIDATES
+    assert calls[0] == n and calls.count(n) == 1  # one generation of n choices, not n requests
+    assert any(f"[best-of-{n}]" in x and f"/{n} candidates passed" in x for x in notes), notes
     assert result.calls >= 1
 
 
@@ -227,7 +236,7 @@ def test_a_400_about_another_field_is_not_retried_per_candidate(replay: Any) -> 
 
     too_long = replay.Scripted("max_tokens=1024 is too large: the prompt is 12 tokens", status=400)
     with replay.ReplayServer([too_long, GOOD], model="replay-model") as server:
-        send = routed_sender(catalog_for(server.base_url), {}, "free", timeout=10)
+        send = routed_sender(catalog_for(server.base_url), {}, "free", timeout=10, candidates=4)
         result = run_chat(send, lambda _p: None, _ignore, prompt=REQUEST)
         requests = server.requests
     assert result.verdicts == ("PASS",) and len(requests) == 2  # the n=4 call, then the cascade's one
