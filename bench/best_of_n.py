@@ -27,8 +27,7 @@ sys.path.insert(0, str(ROOT))
 
 
 def main() -> int:
-    from stored_run import add_run_arguments, load_stored_run
-
+    from bench.stored_run import add_run_arguments, load_stored_run
     from serving.best_of_n import CANDIDATE_TEMPERATURE
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])

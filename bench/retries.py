@@ -37,7 +37,7 @@ def figures(tasks: list[Any], texts: list[list[str]]) -> str:
 
 
 def main() -> int:
-    from stored_run import add_run_arguments, load_stored_run
+    from bench.stored_run import add_run_arguments, load_stored_run
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=1)
