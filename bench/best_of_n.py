@@ -39,16 +39,13 @@ def main() -> int:
     add_run_arguments(parser)
     args = parser.parse_args()
 
-    from pipeline.decoding_batch import HFGenerator
-    from pipeline.evaluate import USER_TASKS_PATH, EvalConfig, load_tasks, pass_at_k
+    from pipeline.evaluate import USER_TASKS_PATH, load_tasks, pass_at_k
     from serving.best_of_n import check_candidate
 
     run = load_stored_run(args.base)
     if run is None:
         return 2
-    cfg = EvalConfig()
-    gen = HFGenerator(run.model, run.tokenizer, args.max_new_tokens, args.temperature, cfg.top_p, cfg.batch_size,
-                      args.seed, retries=args.retries)
+    gen = run.generator(args.max_new_tokens, args.temperature, args.seed, retries=args.retries)
     tasks = load_tasks(None if args.suite == "all" else USER_TASKS_PATH)
     conversations = run.conversations([t.prompt for t in tasks])
     start = time.perf_counter()

@@ -48,7 +48,6 @@ def main() -> int:
     import torch
 
     from pipeline.decoding import SamplingParams
-    from pipeline.decoding_batch import HFGenerator
     from pipeline.decoding_retry import retry_faults
     from pipeline.evaluate import EvalConfig, load_tasks
 
@@ -57,7 +56,7 @@ def main() -> int:
         return 2
     cfg = EvalConfig()
     tok = run.tokenizer
-    gen = HFGenerator(run.model, tok, 256, cfg.temperature, cfg.top_p, cfg.batch_size, args.seed)
+    gen = run.generator(256, cfg.temperature, args.seed)
     tasks = load_tasks(None)
     conversations = run.conversations([t.prompt for t in tasks])
     torch.manual_seed(args.seed)

@@ -25,6 +25,17 @@ class StoredRun:
 
         return [user_turn(p, self.mode) for p in prompts]
 
+    def generator(self, max_new_tokens: int, temperature: float, seed: int, **options: Any) -> Any:
+        """The eval's constrained :class:`pipeline.decoding_batch.HFGenerator` over this run
+        (the eval recipe's ``top_p`` and batch size); ``options`` go to it as they are
+        (``retries=1``, ``constrained=False`` ...)."""
+        from pipeline.decoding_batch import HFGenerator
+        from pipeline.evaluate import EvalConfig
+
+        cfg = EvalConfig()
+        return HFGenerator(self.model, self.tokenizer, max_new_tokens, temperature, cfg.top_p, cfg.batch_size, seed,
+                           **options)
+
 
 def load_stored_run(base_only: bool = False) -> StoredRun | None:
     """Load the last ``make run``'s base model (+ adapter unless ``base_only``); ``None``, with a
