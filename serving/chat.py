@@ -11,8 +11,10 @@ no reasoning, no earlier failed attempts) and the diagnostics, so it fits small 
 windows. Each round repairs the best attempt so far (fewest errors, the
 earlier on ties; :mod:`serving.chat_repair`): a repair that comes back no better is discarded (a
 ``[check]`` note, and ``--explain`` says so), and a turn that fails ends on the best attempt, shown
-again when a later answer was worse. The turn ends with ``vox-script-verify: PASS`` (zero errors)
-or ``FAIL`` and the remaining diagnostics; when no model can take a repair call (e.g. the repair
+again when a later answer was worse. The turn ends with ``vox-script-verify: PASS`` (zero errors,
+its ``@test`` functions pass, and it declares every item the request names:
+:func:`vox_lang.requests.missing_items`; a program that compiles without one is repaired like an
+error) or ``FAIL`` and the remaining diagnostics; when no model can take a repair call (e.g. the repair
 prompt does not fit any context window), repair stops with a ``[check] repair stopped: ...`` note
 and ``FAIL``. Model output is only ever parsed and checked, never executed.
 """
@@ -31,6 +33,7 @@ from serving.provider_status import ProviderHealth
 from serving.router import AttemptFailed, ChatEvent, Completed, TextDelta
 from serving.scoring import is_vox_request
 from serving.verify import verify_answer
+from vox_lang.requests import RequestedItem, extract_request, missing_items
 
 Message = Mapping[str, str]
 EXIT_COMMANDS = ("/exit", "/quit", ":q")
@@ -193,13 +196,18 @@ def _turn(text: str, send: Send, write: Callable[[str], None], options: ChatOpti
     if not vox:
         return
     best: Attempt | None = None  # the attempt with the fewest errors so far (the earlier on ties)
+    asked = extract_request(text)
     for repair in range(options.max_repairs + 1):
         verified = verify_answer(answer, check, finish_reason=s.finish_reason)
         program, result = verified.program, verified.result
         for note in verified.notes:
             write(f"[check] {note}\n")
-        tests = program_tests(program) if result is not None and not result.errors else None
-        if result is not None and not result.errors and (tests is None or not tests.failed):
+        missing: list[RequestedItem] = []  # what the request names and a program that compiles lacks
+        if program is not None and result is not None and not result.errors:
+            absent = set(missing_items(asked, program))
+            missing = [item for item in asked.items if item.name in absent]
+        tests = program_tests(program) if result is not None and not result.errors and not missing else None
+        if result is not None and not result.errors and not missing and (tests is None or not tests.failed):
             if result.warnings:
                 write(f"[check] 0 errors, {len(result.warnings)} warning(s):\n{_render_repair(result.warnings)}\n")
             checked = f" ({tests.verify_note()})" if tests is not None else ""
@@ -207,7 +215,7 @@ def _turn(text: str, send: Send, write: Callable[[str], None], options: ChatOpti
             s.history[-1] = {"role": "assistant", "content": answer}
             s.verdicts.append("PASS")
             return
-        attempt = assess(repair, answer, verified, tests, _render_repair)
+        attempt = assess(repair, answer, verified, tests, _render_repair, missing)
         if best is None or attempt.better_than(best):
             best = attempt
         else:  # repair the best program again, never build on (or end with) a worse one

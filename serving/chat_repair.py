@@ -19,14 +19,16 @@ from serving.errors import PromptTooLong, ServingError
 from serving.extract import strip_reasoning
 from serving.keys import redact
 from serving.verify import EMPTY_PROGRAM_MESSAGE, EMPTY_PROGRAM_SUMMARY, Verification
+from vox_lang.requests import RequestedItem
 
 NO_BLOCK_MESSAGE: Final = ("Your answer has no ```vox fenced block, so nothing could be checked. "
                            "Reply with the complete program in one ```vox block.")
 
-#: :attr:`Attempt.stage`, best first: compiles but its tests fail; compile errors; compile errors in an
+#: :attr:`Attempt.stage`, best first: compiles but its tests fail; compiles but does not declare what
+#: the request names (:func:`vox_lang.requests.missing_items`); compile errors; compile errors in an
 #: answer cut off by its token limit (a block without its closing fence: its error count says little,
 #: the parser stops at the first unclosed bracket); no program at all
-TESTS_FAIL, COMPILE_ERRORS, CUT_OFF, NO_PROGRAM = 0, 1, 2, 3
+TESTS_FAIL, MISSING_ITEMS, COMPILE_ERRORS, CUT_OFF, NO_PROGRAM = 0, 1, 2, 3, 4
 
 
 def repair_message(diagnostics: str, n_errors: int, n_blocks: int) -> str:
@@ -44,6 +46,14 @@ def test_repair_message(failures: str, n_failed: int, n_tests: int) -> str:
             f"(no capabilities granted):\n{failures}\n"
             "Fix the program (or a test that is wrong) and reply with the complete corrected program "
             "in one ```vox block.")
+
+
+def missing_message(items: Sequence[RequestedItem]) -> str:
+    """The user message asking for a program that declares the requested ``items`` it left out."""
+    listed = "\n".join(f"- {item.describe()}" for item in items)
+    return ("Your program compiles, but it does not declare what the request asks for:\n"
+            f"{listed}\nDeclare each with exactly that name (and signature, where one is given) and reply "
+            "with the complete program in one ```vox block.")
 
 
 def program_tests(program: str | None) -> Any:
@@ -92,8 +102,9 @@ class Attempt:
         round: 0 for the turn's first answer, ``n`` for the ``n``-th repair.
         answer: the model's whole reply.
         program: the checked program a repair call re-sends (``None``: the answer itself is re-sent).
-        stage: :data:`TESTS_FAIL`, :data:`COMPILE_ERRORS` or :data:`NO_PROGRAM`.
-        errors: failed tests, compile errors, or 1 (no program).
+        stage: :data:`TESTS_FAIL`, :data:`MISSING_ITEMS`, :data:`COMPILE_ERRORS`, :data:`CUT_OFF` or
+            :data:`NO_PROGRAM`.
+        errors: failed tests, requested items not declared, compile errors, or 1 (no program).
         summary: one line saying what is wrong.
         feedback: the repair request for it.
         remaining: the diagnostics a FAIL shows (ends with a newline).
@@ -114,9 +125,10 @@ class Attempt:
         return "the first answer" if self.round == 0 else f"repair {self.round}"
 
     def better_than(self, other: Attempt) -> bool:
-        """Fewer errors than ``other``: a program that compiles (only its tests fail) beats one with
-        compile errors, which beats a cut-off one, which beats an answer without a program; within a
-        stage, the fewer errors win. Equal is not better (the earlier attempt stays)."""
+        """Fewer errors than ``other``: a program that compiles (only its tests fail) beats one that
+        compiles without declaring what was asked, which beats one with compile errors, which beats
+        a cut-off one, which beats an answer without a program; within a stage, the fewer errors
+        win. Equal is not better (the earlier attempt stays)."""
         return (self.stage, self.errors) < (other.stage, other.errors)
 
     def shown(self) -> str:
@@ -125,11 +137,17 @@ class Attempt:
 
 
 def assess(round_: int, answer: str, verified: Verification, tests: Any,
-           render: Callable[[Sequence[Any]], str]) -> Attempt:
+           render: Callable[[Sequence[Any]], str], missing: Sequence[RequestedItem] = ()) -> Attempt:
     """The :class:`Attempt` of an ``answer`` that failed: ``verified`` is its
     :class:`serving.verify.Verification`, ``tests`` its :func:`program_tests` report (``None``
-    unless it compiles and declares tests), ``render`` renders diagnostics in the repair format."""
+    unless it compiles and declares tests), ``render`` renders diagnostics in the repair format,
+    ``missing`` the requested items a program that compiles does not declare."""
     program, result = verified.program, verified.result
+    if missing:
+        summary = "compiles, but does not declare " + ", ".join(f"`{item.name}`" for item in missing)
+        listed = "".join(f"  missing: {item.describe()}\n" for item in missing)
+        return Attempt(round_, answer, program, MISSING_ITEMS, len(missing), summary, missing_message(missing),
+                       summary + "\n" + listed)
     if tests is not None:  # compiles, but its @test functions fail when run
         failures = tests.render_repair()
         return Attempt(round_, answer, program, TESTS_FAIL, tests.failed,

@@ -85,3 +85,41 @@ def test_repair_rounds_are_configurable(chat: Chat, repairs: int) -> None:
 def test_answer_without_vox_block_is_asked_again(chat: Chat) -> None:
     text, result, requests = chat(["I would write it in Python instead.", FIXED])
     assert result.verdicts == ("PASS",) and "no ```vox fenced block" in requests[1]["messages"][-1]["content"]
+
+
+NAMED = "Write a Vox function `double(n: int) to int` that doubles n."
+RENAMED = "```vox\nfn twice(n: int) to int { ret n * 2 }\n```"  # compiles, but not what was asked
+DOUBLE = "```vox\nfn double(n: int) to int { ret n * 2 }\n```"
+
+
+def _named_chat(replay: Any, script: list[str], repairs: int) -> tuple[str, Any, list[dict[str, Any]]]:
+    out: list[str] = []
+    with replay.ReplayServer(script, model="replay-model") as server:
+        send = routed_sender(catalog_for(server.base_url), {}, "free", timeout=10, candidates=1)
+        result = run_chat(send, lambda _p: None, out.append, prompt=NAMED, options=ChatOptions(max_repairs=repairs))
+        return "".join(out), result, server.requests
+
+
+def test_a_program_that_compiles_without_the_requested_item_is_repaired_not_passed(replay: Any) -> None:
+    # It used to end in PASS: the loop counted only errors and tests (seen with the tiny model on us-18).
+    text, result, requests = _named_chat(replay, [RENAMED, DOUBLE], 1)
+    assert result.verdicts == ("PASS",) and len(requests) == 2
+    assert "[check] compiles, but does not declare `double`; repair 1/1, sending:" in text
+    feedback = requests[1]["messages"][-1]["content"]
+    assert "does not declare what the request asks for" in feedback
+    assert "- function double(n: int) to int" in feedback
+
+
+def test_still_missing_after_the_repairs_ends_in_fail_naming_the_item(replay: Any) -> None:
+    text, result, _ = _named_chat(replay, [RENAMED, RENAMED], 1)
+    assert result.verdicts == ("FAIL",)
+    assert "vox-script-verify: PASS" not in text
+    assert ("vox-script-verify: FAIL\ncompiles, but does not declare `double`\n"
+            "  missing: function double(n: int) to int\n") in text
+
+
+def test_an_answer_that_compiles_without_the_item_beats_one_with_errors(replay: Any) -> None:
+    broken = "```vox\nfn double(n: int) to int { ret m * 2 }\n```"
+    text, result, requests = _named_chat(replay, [RENAMED, broken], 1)
+    assert result.verdicts == ("FAIL",) and len(requests) == 2
+    assert "repair 1 is worse than the first answer" in text
