@@ -96,7 +96,8 @@ def pick_device(preferred: str | None = None) -> str:
     """Choose ``"cuda"``, ``"mps"`` or ``"cpu"``: ``preferred`` if available, else the best present.
 
     Args:
-        preferred: ``None`` or ``"auto"`` (best present), or a device such as ``"cuda:1"``.
+        preferred: ``None`` or ``"auto"`` (best present), or a device such as ``"cuda:1"`` (an
+            empty string is no device: ``--device ""`` is a mistake, not a request for the default).
 
     Raises:
         DecodingError: ``preferred`` is unknown or names a device this machine does not have.
@@ -105,7 +106,7 @@ def pick_device(preferred: str | None = None) -> str:
 
     mps = getattr(torch.backends, "mps", None)
     available = {"cuda": torch.cuda.is_available(), "mps": bool(mps is not None and mps.is_available()), "cpu": True}
-    if preferred and preferred != "auto":
+    if preferred is not None and preferred != "auto":
         kind = preferred.split(":", 1)[0]
         if kind not in available:
             raise DecodingError(f"unknown device {preferred!r} (expected auto, cuda, mps or cpu)")

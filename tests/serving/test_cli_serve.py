@@ -50,9 +50,10 @@ def _one_error_line(result: Result, expected: str) -> None:
     (["{export}", "--adapter", "{tmp}/missing"], "not an adapter"),
     (["{export}", "--adapter", "{tmp}"], "not an adapter"),
     (["{export}", "--device", "tpu"], "unknown device 'tpu'"),
+    (["{export}", "--device", ""], "unknown device ''"),
     (["{export}", "--host", "no-such-host.invalid"], "cannot listen on no-such-host.invalid"),
 ], ids=["no-export", "missing-dir", "not-a-model-dir", "a-file", "missing-adapter", "not-an-adapter",
-        "unknown-device", "bad-host"])
+        "unknown-device", "empty-device", "bad-host"])
 def test_usage_mistakes_exit_2_with_one_line(argv: list[str], expected: str, tmp_path: Path,
                                              tiny_export_dir: Path) -> None:
     args = [a.format(tmp=tmp_path, export=tiny_export_dir) for a in argv]
