@@ -6,8 +6,9 @@ file: a message on stderr, never a traceback). The human and repair formats show
 :data:`MAX_SHOWN` diagnostics per file, then how many more there are. ``--fix`` rewrites each
 file in place (atomically) with :func:`vox_lang.fix`, says on stderr which files it rewrote and
 then reports what is left; ``--fix --diff`` prints the change as a unified diff and writes
-nothing. Only typer and the standard library are imported at load time (``vox_lang`` inside
-the command), so the command starts fast.
+nothing (what would be left is one line per file on stderr, as for ``--fix`` on standard
+input). Only typer and the standard library are imported at load time (``vox_lang`` inside the
+command), so the command starts fast.
 """
 
 from __future__ import annotations
@@ -207,14 +208,22 @@ def check(
     import vox_lang
 
     results = []
+    fixed_any: list[bool] = []  # per input: did --fix change it
     for item in inputs:
         data = _fix_one(item, diff) if fix else item.data
+        fixed_any.append(data != item.data)
         results.append((item, vox_lang.check(data, path=item.label, strict=strict)))
     quiet = fix and (diff or any(i.arg == STDIN for i in inputs))
     if not quiet:
         out = render(results, fmt)
         if out:
             typer.echo(out)
+    else:  # stdout holds the diff or the fixed text: say on stderr why the exit status is 1
+        for (item, result), changed in zip(results, fixed_any):
+            if not result.ok:
+                how = "after the fix" if changed else "no mechanical fix applies"
+                typer.echo(f"vox check: {item.label}: {how}, {len(result.errors)} error(s) remain (vox check "
+                           "without --fix lists them)", err=True)
     if any(not r.ok for _, r in results):
         raise typer.Exit(1)
 

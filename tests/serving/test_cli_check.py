@@ -163,6 +163,21 @@ def test_fix_diff_prints_the_change_and_writes_nothing(
     assert (tmp_path / "old.vox").read_text() == COMPAT
 
 
+def test_fix_diff_says_on_stderr_why_it_exits_1(
+    runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Nothing to fix mechanically but an error left: it used to exit 1 printing nothing at all.
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path, "typed.vox", 'fn f(x: int) to int {\n  ret "no"\n}\n')
+    res = runner.invoke(app, ["check", "typed.vox", "--fix", "--diff"])
+    assert res.exit_code == 1 and res.stdout == ""
+    assert res.stderr == ("vox check: typed.vox: no mechanical fix applies, 1 error(s) remain "
+                          "(vox check without --fix lists them)\n")
+    res = runner.invoke(app, ["check", "-", "--fix"], input="fn f() to int {\n  return \"a\"\n}\n")
+    assert res.exit_code == 1 and "ret" in res.stdout
+    assert "vox check: <stdin>: after the fix, 1 error(s) remain" in res.stderr
+
+
 def test_fix_of_stdin_prints_the_fixed_source(runner: CliRunner) -> None:
     res = runner.invoke(app, ["check", "-", "--fix"], input="let a = 1; print(a)\n")
     assert res.exit_code == 0
