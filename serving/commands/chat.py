@@ -74,7 +74,7 @@ def _run(prompt: str | None, model: str, system: str | None, explain: bool, dry_
     from serving.chat import ChatOptions, routed_sender, run_chat
     from serving.keys import install_log_redaction, load_config_keys, parse_key_options, redact, resolve_all
     from serving.provider_status import ProviderHealth, load_exclusions, status_path
-    from serving.router import decide, route_request
+    from serving.router import decide, resolve_model, route_request
     from serving.scoring import is_vox_request
 
     if prompt is not None and not prompt.strip():
@@ -86,6 +86,7 @@ def _run(prompt: str | None, model: str, system: str | None, explain: bool, dry_
     catalog, rebuilt = load_or_build(warn=lambda m: err(f"warning: {m}\n"))
     if not rebuilt:
         catalog = with_live_local(catalog)
+    resolve_model(model, catalog)  # an unknown --model is a usage error now, before any request is routed
     health = ProviderHealth(load_exclusions(), status_path())  # out-of-credit providers: session + cache
     if dry_run:
         if prompt is None:

@@ -18,3 +18,16 @@ def test_blank_prompt_is_a_usage_error(prompt: str, tmp_path: Path, monkeypatch:
     assert result.exit_code == 2, result.output
     assert "the PROMPT is empty" in result.stderr
     assert not (tmp_path / "cache").exists()  # no catalog built, no model asked
+
+
+def test_an_unknown_model_is_a_usage_error_before_any_request(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # It used to route the request first (importing LiteLLM to count tokens: 13-26 s for a new user)
+    # and print a "[session] 0 model call(s)" line before the error.
+    monkeypatch.setenv("VOX_HOME", str(tmp_path))
+    monkeypatch.setenv("VOX_LOCAL_ENDPOINTS", "")
+    monkeypatch.setenv("VOX_OLLAMA", "0")
+    monkeypatch.setenv("VOX_NO_KEYRING", "1")
+    result = CliRunner().invoke(app, ["chat", "-m", "nonsense", "Write a Vox function `f() to int`"])
+    assert result.exit_code == 2, result.output
+    assert "unknown model or mode 'nonsense'" in result.stderr
+    assert "[session]" not in result.output
