@@ -9,8 +9,8 @@ repair format. A repair call sends a compact history
 (:func:`serving.chat_repair.repair_messages`): the request, the checked program alone (no prose,
 no reasoning, no earlier failed attempts) and the diagnostics, so it fits small local context
 windows. Each round repairs the best attempt so far (fewest errors, the
-earlier on ties; :mod:`serving.chat_repair`): a repair that comes back no better is discarded (a
-``[check]`` note, and ``--explain`` says so), and a turn that fails ends on the best attempt, shown
+earlier on ties; :mod:`serving.chat_repair`): a repair that comes back no better is discarded (one
+``[check]`` note in the transcript), and a turn that fails ends on the best attempt, shown
 again when a later answer was worse. The turn ends with ``vox-script-verify: PASS`` (zero errors,
 its ``@test`` functions pass, and it declares every item the request names:
 :func:`vox_lang.requests.missing_items`; a program that compiles without one is repaired like an
@@ -132,8 +132,7 @@ def _system_prompt() -> str:
 
 def run_chat(send: Send, read_line: Callable[[str], str | None], write: Callable[[str], None], *,
              prompt: str | None = None, options: ChatOptions = ChatOptions(),
-             check: Callable[[str], Any] = _default_check,
-             explain: Callable[[str], None] | None = None) -> ChatResult:
+             check: Callable[[str], Any] = _default_check) -> ChatResult:
     """Run a one-shot chat (``prompt``) or a REPL (``prompt is None``).
 
     Args:
@@ -144,8 +143,6 @@ def run_chat(send: Send, read_line: Callable[[str], str | None], write: Callable
         prompt: the one-shot request.
         options: see :class:`ChatOptions`.
         check: ``source -> CheckResult`` (default :func:`vox_lang.check`).
-        explain: where ``--explain`` notes of the repair loop go (a repair discarded as no
-            better than the best attempt so far); ``None`` drops them.
 
     Returns:
         The session's verdicts and usage; the usage line is also written.
@@ -159,7 +156,7 @@ def run_chat(send: Send, read_line: Callable[[str], str | None], write: Callable
         s.history.append({"role": "system", "content": options.system})
     try:
         if prompt is not None:
-            _turn(prompt, send, write, options, check, s, explain)
+            _turn(prompt, send, write, options, check, s)
         else:
             while True:
                 line = read_line(options.prompt)
@@ -172,7 +169,7 @@ def run_chat(send: Send, read_line: Callable[[str], str | None], write: Callable
                 if text in EXIT_COMMANDS:
                     break
                 try:
-                    _turn(text, send, write, options, check, s, explain)
+                    _turn(text, send, write, options, check, s)
                 except BudgetExceeded as exc:
                     write(f"[budget] {exc}\n")
                     break
@@ -184,7 +181,7 @@ def run_chat(send: Send, read_line: Callable[[str], str | None], write: Callable
 
 
 def _turn(text: str, send: Send, write: Callable[[str], None], options: ChatOptions,
-          check: Callable[[str], Any], s: _Session, explain: Callable[[str], None] | None) -> None:
+          check: Callable[[str], Any], s: _Session) -> None:
     vox = options.vox if options.vox is not None else (is_vox_request(text) or s.vox_active)
     if vox and not s.vox_active and options.system is None:
         s.history.insert(0, {"role": "system", "content": _system_prompt()})
@@ -219,10 +216,7 @@ def _turn(text: str, send: Send, write: Callable[[str], None], options: ChatOpti
         if best is None or attempt.better_than(best):
             best = attempt
         else:  # repair the best program again, never build on (or end with) a worse one
-            note = discarded_note(attempt, best)
-            write(f"[check] {note}\n")
-            if explain is not None:
-                explain(f"[repair] {note}\n")
+            write(f"[check] {discarded_note(attempt, best)}\n")  # once: the transcript, --explain or not
         # The conversation keeps the request and the best answer, not the failed attempts.
         s.history[-1] = {"role": "assistant", "content": best.answer}
         if repair == options.max_repairs:

@@ -26,7 +26,7 @@ def chat(
     prompt: Annotated[str | None, typer.Argument(help="The request (omit for an interactive session).")] = None,
     model: Annotated[str, typer.Option("--model", "-m", help=MODEL_HELP)] = "auto",
     system: Annotated[str | None, typer.Option(help="System prompt (replaces the Vox SSOT prompt).")] = None,
-    explain: Annotated[bool, typer.Option(help="Print routing decisions and discarded repairs.")] = False,
+    explain: Annotated[bool, typer.Option(help="Print routing decisions and best-of-n tallies.")] = False,
     dry_run: Annotated[bool, typer.Option(help="Only route (implies --explain); call no model.")] = False,
     local_only: Annotated[bool, typer.Option(help="Use local models only.")] = False,
     max_cost: Annotated[float | None, typer.Option(help="Spend cap for this chat, in USD.", min=0)] = None,
@@ -115,8 +115,7 @@ def _run(prompt: str | None, model: str, system: str | None, explain: bool, dry_
                          timeout=timeout, max_tokens=max_tokens, stream=stream, health=health,
                          candidates=candidates)
     options = ChatOptions(system=system, max_repairs=max_repairs, vox=vox, max_cost_usd=max_cost)
-    return run_chat(send, read_line, write, prompt=prompt, options=options,
-                    explain=(lambda t: err(t)) if explain else None)
+    return run_chat(send, read_line, write, prompt=prompt, options=options)
 
 
 def register(app: typer.Typer) -> None:
