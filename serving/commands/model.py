@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -47,14 +47,20 @@ def list_models(
     limit: Annotated[int, typer.Option(help="Rows to show.", min=1)] = 50,
 ) -> None:
     """List catalog entries (prices in USD per million tokens; deploy: endpoints serving the model)."""
-    from serving.catalog import load_or_build
+    from serving.catalog import load_or_build, with_live_local
     from serving.errors import ServingError
 
     try:
-        catalog, _ = load_or_build(warn=lambda m: typer.echo(f"warning: {m}", err=True))
+        catalog, rebuilt = load_or_build(warn=lambda m: typer.echo(f"warning: {m}", err=True))
     except ServingError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(1) from None
+    if provider == "local":
+        if not rebuilt:  # probe now, as `vox chat` does: a cached "none answered" may be a day old
+            catalog = with_live_local(catalog)
+        if not any(e.local and e.reachable for e in catalog.entries):
+            typer.echo(f"error: {_no_local_models(catalog.sources.get('local') or {})}", err=True)
+            raise typer.Exit(1)
     known = sorted({e.provider for e in catalog.entries})
     if provider is not None and provider not in known:
         typer.echo(f"error: no models match provider `{provider}`; known providers: {', '.join(known)}", err=True)
@@ -72,6 +78,20 @@ def list_models(
                    f"{e.deployment_count:>6}")
     if len(rows) > limit:
         typer.echo(f"... and {len(rows) - limit} more (--limit)")
+
+
+def _no_local_models(status: dict[str, Any]) -> str:
+    """Why ``--provider local`` lists nothing, from the catalog's ``local`` source record
+    (:func:`serving.catalog_sources.local_status`), and how to start a local model."""
+    endpoints = status.get("endpoints") or {}
+    if not endpoints:
+        why = "no local endpoint is configured (VOX_LOCAL_ENDPOINTS is empty and VOX_OLLAMA=0)"
+    elif status.get("status") == "ok":
+        why = f"the local endpoints answered but serve no model ({', '.join(endpoints)})"
+    else:
+        why = "no local endpoint answered (" + "; ".join(f"{url}: {state}" for url, state in endpoints.items()) + ")"
+    return (f"no local models: {why}; start one with `vox serve` (it listens on http://127.0.0.1:8000/v1), "
+            "or set VOX_LOCAL_ENDPOINTS to the comma-separated base URLs of running OpenAI-compatible servers")
 
 
 def register(app: typer.Typer) -> None:

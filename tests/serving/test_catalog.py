@@ -214,6 +214,34 @@ def test_model_list_unknown_provider_is_an_error(monkeypatch: pytest.MonkeyPatch
     assert ok.exit_code == 0 and "openai/" in ok.output
 
 
+def test_model_list_local_without_a_local_endpoint_says_so(replay: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`vox model list --provider local` with no local endpoint up listed the known providers (local
+    not among them) as if `local` were a typo; it now says no local endpoint answered and how to start one."""
+    from typer.testing import CliRunner
+
+    from serving.cli import app
+
+    monkeypatch.setenv("VOX_OFFLINE", "1")
+    down = "http://127.0.0.1:9/v1"  # the discard port: refused at once
+    monkeypatch.setenv("VOX_LOCAL_ENDPOINTS", down)
+    result = CliRunner().invoke(app, ["model", "list", "--provider", "local"])
+    assert result.exit_code == 1  # as for any provider with nothing to list
+    assert result.stderr == (f"error: no local models: no local endpoint answered ({down}: down: connection refused); "
+                             "start one with `vox serve` (it listens on http://127.0.0.1:8000/v1), or set "
+                             "VOX_LOCAL_ENDPOINTS to the comma-separated base URLs of running OpenAI-compatible "
+                             "servers\n")
+    assert "known providers" not in result.output and "in$/M" not in result.output
+    monkeypatch.setenv("VOX_LOCAL_ENDPOINTS", "")
+    none = CliRunner().invoke(app, ["model", "list", "--provider", "local"])
+    assert none.exit_code == 1 and "no local endpoint is configured (VOX_LOCAL_ENDPOINTS is empty" in none.stderr
+    # the catalog cached while nothing answered is not the last word: the endpoints are probed again
+    with replay.ReplayServer(["hi"], model="m") as server:
+        monkeypatch.setenv("VOX_LOCAL_ENDPOINTS", server.base_url)
+        listed = CliRunner().invoke(app, ["model", "list", "--provider", "local"])
+    assert listed.exit_code == 0, listed.output
+    assert [line.split()[0] for line in listed.output.splitlines()[1:]] == ["local/m"]
+
+
 def test_endpoints_serving_one_model_are_one_entry_with_several_deployments(replay: Any) -> None:
     # Two servers of the same id and mode: one model, two deployments, the smaller window; the same id
     # served with another system-prompt mode is another model (its prompts are presented differently).
