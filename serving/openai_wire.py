@@ -1,9 +1,10 @@
 """The OpenAI chat-completions wire format, as ``vox serve`` speaks it.
 
-:class:`ChatRequest` is the request body FastAPI validates; :func:`error_response` and
-:func:`validation_error_response` build OpenAI-style error bodies (``{"error": {"message",
-"type", "param", "code"}}``); :func:`completion_body`, :func:`chunk_body` and :func:`usage` build
-response bodies (``n`` choices, usage counting the prompt once and every choice's tokens).
+:class:`ChatRequest` is the request body FastAPI validates; :func:`error_response`,
+:func:`validation_error_response` and :func:`undecodable_body_response` build OpenAI-style error
+bodies (``{"error": {"message", "type", "param", "code"}}``); :func:`completion_body`,
+:func:`chunk_body` and :func:`usage` build response bodies (``n`` choices, usage counting the
+prompt once and every choice's tokens).
 """
 
 from __future__ import annotations
@@ -155,6 +156,14 @@ def validation_error_response(exc: RequestValidationError) -> JSONResponse:
     loc = ".".join(str(part) for part in parts)
     message = f"{loc}: {first.get('msg', 'invalid value')}{more}" if loc else str(first.get("msg"))
     return error_response(400, message, param=loc or None)
+
+
+def undecodable_body_response(exc: UnicodeDecodeError) -> JSONResponse:
+    """The OpenAI-style 400 for a body whose bytes are not UTF-8 (FastAPI's own answer was "There was
+    an error parsing the body"): it names the first bad byte and its offset."""
+    bad = exc.object[exc.start:exc.start + 1].hex() or "?"
+    return error_response(400, f"could not parse the JSON body of your request: it is not valid UTF-8 JSON "
+                               f"(byte 0x{bad} at offset {exc.start})")
 
 
 def usage(prompt_tokens: int, completion_tokens: int) -> dict[str, int]:

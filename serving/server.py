@@ -28,7 +28,13 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from serving.engine import MAX_CHOICES, Engine
 from serving.errors import RequestError, ServingError, UsageError
-from serving.openai_wire import ChatRequest, completion_body, error_response, validation_error_response
+from serving.openai_wire import (
+    ChatRequest,
+    completion_body,
+    error_response,
+    undecodable_body_response,
+    validation_error_response,
+)
 from serving.service import Service
 from serving.sse import stream_events
 
@@ -52,6 +58,8 @@ def create_app(engine: Engine, *, default_max_tokens: int = 512, max_queue: int 
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        if isinstance(exc.__cause__, UnicodeDecodeError):  # FastAPI decoding the body: a vague 400 of its own
+            return undecodable_body_response(exc.__cause__)
         return error_response(exc.status_code, f"{request.method} {request.url.path}: {exc.detail}")
 
     @app.exception_handler(RequestValidationError)

@@ -453,3 +453,29 @@ def test_parameter_errors_name_the_request_field(body: bytes, message: str) -> N
     assert response.status_code == 400
     error = response.json()["error"]
     assert error["message"] == message and error["param"] == message.split(":")[0]
+
+
+@pytest.mark.parametrize(("body", "offset"), [
+    (b'{"model": "m", "messages": [{"role": "user", "content": "caf\xe9"}]}', 60),  # Latin-1 é
+    (b"\xff", 0),
+])
+@pytest.mark.parametrize("content_type", ["application/json", None])
+def test_a_body_that_is_not_utf8_gets_the_openai_error_naming_it(body: bytes, offset: int,
+                                                                 content_type: str | None) -> None:
+    # It was FastAPI's own "There was an error parsing the body", which says nothing of what is wrong.
+    from types import SimpleNamespace
+
+    from fastapi.testclient import TestClient
+
+    from serving.server import create_app
+
+    engine = SimpleNamespace(model_id="m", max_context=2048, info=SimpleNamespace(system_prompt_mode="ssot"))
+    headers = {"Content-Type": content_type} if content_type else {}
+    with TestClient(create_app(engine)) as http:  # type: ignore[arg-type]  # stand-in: only the fields these routes read
+        response = http.post("/v1/chat/completions", content=body, headers=headers)
+    assert response.status_code == 400
+    bad = body[offset:offset + 1].hex()
+    assert response.json() == {"error": {
+        "message": f"could not parse the JSON body of your request: it is not valid UTF-8 JSON (byte 0x{bad} at "
+                   f"offset {offset})",
+        "type": "invalid_request_error", "param": None, "code": None}}
