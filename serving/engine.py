@@ -367,10 +367,10 @@ class Engine:
                 built.append(procs[0])  # the first pass's grammar processor: the choices' summaries
             return procs
 
-        rows, stats = verified_choices(self.model, self.tokenizer, prepared.prompt_ids, prepared.params,
+        rows, retries = verified_choices(self.model, self.tokenizer, prepared.prompt_ids, prepared.params,
                                        sorted(self.eos_ids), make, prepared.n, prepared.retries,
                                        use_cache=self.use_cache, cancel=cancel)
-        yield from replay(prepared, rows, stats, self.tokenizer, self.eos_ids, built[0] if built else None,
+        yield from replay(prepared, rows, retries, self.tokenizer, self.eos_ids, built[0] if built else None,
                           cancel is not None and cancel.is_set())
 
     @staticmethod

@@ -68,15 +68,24 @@ class Completion:
 _ROW_LINE: Final = re.compile(r"row (\d+): ")
 
 
-def constraint_summary(prepared: Prepared, processor: Any, row: int = 0) -> dict[str, Any]:
-    """``{"mode", "applied", "events"}`` for choice ``row``: what the Vox constraint did.
+#: a choice's ``retries`` report when no retry round ran (a stream by default, ``vox_retries: 0``, an
+#: unconstrained request): nothing was checked, nothing retried
+NO_RETRIES: Final[dict[str, int]] = {"rounds": 0, "faulty": 0, "retried": 0, "fixed": 0}
+
+
+def constraint_summary(prepared: Prepared, processor: Any, row: int = 0,
+                       retries: dict[str, int] | None = None) -> dict[str, Any]:
+    """``{"mode", "applied", "events", "retries"}`` for choice ``row``: what the Vox constraint did.
 
     ``processor`` is the request's grammar processor (``None``: unconstrained); its report lines
-    about other rows are left out, lines about the whole request kept.
+    about other rows are left out, lines about the whole request kept. ``retries`` is this
+    choice's own compiler-checked retry report (:func:`serving.verified.verified_choices`),
+    :data:`NO_RETRIES` when none ran, so every response carries one.
     """
+    ran = dict(retries if retries is not None else NO_RETRIES)
     if processor is None:
         note = prepared.constraint_note or "off (vox_constrained: false)"
-        return {"mode": None, "applied": False, "events": [note]}
+        return {"mode": None, "applied": False, "events": [note], "retries": ran}
     report = processor.report
     events = [e for e in report.events if (m := _ROW_LINE.match(e)) is None or int(m.group(1)) == row]
-    return {"mode": prepared.constraint, "applied": report.enabled and not events, "events": events}
+    return {"mode": prepared.constraint, "applied": report.enabled and not events, "events": events, "retries": ran}

@@ -6,7 +6,9 @@ again from the start of its first faulty line (that prefix forced), up to that m
 rounds, all retried choices of a round in one batch, sampled at the request's temperature but at
 least :data:`pipeline.decoding_retry.RETRY_TEMPERATURE` (a greedy retry would repeat the line).
 Only then is each choice's text handed out: a streamed request receives its text once it is
-checked, never text that a retry takes back.
+checked, never text that a retry takes back. Each choice reports its own retries (not the
+request's): whether its first pass had a fault, how many times it was decoded again, whether it
+ended clean.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from pipeline.decoding import SamplingParams, generate_rows
-from pipeline.decoding_retry import RETRY_TEMPERATURE, ForcedPrefix, RetryStats, retry_faults
+from pipeline.decoding_retry import RETRY_TEMPERATURE, ForcedPrefix, fault_cut, retry_faults
 from serving.choice_text import ChoiceText
 from serving.prepared import Prepared, StreamEvent, constraint_summary
 
@@ -56,17 +58,22 @@ def decode_choices(model: Any, tokenizer: Any, prompt_ids: list[int], params: Sa
 
 def verified_choices(model: Any, tokenizer: Any, prompt_ids: list[int], params: SamplingParams, eos: Sequence[int],
                      processors: Callable[[int], list[Any]], n: int, rounds: int, *, use_cache: bool,
-                     cancel: threading.Event | None) -> tuple[list[list[int]], RetryStats]:
+                     cancel: threading.Event | None) -> tuple[list[list[int]], list[dict[str, int]]]:
     """Each of the ``n`` choices' token ids after up to ``rounds`` rounds of compiler-checked
     retries (see the module docstring; replay them through a ``ChoiceText`` for the text and the
-    finish reason), and what the retries did. A cancelled request is not retried."""
+    finish reason), and per choice what its retries did: ``{"rounds", "faulty", "retried",
+    "fixed"}`` (``faulty``, ``fixed``: 0 or 1; ``retried``: its retry decodes). A cancelled
+    request is not retried."""
     first = decode_choices(model, tokenizer, prompt_ids, params, eos, processors, n, use_cache=use_cache,
                            cancel=cancel)
     texts = [[tokenizer.decode(c, skip_special_tokens=True)] for c in first]
     ids = [[c] for c in first]
+    retried = [0] * n  # retry decodes per choice: retry_faults' own counts are the request's
 
     def decode(conversations: Sequence[Any], _n: int, round_params: Any, ids_out: list[list[list[int]]],
                forced: Sequence[Sequence[int]] | None) -> list[list[str]]:
+        for choice in conversations:  # the conversations are the choices' indices
+            retried[choice] += 1
         if cancel is not None and cancel.is_set():
             ids_out.extend([[]] for _ in conversations)
             return [[""] for _ in conversations]  # no closed block: replaces nothing
@@ -76,18 +83,24 @@ def verified_choices(model: Any, tokenizer: Any, prompt_ids: list[int], params: 
         return [[tokenizer.decode(r, skip_special_tokens=True)] for r in rows]
 
     retry = dataclasses.replace(params, temperature=max(params.temperature, RETRY_TEMPERATURE))
-    stats = retry_faults(decode, list(range(n)), texts, ids, tokenizer, retry, rounds, params.seed or 0)
-    return [row[0] for row in ids], stats
+    faulty = [fault_cut(t[0], strict=True, open_blocks=True) is not None for t in texts] if rounds == 0 else None
+    retry_faults(decode, list(range(n)), texts, ids, tokenizer, retry, rounds, params.seed or 0)
+    reports = []
+    for i in range(n):
+        # with a round to run, a choice is faulty exactly when round 1 retried it (as retry_faults judges)
+        bad = faulty[i] if faulty is not None else retried[i] > 0
+        fixed = bad and rounds > 0 and fault_cut(texts[i][0], strict=True, open_blocks=True) is None
+        reports.append({"rounds": rounds, "faulty": int(bad), "retried": retried[i], "fixed": int(fixed)})
+    return [row[0] for row in ids], reports
 
 
-def replay(prepared: Prepared, rows: Sequence[list[int]], stats: RetryStats, tokenizer: Any, eos: Iterable[int],
-           processor: Any, cancelled: bool) -> Iterator[StreamEvent]:
+def replay(prepared: Prepared, rows: Sequence[list[int]], retries: Sequence[dict[str, int]], tokenizer: Any,
+           eos: Iterable[int], processor: Any, cancelled: bool) -> Iterator[StreamEvent]:
     """The events of each choice's final tokens ``rows[i]``, choice by choice, as
     :meth:`serving.engine.Engine.stream` hands them out: text pieces through a
     :class:`~serving.choice_text.ChoiceText` (stop strings and EOS end a choice), then its last
     event with the finish reason, token counts and the constraint summary (``processor``: the
-    first pass's grammar processor), which gains ``retries``: ``{"rounds", "faulty", "retried",
-    "fixed"}`` of the request."""
+    first pass's grammar processor) with ``retries[i]``, that choice's own retry report."""
     params = prepared.params
     for i, ids in enumerate(rows):
         choice = ChoiceText(tokenizer, params.stop, eos)
@@ -99,7 +112,5 @@ def replay(prepared: Prepared, rows: Sequence[list[int]], stats: RetryStats, tok
                 break
         if choice.finish is None:
             choice.finish = "cancelled" if cancelled and choice.tokens < params.max_new_tokens else "length"
-        summary = constraint_summary(prepared, processor, i)
-        summary["retries"] = {"rounds": prepared.retries, "faulty": stats.faulty, "retried": stats.retried,
-                              "fixed": stats.fixed}
+        summary = constraint_summary(prepared, processor, i, retries[i])
         yield StreamEvent(choice.rest(), choice.finish, len(prepared.prompt_ids), choice.tokens, summary, i)

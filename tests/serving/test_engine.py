@@ -453,7 +453,9 @@ def test_constraint_report_lines_go_to_their_choice() -> None:
     report = ConstraintReport(events=["row 1: dead end after 3 tokens (no token allowed); unconstrained from here"])
     processor = SimpleNamespace(report=report)
     prepared = Prepared([1], SamplingParams(), "response", n=2)
-    assert constraint_summary(prepared, processor, 0) == {"mode": "response", "applied": True, "events": []}
+    assert constraint_summary(prepared, processor, 0) == {"mode": "response", "applied": True, "events": [],
+                                                          "retries": {"rounds": 0, "faulty": 0, "retried": 0,
+                                                                      "fixed": 0}}
     assert constraint_summary(prepared, processor, 1)["applied"] is False
     assert constraint_summary(prepared, processor, 1)["events"] == report.events
 
@@ -526,3 +528,34 @@ def test_a_faulty_answer_is_decoded_again_from_its_first_faulty_line(
                                                                           "fixed": 1}
     streamed = list(engine.stream(engine.prepare(USER, max_tokens=len(faulty) + 8, temperature=0.0)))
     assert "".join(e.text for e in streamed) == done.text  # text comes only once it is checked
+
+
+def test_each_choice_reports_its_own_retries_and_a_stream_reports_none_ran(
+        engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
+    # With n = 2 every choice's vox_constraint.retries held the request's counts (faulty 1, retried 1,
+    # fixed 1 on the clean choice too), and an answer without retry rounds (a stream) had no retries.
+    import serving.verified
+    from pipeline.decoding_retry import ForcedPrefix
+
+    eos = min(engine.eos_ids)
+    head = "```vox\nfn double(n: int) to int {\n"
+    faulty = engine.tokenizer.encode(head + '    ret "x" + n\n}\n```', add_special_tokens=False) + [eos]
+    clean = engine.tokenizer.encode(head + "    ret n + n\n}\n```", add_special_tokens=False) + [eos]
+    fixed_rest = engine.tokenizer.encode("    ret n * 2\n}\n```", add_special_tokens=False) + [eos]
+
+    def rows(model: Any, prompt: Any, params: Any, eos_ids: Any, *, n: int, processors: Any, **kw: Any) -> Any:
+        forced = next((p.forced for p in processors if isinstance(p, ForcedPrefix)), None)
+        seqs = [faulty, clean][:n] if forced is None else [f + fixed_rest for f in forced]
+        width = max(map(len, seqs))
+        return (step for step in [[s[k] if k < len(s) else eos for s in seqs] for k in range(width)])
+
+    monkeypatch.setattr(serving.verified, "generate_rows", rows)
+    budget = len(faulty) + 8
+    first, second = engine.completions(engine.prepare(USER, max_tokens=budget, temperature=0.0, n=2))
+    assert first.constraint is not None and second.constraint is not None
+    assert first.constraint["retries"] == {"rounds": 1, "faulty": 1, "retried": 1, "fixed": 1}
+    assert second.constraint["retries"] == {"rounds": 1, "faulty": 0, "retried": 0, "fixed": 0}
+    assert first.text.endswith("ret n * 2\n}\n```") and second.text.endswith("ret n + n\n}\n```")
+    streamed = engine.completions(engine.prepare(USER, max_tokens=budget, temperature=0.0, stream=True))[0]
+    assert streamed.constraint is not None and streamed.constraint["retries"] == {"rounds": 0, "faulty": 0,
+                                                                                  "retried": 0, "fixed": 0}

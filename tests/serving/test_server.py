@@ -74,6 +74,24 @@ def test_vox_constraint_is_reported_and_can_be_turned_off(local_server: str, tin
     assert "```vox".startswith(code["choices"][0]["message"]["content"][:6])
 
 
+def test_every_response_carries_each_choices_retries_streamed_or_not(local_server: str, tiny_model_name: str) -> None:
+    # README: every response carries vox_constraint.retries; a stream (no retry rounds by default) had none.
+    payload = {"model": tiny_model_name, "messages": MESSAGES, "max_tokens": 6, "temperature": 0, "n": 2}
+    whole = httpx.post(f"{local_server}/chat/completions", json=payload, timeout=30).json()
+    assert [set(c["vox_constraint"]["retries"]) for c in whole["choices"]] == [
+        {"rounds", "faulty", "retried", "fixed"}] * 2
+    assert all(c["vox_constraint"]["retries"]["rounds"] == 1 for c in whole["choices"])
+    assert all(c["vox_constraint"]["retries"]["faulty"] in (0, 1) for c in whole["choices"])  # its own, not a sum
+    assert whole["vox_constraint"] == whole["choices"][0]["vox_constraint"]
+    with httpx.stream("POST", f"{local_server}/chat/completions", json={**payload, "stream": True}, timeout=30) as r:
+        lines = [line.removeprefix("data: ") for line in r.iter_lines() if line.startswith("data: {")]
+    chunks = [json.loads(line) for line in lines]
+    finishes = [c for chunk in chunks for c in chunk["choices"] if c["finish_reason"]]
+    none_ran = {"rounds": 0, "faulty": 0, "retried": 0, "fixed": 0}
+    assert [c["vox_constraint"]["retries"] for c in finishes] == [none_ran] * 2
+    assert chunks[-1]["vox_constraint"]["retries"] == none_ran  # the last chunk: choice 0's report
+
+
 def test_litellm_streaming_and_not(local_server: str, tiny_model_name: str) -> None:
     import litellm
 
