@@ -46,11 +46,20 @@ class CatalogError(ServingError):
     """The model catalog cache is corrupt or a source returned malformed data."""
 
 
+def param_path(*parts: str | int) -> str:
+    """The one way a request field is named in ``vox serve``'s errors (message and ``param``):
+    ``param_path("messages", 0, "role")`` is ``"messages[0].role"`` (list items in brackets)."""
+    out = ""
+    for part in parts:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else part)
+    return out
+
+
 class RequestError(ServingError):
     """A generation request is invalid (bad message, parameter out of range, prompt too long).
 
-    ``param`` names the offending request field (OpenAI's ``error.param``); ``code`` is a short
-    machine-readable reason such as ``"context_length_exceeded"``.
+    ``param`` names the offending request field (OpenAI's ``error.param``, as :func:`param_path`
+    writes it); ``code`` is a short machine-readable reason such as ``"context_length_exceeded"``.
     """
 
     def __init__(self, message: str, param: str | None = None, code: str | None = None) -> None:

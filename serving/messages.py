@@ -2,7 +2,8 @@
 
 :func:`plain_messages` checks the roles (``developer`` is read as ``system``) and flattens content
 given as a list of text parts; anything else is a :class:`~serving.errors.RequestError` naming
-the message (``messages[2].role``).
+the field as :func:`~serving.errors.param_path` does (``messages[2].role``), in its message and
+its ``param``.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Final
 
-from serving.errors import RequestError
+from serving.errors import RequestError, param_path
 
 #: roles a message may have (OpenAI's ``developer`` is accepted and read as ``system``)
 ROLES: Final = ("system", "user", "assistant", "tool")
@@ -29,9 +30,11 @@ def plain_messages(messages: Sequence[dict[str, Any]]) -> list[dict[str, str]]:
         role = message.get("role")
         role = "system" if role == "developer" else role
         if role not in ROLES:
-            raise RequestError(
-                f"messages[{i}].role must be one of {', '.join(ROLES)}, got {role!r}", param=f"messages[{i}].role"
-            )
+            field = param_path("messages", i, "role")
+            roles = ", ".join(ROLES)
+            said = f"{field} is missing (one of {roles})" if "role" not in message else (
+                f"{field} must be one of {roles}, got {role!r}")
+            raise RequestError(said, param=field)
         out.append({"role": str(role), "content": message_text(message.get("content"), i)})
     return out
 
@@ -50,14 +53,12 @@ def message_text(content: Any, index: int) -> str:
         parts = []
         for part in content:
             if not isinstance(part, dict) or part.get("type") != "text" or not isinstance(part.get("text"), str):
-                raise RequestError(
-                    f"messages[{index}].content: only text parts are supported", param=f"messages[{index}]"
-                )
+                field = param_path("messages", index, "content")
+                raise RequestError(f"{field}: only text parts are supported", param=field)
             parts.append(part["text"])
         return _unicode("".join(parts), index)
-    raise RequestError(
-        f"messages[{index}].content must be a string or a list of text parts", param=f"messages[{index}]"
-    )
+    field = param_path("messages", index, "content")
+    raise RequestError(f"{field} must be a string or a list of text parts", param=field)
 
 
 def _unicode(text: str, index: int) -> str:
@@ -70,8 +71,9 @@ def _unicode(text: str, index: int) -> str:
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as exc:
+        field = param_path("messages", index, "content")
         raise RequestError(
-            f"messages[{index}].content holds a lone UTF-16 surrogate ({text[exc.start]!r} at character "
-            f"{exc.start}), which is not valid Unicode text", param=f"messages[{index}].content"
+            f"{field} holds a lone UTF-16 surrogate ({text[exc.start]!r} at character {exc.start}), which is not "
+            "valid Unicode text", param=field
         ) from None
     return text

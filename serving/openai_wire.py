@@ -18,6 +18,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 from pydantic_core import PydanticCustomError
 
+from serving.errors import param_path
 from serving.prepared import Completion
 
 #: OpenAI request fields this server cannot honour and whose values change what the answer is
@@ -153,8 +154,9 @@ def validation_error_response(exc: RequestValidationError) -> JSONResponse:
     if field in _FIELD_RULES:
         got = json.dumps(first.get("input"), default=str)[:60]
         return error_response(400, f"{field}: {_FIELD_RULES[field]}, got {got}", param=field)
-    loc = ".".join(str(part) for part in parts)
-    message = f"{loc}: {first.get('msg', 'invalid value')}{more}" if loc else str(first.get("msg"))
+    loc = param_path(*(part if isinstance(part, int) else str(part) for part in parts))  # messages[0].role
+    said = f"{loc} is missing (a required field)" if kind == "missing" else f"{loc}: {first.get('msg', 'invalid')}"
+    message = f"{said}{more}" if loc else str(first.get("msg"))
     return error_response(400, message, param=loc or None)
 
 

@@ -211,6 +211,27 @@ def test_bad_requests_get_openai_errors_and_server_keeps_serving(
     assert _health(local_server)["status"] == "ok"
 
 
+@pytest.mark.parametrize(("messages", "message", "param"), [
+    (["hi"], "messages[0]: Input should be a valid dictionary", "messages[0]"),  # was param "messages.0"
+    ([{"role": "user", "content": "x"}, 3], "messages[1]: Input should be a valid dictionary", "messages[1]"),
+    ([{"content": "x"}], "messages[0].role is missing (one of system, user, assistant, tool)",
+     "messages[0].role"),  # was "..., got None"
+    ([{"role": "robot", "content": "x"}], "messages[0].role must be one of system, user, assistant, tool, got 'robot'",
+     "messages[0].role"),
+    ([{"role": "user", "content": 5}], "messages[0].content must be a string or a list of text parts",
+     "messages[0].content"),  # param was "messages[0]"
+    ([{"role": "user", "content": [{"type": "image_url"}]}], "messages[0].content: only text parts are supported",
+     "messages[0].content"),
+    (None, "messages is missing (a required field)", "messages"),  # was "messages: Field required"
+])
+def test_request_fields_are_named_one_way(local_server: str, messages: Any, message: str, param: str) -> None:
+    payload = {"model": "vox-mens-tiny", "max_tokens": 2} | ({} if messages is None else {"messages": messages})
+    response = httpx.post(f"{local_server}/chat/completions", json=payload, timeout=30)
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert (error["message"], error["param"]) == (message, param)
+
+
 def test_openai_client_sees_typed_errors(client: Any, tiny_model_name: str) -> None:
     import openai
 
