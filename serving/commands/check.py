@@ -2,8 +2,9 @@
 
 Checks Vox files with the front end (``-`` reads standard input). Exit status: 0 no errors,
 1 errors (warnings count in ``--strict``), 2 usage error (bad option, unreadable or binary
-file: a message on stderr, never a traceback). The human and repair formats show at most
-:data:`MAX_SHOWN` diagnostics per file, then how many more there are. ``--fix`` rewrites each
+file: a message on stderr, never a traceback). ``--format json`` prints one list of every
+diagnostic, each naming its ``file``, whatever the number of files; the human and repair formats
+show at most :data:`MAX_SHOWN` diagnostics per file, then how many more there are. ``--fix`` rewrites each
 file in place (atomically) with :func:`vox_lang.fix`, says on stderr which files it rewrote and
 then reports what is left; ``--fix --diff`` prints the change as a unified diff and writes
 nothing (what would be left is one line per file on stderr, as for ``--fix`` on standard
@@ -170,13 +171,12 @@ def _diff_name(side: str, label: str) -> str:
 
 
 def render(results: list[tuple[Input, CheckResult]], fmt: Format) -> str:
-    """All results in one rendering (JSON: a list for one file, an object for several)."""
+    """All results in one rendering. JSON is one shape for any number of files: the spec's list of
+    diagnostics (§6), each with a leading ``"file"`` (the path as given, ``<stdin>`` for ``-``), in
+    file order; ``[]`` when no file has any."""
     if fmt is Format.json:
-        if len(results) == 1:
-            return results[0][1].render("json")
-        return json.dumps(
-            {item.label: [d.to_json() for d in r.diagnostics] for item, r in results}, ensure_ascii=False
-        )
+        return json.dumps([{"file": item.label, **d.to_json()} for item, r in results for d in r.diagnostics],
+                          ensure_ascii=False)
     if fmt is Format.repair:
         if len(results) == 1:
             return render_capped(results[0][1], "repair")

@@ -57,16 +57,20 @@ def test_warnings_fail_only_in_strict_mode(runner: CliRunner, tmp_path: Path) ->
     )
 
 
-def test_json_is_a_list_for_one_file_and_an_object_for_several(runner: CliRunner, tmp_path: Path) -> None:
+def test_json_is_one_list_whatever_the_number_of_files(runner: CliRunner, tmp_path: Path) -> None:
+    # It was the spec's list for one file but an object keyed by path for several.
     bad = str(write(tmp_path, "bad.vox", BAD))
     good = str(write(tmp_path, "good.vox", GOOD))
     one = json.loads(runner.invoke(app, ["check", bad, "--format", "json"]).stdout)
-    assert [d["code"] for d in one] == ["E0101"]
-    assert set(one[0]) == {"code", "severity", "message", "line", "col", "end_line", "end_col", "hint", "fix"}
-    res = runner.invoke(app, ["check", bad, good, "-f", "json"])
+    assert [(d["file"], d["code"]) for d in one] == [(bad, "E0101")]
+    assert list(one[0]) == ["file", "code", "severity", "message", "line", "col", "end_line", "end_col", "hint",
+                            "fix"]  # the spec's fields (§6) after the file
+    res = runner.invoke(app, ["check", good, bad, bad, "-f", "json"])
     assert res.exit_code == 1
     both = json.loads(res.stdout)
-    assert list(both) == [bad, good] and both[good] == [] and both[bad][0]["col"] == 11
+    assert [(d["file"], d["code"], d["col"]) for d in both] == [(bad, "E0101", 11)] * 2  # in file order
+    assert json.loads(runner.invoke(app, ["check", good, good, "-f", "json"]).stdout) == []
+    assert json.loads(runner.invoke(app, ["check", "-", "-f", "json"], input=BAD).stdout)[0]["file"] == "<stdin>"
 
 
 def test_stdin(runner: CliRunner) -> None:
