@@ -5,8 +5,9 @@
 ``fn main()``); the program's ``print`` output goes to stdout, diagnostics to stderr. Exit
 status: 0 ran, 1 compile errors (nothing ran), 2 usage error (unreadable file, bad option,
 nothing to run), 3 runtime error (shown with its Vox call stack). ``vox test`` runs every
-``@test`` function of each file, prints one line per test and ``N passed, M failed``, and exits
-0 only when every test passed (1 otherwise, 2 on usage errors). Only typer and the standard
+``@test`` function of each file, prints one line per test and ``N passed, M failed`` (naming the
+files it could not run and those without a ``@test`` function), and exits 0 only when every test
+passed (a file without tests fails nothing; 1 otherwise, 2 on usage errors). Only typer and the standard
 library are imported at load time.
 """
 
@@ -142,6 +143,7 @@ def test(
 
     passed = failed = 0
     broken: list[str] = []  # files not run: compile errors
+    untested: list[str] = []  # files that compile but declare no @test function
     records: list[dict[str, Any]] = []
     many = len(inputs) > 1
     for label, data in inputs:
@@ -160,6 +162,8 @@ def test(
             raise typer.Exit(130) from None
         passed += report.passed
         failed += report.failed
+        if not report.outcomes:
+            untested.append(label)
         for o in report.outcomes:
             name = f"{label}::{o.name}" if many else o.name
             if fmt is Format.json:
@@ -176,9 +180,11 @@ def test(
     summary = f"{passed} passed, {failed} failed"
     if broken:  # "0 passed, 0 failed" alone would read as a file without tests
         summary += f"; not run (compile errors): {', '.join(broken)}"
+    if untested:  # ... or as if tests had been found and run
+        summary += f"; no @test functions in: {', '.join(untested)}"
     if fmt is Format.json:
-        typer.echo(json.dumps({"tests": records, "passed": passed, "failed": failed, "not_run": broken},
-                              ensure_ascii=False))
+        typer.echo(json.dumps({"tests": records, "passed": passed, "failed": failed, "not_run": broken,
+                               "no_tests": untested}, ensure_ascii=False))
     else:
         typer.echo(summary)
     if broken or failed:

@@ -114,6 +114,22 @@ def test_vox_test_names_the_files_it_could_not_run(runner: CliRunner, tmp_path: 
     assert data["not_run"] == [bad] and data["passed"] == data["failed"] == 0
 
 
+def test_vox_test_says_which_files_have_no_tests(runner: CliRunner, tmp_path: Path) -> None:
+    """A file without a @test function printed a bare "0 passed, 0 failed", as if tests had run."""
+    plain = write(tmp_path, "plain.vox", GOOD)
+    result = runner.invoke(app, ["test", plain])
+    assert result.exit_code == 0  # nothing failed
+    assert result.stdout == f"0 passed, 0 failed; no @test functions in: {plain}\n"
+    ok = write(tmp_path, "ok.vox", TESTS.split("@test\nfn t_bad")[0])
+    bad = write(tmp_path, "bad.vox", "fn f( to int {\n")
+    mixed = runner.invoke(app, ["test", ok, plain, bad])
+    assert mixed.exit_code == 1
+    assert mixed.stdout.splitlines()[-1] == (f"1 passed, 0 failed; not run (compile errors): {bad}; "
+                                             f"no @test functions in: {plain}")
+    data = json.loads(runner.invoke(app, ["test", ok, plain, "--format", "json"]).stdout)
+    assert data["no_tests"] == [plain] and data["passed"] == 1
+
+
 @pytest.mark.parametrize("value", ["inf", "nan", "1e300", "0"])
 def test_timeout_out_of_range_is_a_usage_error(runner: CliRunner, tmp_path: Path, value: str) -> None:
     """`--timeout inf` used to run the program and then fail inside the thread join (internal error, exit 3)."""
