@@ -2,34 +2,33 @@
 
 Checks Vox files with the front end (``-`` reads standard input). Exit status: 0 no errors,
 1 errors (warnings count in ``--strict``), 2 usage error (bad option, unreadable or binary
-file: a message on stderr, never a traceback). ``--format json`` prints one list of every
-diagnostic, each naming its ``file``, whatever the number of files; the human and repair formats
-show at most :data:`MAX_SHOWN` diagnostics per file, then how many more there are. ``--fix`` rewrites each
+file, worded by :mod:`serving.commands.inputs` as for ``vox run`` and ``vox test``: a message on
+stderr, never a traceback). ``--format json`` prints one list of every diagnostic, each naming
+its ``file``, whatever the number of files; the human and repair formats show at most
+:data:`MAX_SHOWN` diagnostics per file, then how many more there are. ``--fix`` rewrites each
 file in place (atomically) with :func:`vox_lang.fix`, says on stderr which files it rewrote and
 then reports what is left; ``--fix --diff`` prints the change as a unified diff and writes
 nothing (what would be left is one line per file on stderr, as for ``--fix`` on standard
-input). Only typer and the standard library are imported at load time (``vox_lang`` inside the
-command), so the command starts fast.
+input). Only typer, the standard library and the small :mod:`serving.commands.inputs` are
+imported at load time (``vox_lang`` inside the command), so the command starts fast.
 """
 
 from __future__ import annotations
 
 import difflib
 import json
-import os
 import stat
-import sys
-from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from serving.commands.inputs import STDIN, Input, read_inputs
+
 if TYPE_CHECKING:
     from vox_lang import CheckResult
 
-STDIN = "-"
 #: diagnostics printed per file in the human and repair formats; the rest are counted in one
 #: final line (JSON lists every one). 2 KB of an ELF file gave 756 errors, 5 MB of random
 #: bytes 2.6 million (1 GB of output): past the first screenful nobody reads them.
@@ -44,40 +43,9 @@ class Format(str, Enum):
     json = "json"
 
 
-@dataclass(frozen=True)
-class Input:
-    """One file to check: its argument, display name and raw bytes."""
-
-    arg: str
-    label: str
-    data: bytes
-
-
 def _fail(message: str) -> typer.Exit:
     typer.echo(f"vox check: {message}", err=True)
     return typer.Exit(2)
-
-
-def _not_regular(mode: int) -> str | None:
-    """What a non-regular file is (``"is a named pipe (FIFO)"``...), ``None`` for a regular file."""
-    if stat.S_ISREG(mode):
-        return None
-    for test, what in ((stat.S_ISDIR, "is a directory"), (stat.S_ISFIFO, "is a named pipe (FIFO)"),
-                       (stat.S_ISCHR, "is a character device"), (stat.S_ISBLK, "is a block device"),
-                       (stat.S_ISSOCK, "is a socket")):
-        if test(mode):
-            return what
-    return "is a special file"
-
-
-def binary_reason(data: bytes) -> str | None:
-    """Why ``data`` is not Vox source at all (a NUL byte: no text file holds one), else ``None``.
-
-    Such a file is refused once instead of checked: every byte of it would be an E0101 or
-    E0106 of its own (a minute of checking and a gigabyte of output for 5 MB).
-    """
-    at = data.find(b"\x00")
-    return None if at < 0 else f"binary file (NUL byte at offset {at}), not Vox source"
 
 
 def render_capped(result: CheckResult, fmt: str) -> str:
@@ -92,45 +60,6 @@ def render_capped(result: CheckResult, fmt: str) -> str:
     text = render_human(shown, result.source) if fmt == "human" else render_repair(shown)
     rest = len(diags) - MAX_SHOWN
     return text + f"\n… {rest} more diagnostic{'s' if rest != 1 else ''} not shown (--format json lists all)"
-
-
-def read_inputs(files: list[str]) -> list[Input]:
-    """Read every argument (``-`` once, from stdin) before checking anything.
-
-    Raises:
-        typer.Exit: code 2 after printing every unreadable path.
-    """
-    inputs: list[Input] = []
-    problems: list[str] = []
-    if files.count(STDIN) > 1:
-        raise _fail("`-` (standard input) may be given only once")
-    for arg in files:
-        if arg == STDIN:
-            try:
-                inputs.append(Input(arg, "<stdin>", sys.stdin.buffer.read()))
-            except (AttributeError, OSError, ValueError):  # stdin closed (None) or unreadable
-                problems.append("cannot read `-`: standard input is closed")
-            continue
-        try:
-            kind = _not_regular(os.stat(arg).st_mode)
-            if kind is not None:  # reading a FIFO or /dev/zero would block or never end
-                problems.append(f"cannot read {arg}: {kind}, not a regular file (use `-` for standard input)")
-                continue
-            inputs.append(Input(arg, arg, Path(arg).read_bytes()))
-        except IsADirectoryError:
-            problems.append(f"cannot read {arg}: is a directory")
-        except FileNotFoundError:
-            problems.append(f"cannot read {arg}: no such file")
-        except OSError as exc:
-            problems.append(f"cannot read {arg}: {exc.strerror or exc}")
-    for item in inputs:
-        if (why := binary_reason(item.data)) is not None:
-            problems.append(f"cannot check {item.label}: {why}")
-    for p in problems:
-        typer.echo(f"vox check: {p}", err=True)
-    if problems:
-        raise typer.Exit(2)
-    return inputs
 
 
 def _fix_one(item: Input, diff: bool) -> bytes:
@@ -204,7 +133,7 @@ def check(
     """Check Vox programs: exit 0 if there are no errors, 1 if there are, 2 on usage errors."""
     if diff and not fix:
         raise _fail("--diff only goes with --fix (use --fix --diff)")
-    inputs = read_inputs(files)
+    inputs = read_inputs("check", files)
     import vox_lang
 
     results = []

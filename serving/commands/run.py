@@ -16,13 +16,14 @@ from __future__ import annotations
 import json
 import os
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-# the same "-", renderings (spec §6/§11), binary-file refusal and diagnostic cap as vox check
-from serving.commands.check import STDIN, Format, binary_reason, render_capped
+# the same renderings (spec §6/§11) and diagnostic cap as vox check, and the same reading of FILE
+# arguments ("-", unreadable and binary files)
+from serving.commands.check import Format, render_capped
+from serving.commands.inputs import read_inputs
 
 if TYPE_CHECKING:
     from vox_lang.runtime import RunConfig
@@ -31,32 +32,6 @@ if TYPE_CHECKING:
 def _fail(cmd: str, message: str) -> typer.Exit:
     typer.echo(f"vox {cmd}: {message}", err=True)
     return typer.Exit(2)
-
-
-def _read(cmd: str, arg: str) -> tuple[str, bytes]:
-    """``(label, bytes)`` of a file argument (``-`` is standard input).
-
-    Raises:
-        typer.Exit: 2 with a one-line message when it cannot be read or is binary.
-    """
-    label = "<stdin>" if arg == STDIN else arg
-    if arg == STDIN:
-        try:
-            data = sys.stdin.buffer.read()
-        except (AttributeError, OSError, ValueError):
-            raise _fail(cmd, "cannot read `-`: standard input is closed") from None
-    else:
-        path = Path(arg)
-        try:
-            if not path.is_file():
-                what = "no such file" if not path.exists() else "not a regular file"
-                raise _fail(cmd, f"cannot read {arg}: {what}")
-            data = path.read_bytes()
-        except OSError as exc:
-            raise _fail(cmd, f"cannot read {arg}: {exc.strerror or exc}") from None
-    if (why := binary_reason(data)) is not None:  # refused once, not one error per byte
-        raise _fail(cmd, f"cannot check {label}: {why}")
-    return label, data
 
 
 _MAX_TIMEOUT_S = 1_000_000.0
@@ -106,7 +81,8 @@ def run(
 ) -> None:
     """Run a Vox program: exit 0 ran, 1 compile errors, 2 usage error, 3 runtime error."""
     cfg = _config("run", allow, max_steps, timeout, write=_write_out)
-    label, data = _read("run", file)
+    [item] = read_inputs("run", [file])
+    label, data = item.label, item.data
     from vox_lang import check
     from vox_lang.runtime import run_checked
 
@@ -137,7 +113,7 @@ def test(
 ) -> None:
     """Run every @test function: one line per test, then `N passed, M failed`; exit 0 only if all pass."""
     cfg = _config("test", allow, max_steps, timeout)
-    inputs = [_read("test", f) for f in files]
+    inputs = [(item.label, item.data) for item in read_inputs("test", files)]
     from vox_lang import check
     from vox_lang.runtime import run_tests_checked
 

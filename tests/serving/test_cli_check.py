@@ -95,10 +95,10 @@ def test_a_binary_file_is_refused_once_not_checked_byte_by_byte(runner: CliRunne
         res = runner.invoke(app, args)
         assert res.exit_code == 2
         assert res.stdout == ""
-        assert res.stderr == f"vox check: cannot check {elf}: binary file (NUL byte at offset 7), not Vox source\n"
+        assert res.stderr == f"vox check: cannot read {elf}: binary file (NUL byte at offset 7), not Vox source\n"
     res = runner.invoke(app, ["check", "-"], input=b"let x = 1\n\x00")
     assert res.exit_code == 2
-    assert res.stderr == "vox check: cannot check <stdin>: binary file (NUL byte at offset 10), not Vox source\n"
+    assert res.stderr == "vox check: cannot read <stdin>: binary file (NUL byte at offset 10), not Vox source\n"
 
 
 def test_human_and_repair_show_the_first_diagnostics_then_a_count(runner: CliRunner, tmp_path: Path) -> None:

@@ -35,7 +35,37 @@ def test_binary_files_are_refused_by_run_and_test(runner: CliRunner, tmp_path: P
     for cmd in ("run", "test"):
         res = runner.invoke(app, [cmd, str(path)])
         assert res.exit_code == 2
-        assert res.stderr == f"vox {cmd}: cannot check {path}: binary file (NUL byte at offset 9), not Vox source\n"
+        assert res.stderr == f"vox {cmd}: cannot read {path}: binary file (NUL byte at offset 9), not Vox source\n"
+
+
+def test_run_check_and_test_word_an_unreadable_input_alike(runner: CliRunner, tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """`vox run DIR` said "not a regular file" where `vox check DIR` said "is a directory, not a regular
+    file (use `-` ...)", and a binary file "cannot check" in all three: one helper words them now."""
+    (tmp_path / "dir.vox").mkdir()
+    (tmp_path / "blob.vox").write_bytes(b"print(1)\n\x00")
+    write(tmp_path, "secret.vox", GOOD)
+    real_read = Path.read_bytes
+
+    def deny(self: Path) -> bytes:
+        if self.name == "secret.vox":
+            raise PermissionError(13, "Permission denied", str(self))
+        return real_read(self)
+
+    monkeypatch.setattr(Path, "read_bytes", deny)  # chmod 000 does not stop root
+    why = {"missing.vox": "no such file", "dir.vox": "is a directory, not a regular file",
+           "blob.vox": "binary file (NUL byte at offset 9), not Vox source", "secret.vox": "Permission denied"}
+    for name, reason in why.items():
+        path = str(tmp_path / name)
+        for cmd in ("check", "run", "test"):
+            res = runner.invoke(app, [cmd, path])
+            assert (res.exit_code, res.stderr) == (2, f"vox {cmd}: cannot read {path}: {reason}\n"), (cmd, name)
+    every = [str(tmp_path / name) for name in why]
+    for cmd in ("check", "test"):  # every unreadable argument is named, not only the first
+        res = runner.invoke(app, [cmd, *every])
+        assert res.exit_code == 2 and res.stderr.count(f"vox {cmd}: cannot read ") == 4
+        assert runner.invoke(app, [cmd, "-", "-"], input="").stderr == (
+            f"vox {cmd}: `-` (standard input) may be given only once\n")
 
 
 def test_compile_errors_are_capped_in_human_output(runner: CliRunner, tmp_path: Path) -> None:

@@ -1,0 +1,107 @@
+"""The FILE arguments of `vox check`, `vox run` and `vox test`: one place decides what cannot be
+read and words it, so the three commands say the same (``vox CMD: cannot read PATH: why``, exit 2).
+
+Every argument is read before anything is checked; ``-`` is standard input (once). A file that is
+not a regular file is never opened (a FIFO or ``/dev/zero`` would block or never end), and a
+file holding a NUL byte is refused once as binary instead of checked byte by byte.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import typer
+
+from serving.errors import UsageError
+
+STDIN = "-"
+
+
+@dataclass(frozen=True)
+class Input:
+    """One file argument: as given, its display name (``<stdin>`` for ``-``) and its raw bytes."""
+
+    arg: str
+    label: str
+    data: bytes
+
+
+def binary_reason(data: bytes) -> str | None:
+    """Why ``data`` is not Vox source at all (a NUL byte: no text file holds one), else ``None``.
+
+    Such a file is refused once instead of checked: every byte of it would be an E0101 or
+    E0106 of its own (a minute of checking and a gigabyte of output for 5 MB).
+    """
+    at = data.find(b"\x00")
+    return None if at < 0 else f"binary file (NUL byte at offset {at}), not Vox source"
+
+
+def _not_regular(mode: int) -> str | None:
+    """Why a file that is not a regular one cannot be read (``"is a named pipe (FIFO), not a
+    regular file (use `-` ...)"``), ``None`` for a regular file."""
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        return "is a directory, not a regular file"
+    for test, what in ((stat.S_ISFIFO, "is a named pipe (FIFO)"), (stat.S_ISCHR, "is a character device"),
+                       (stat.S_ISBLK, "is a block device"), (stat.S_ISSOCK, "is a socket")):
+        if test(mode):
+            return f"{what}, not a regular file (use `-` for standard input)"
+    return "is a special file, not a regular file"
+
+
+def read_input(arg: str) -> Input:
+    """Read one argument (``-``: standard input).
+
+    Raises:
+        UsageError: ``cannot read ARG: why`` (no such file, not a regular file, permission
+            denied, standard input closed, binary).
+    """
+    if arg == STDIN:
+        try:
+            item = Input(arg, "<stdin>", sys.stdin.buffer.read())
+        except (AttributeError, OSError, ValueError):  # stdin closed (None) or unreadable
+            raise UsageError("cannot read `-`: standard input is closed") from None
+    else:
+        try:
+            kind = _not_regular(os.stat(arg).st_mode)
+            if kind is not None:
+                raise UsageError(f"cannot read {arg}: {kind}")
+            item = Input(arg, arg, Path(arg).read_bytes())
+        except FileNotFoundError:
+            raise UsageError(f"cannot read {arg}: no such file") from None
+        except IsADirectoryError:  # turned into one between the stat and the read
+            raise UsageError(f"cannot read {arg}: is a directory, not a regular file") from None
+        except OSError as exc:
+            raise UsageError(f"cannot read {arg}: {exc.strerror or exc}") from None
+    if (why := binary_reason(item.data)) is not None:
+        raise UsageError(f"cannot read {item.label}: {why}")
+    return item
+
+
+def read_inputs(cmd: str, files: list[str]) -> list[Input]:
+    """Read every argument of ``vox CMD`` before anything is checked.
+
+    Raises:
+        typer.Exit: code 2 after printing ``vox CMD: cannot read ...`` for every argument that
+            cannot be read (and once if ``-`` is given twice).
+    """
+    if files.count(STDIN) > 1:
+        typer.echo(f"vox {cmd}: `-` (standard input) may be given only once", err=True)
+        raise typer.Exit(2)
+    inputs: list[Input] = []
+    problems: list[str] = []
+    for arg in files:
+        try:
+            inputs.append(read_input(arg))
+        except UsageError as exc:
+            problems.append(str(exc))
+    for problem in problems:
+        typer.echo(f"vox {cmd}: {problem}", err=True)
+    if problems:
+        raise typer.Exit(2)
+    return inputs
