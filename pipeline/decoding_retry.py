@@ -22,7 +22,7 @@ completion, only from its first faulty line on is it sampled again.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 from transformers import LogitsProcessor
@@ -145,12 +145,24 @@ class RetryStats:
         retried: retry decodes run, all rounds together.
         replaced: retries kept (:func:`better` than what they replaced).
         fixed: completions faulty after the first pass and clean at the end.
+        completions: the same per completion ``(conversation, sample)`` (``replaced`` left out),
+            for a caller that reports each answer's own: see :meth:`of`.
     """
 
     faulty: int = 0
     retried: int = 0
     replaced: int = 0
     fixed: int = 0
+    completions: dict[tuple[int, int], dict[str, int]] = field(default_factory=dict, repr=False)
+
+    def totals(self) -> dict[str, int]:
+        """``{"faulty", "retried", "replaced", "fixed"}`` of the whole call (JSON-ready)."""
+        return {"faulty": self.faulty, "retried": self.retried, "replaced": self.replaced, "fixed": self.fixed}
+
+    def of(self, conversation: int, sample: int = 0) -> dict[str, int]:
+        """``{"faulty", "retried", "fixed"}`` of one completion (``faulty``/``fixed`` 0 or 1,
+        ``retried``: its retry decodes); all 0 for one the call never judged."""
+        return dict(self.completions.get((conversation, sample), {"faulty": 0, "retried": 0, "fixed": 0}))
 
 
 #: ``decode(conversations, n, params, ids_out, forced) -> texts``: the batch decoder of
@@ -174,6 +186,7 @@ def retry_faults(decode: Decode, conversations: Sequence[Any], texts: list[list[
     faults = {(i, j): fault_cut(text, strict, open_blocks) for i, row in enumerate(texts) for j, text in enumerate(row)}
     first = {key for key, f in faults.items() if f is not None}
     stats = RetryStats(faulty=len(first))
+    retried: dict[tuple[int, int], int] = {}
     for r in range(1, rounds + 1):
         todo = [(key, f) for key, f in faults.items() if f is not None]
         if not todo:
@@ -186,12 +199,18 @@ def retry_faults(decode: Decode, conversations: Sequence[Any], texts: list[list[
         new_ids: list[list[list[int]]] = []
         new = decode([conversations[i] for (i, _), _ in todo], 1, round_params, new_ids, forced)
         stats.retried += len(todo)
+        for key, _ in todo:
+            retried[key] = retried.get(key, 0) + 1
         for ((i, j), f), text, tid in zip(todo, new, new_ids):
             fault = fault_cut(text[0], strict, open_blocks)
             if better(f, text[0], fault):
                 texts[i][j], ids[i][j], faults[(i, j)] = text[0], tid[0], fault
                 stats.replaced += 1
     stats.fixed = sum(faults[key] is None for key in first)
+    for key in faults:
+        bad = key in first
+        stats.completions[key] = {"faulty": int(bad), "retried": retried.get(key, 0),
+                                  "fixed": int(bad and faults[key] is None)}
     return stats
 
 

@@ -354,12 +354,10 @@ def policy_table(report: EvalReport | Mapping[str, Any], key: str = "per_family"
 def _retry_stats(generator: Any, cfg: EvalConfig) -> dict[str, int] | None:
     """The generator's last :class:`~pipeline.decoding_retry.RetryStats` as a dict (``None``
     when the eval runs no retries or the generator keeps none)."""
-    from dataclasses import asdict
-
     from pipeline.decoding_retry import RetryStats
 
     stats = getattr(generator, "retry_stats", None)
-    return asdict(stats) if cfg.retries and isinstance(stats, RetryStats) else None
+    return stats.totals() if cfg.retries and isinstance(stats, RetryStats) else None
 
 
 def run_eval(base_gen: Generator, adapter_gen: Generator, tasks: list[Task], cfg: EvalConfig, mode: str,

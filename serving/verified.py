@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from pipeline.decoding import SamplingParams, generate_rows
-from pipeline.decoding_retry import RETRY_TEMPERATURE, ForcedPrefix, fault_cut, retry_faults
+from pipeline.decoding_retry import RETRY_TEMPERATURE, ForcedPrefix, retry_faults
 from serving.choice_text import ChoiceText
 from serving.prepared import Prepared, StreamEvent, constraint_summary
 
@@ -68,12 +68,9 @@ def verified_choices(model: Any, tokenizer: Any, prompt_ids: list[int], params: 
                            cancel=cancel)
     texts = [[tokenizer.decode(c, skip_special_tokens=True)] for c in first]
     ids = [[c] for c in first]
-    retried = [0] * n  # retry decodes per choice: retry_faults' own counts are the request's
 
     def decode(conversations: Sequence[Any], _n: int, round_params: Any, ids_out: list[list[list[int]]],
                forced: Sequence[Sequence[int]] | None) -> list[list[str]]:
-        for choice in conversations:  # the conversations are the choices' indices
-            retried[choice] += 1
         if cancel is not None and cancel.is_set():
             ids_out.extend([[]] for _ in conversations)
             return [[""] for _ in conversations]  # no closed block: replaces nothing
@@ -83,14 +80,8 @@ def verified_choices(model: Any, tokenizer: Any, prompt_ids: list[int], params: 
         return [[tokenizer.decode(r, skip_special_tokens=True)] for r in rows]
 
     retry = dataclasses.replace(params, temperature=max(params.temperature, RETRY_TEMPERATURE))
-    faulty = [fault_cut(t[0], strict=True, open_blocks=True) is not None for t in texts] if rounds == 0 else None
-    retry_faults(decode, list(range(n)), texts, ids, tokenizer, retry, rounds, params.seed or 0)
-    reports = []
-    for i in range(n):
-        # with a round to run, a choice is faulty exactly when round 1 retried it (as retry_faults judges)
-        bad = faulty[i] if faulty is not None else retried[i] > 0
-        fixed = bad and rounds > 0 and fault_cut(texts[i][0], strict=True, open_blocks=True) is None
-        reports.append({"rounds": rounds, "faulty": int(bad), "retried": retried[i], "fixed": int(fixed)})
+    stats = retry_faults(decode, list(range(n)), texts, ids, tokenizer, retry, rounds, params.seed or 0)
+    reports = [{"rounds": rounds, **stats.of(i)} for i in range(n)]
     return [row[0] for row in ids], reports
 
 

@@ -121,6 +121,10 @@ def test_retry_replaces_a_fault_by_a_clean_retry_and_counts_it() -> None:
     assert fault_cut(texts[0][0]) is None and texts[0][1] == answer(CLEAN)
     assert tok.decode(ids[0][0]) == texts[0][0]
     assert (stats.faulty, stats.retried, stats.replaced, stats.fixed) == (1, 1, 1, 1)
+    # each completion's own counts: the clean one was never retried
+    assert stats.of(0, 0) == {"faulty": 1, "retried": 1, "fixed": 1}
+    assert stats.of(0, 1) == {"faulty": 0, "retried": 0, "fixed": 0}
+    assert stats.totals() == {"faulty": 1, "retried": 1, "replaced": 1, "fixed": 1}
 
 
 def test_a_retry_that_is_worse_is_dropped_and_tried_again() -> None:
@@ -137,6 +141,7 @@ def test_a_retry_that_is_worse_is_dropped_and_tried_again() -> None:
     stats = retry_faults(decode, ["c"], texts, ids, tok, None, rounds=3, seed=0)
     assert texts[0][0] == answer(FAULTY)
     assert (stats.faulty, stats.retried, stats.replaced, stats.fixed) == (1, 3, 0, 0)
+    assert stats.of(0) == {"faulty": 1, "retried": 3, "fixed": 0}
 
 
 def test_seeded_params_get_a_new_seed_each_round() -> None:
