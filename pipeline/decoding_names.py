@@ -14,7 +14,11 @@ called). Where the left context declares the type an expression must have (``ret
 with a builtin return type, an annotated ``let``, the operand of ``not``, a builtin's argument,
 the right operand of arithmetic on a literal), a start that can never give that type is refused
 too (:func:`pipeline.decoding_types.head_rule`: ``ret len(`` in a function returning ``str``).
-Declarations, fields, patterns and anything the context cannot decide stay free.
+A use must resolve in its namespace (:mod:`pipeline.decoding_namespace`): no value in a type
+(``type Shape = range``), no type in an expression (``for v in bool``), only an actor in
+``spawn(``. Declarations, fields, patterns and anything the context cannot decide stay free,
+except that a parameter's name may not repeat one of the same list (``fn greet(n: str, n: int)``,
+:func:`pipeline.decoding_namespace.parameters_so_far`).
 
 Forward references: Vox items may be used before they are declared; the mask admits only those
 the *request* names (``vox_lang.requests``), so a helper the request does not name must be
@@ -38,6 +42,7 @@ from pipeline.decoding_calls import CallRule, call_rule
 from pipeline.decoding_done import Extras
 from pipeline.decoding_fence import open_block
 from pipeline.decoding_hold import NameReport, RequestHold
+from pipeline.decoding_namespace import namespace_refusals, parameters_so_far
 from pipeline.decoding_position import (
     AFTER_MODIFIER,
     FOLLOW,
@@ -283,6 +288,29 @@ class NameMask(LogitsProcessor):
             self._suffix_masks[key] = mask[:width]
         return self._suffix_masks[key]
 
+    def _duplicate_mask(self, partial: str, names: frozenset[str], width: int) -> Any:
+        """Bool mask ``[width]`` refusing the tokens that would end the parameter name being
+        written (``partial`` so far, ``""`` right after ``(``/``,``) as one of ``names``, the
+        parameters already declared in the same parentheses (cached)."""
+        import torch
+
+        key = ("duplicates", f"{partial}:{','.join(sorted(names))}:{width}")
+        if key not in self.table.cache:
+            t = self.table
+            mask = torch.ones(max(width, self._vocab), dtype=torch.bool)
+            for name in names:
+                if not name.startswith(partial):
+                    continue
+                rest = name[len(partial):]
+                if not rest:
+                    mask[self._ids("terminators")] = False  # the name must go on
+                    continue
+                mask[list(t.lead_ends.get(rest, ()))] = False
+                if not partial:
+                    mask[list(t.ws_lead_ends.get(name, ()))] = False
+            self.table.cache[key] = mask[:width]
+        return self.table.cache[key]
+
     def _word_end_mask(self, width: int) -> Any:
         """Fallback when no resolvable name fits: tokens that end the identifier here (no glued
         identifier characters), so an unresolvable word stays short instead of growing freely."""
@@ -314,16 +342,25 @@ class NameMask(LogitsProcessor):
                 # the declared types' rule for the word at the end, and for one after whitespace
                 rule = head_rule(code, visible)
                 fresh_rule = rule if code[-1:] in (" ", "\t") else head_rule(code + " ", visible)
-                mask = self._name_mask(pos, visible | PRELUDE_NAMES, scores.shape[1],
-                                       rule.words if rule is not None else frozenset(),
-                                       fresh_rule.words if fresh_rule is not None else frozenset())
+                allowed = visible | PRELUDE_NAMES
+                refused, fresh_refused = namespace_refusals(code, pos, allowed, self.specs[row].names)
+                mask = self._name_mask(pos, allowed, scores.shape[1],
+                                       refused | (rule.words if rule is not None else frozenset()),
+                                       fresh_refused | (fresh_rule.words if fresh_rule is not None else frozenset()))
                 numbers = "number_led" if rule is not None and rule.numbers else \
                     "ws_number_led" if fresh_rule is not None and fresh_rule.numbers else ""
                 if numbers:
                     no_number = self._without(numbers, scores.shape[1])
                     mask = no_number if mask is None else mask & no_number
+                if rule is not None and rule.lists or fresh_rule is not None and fresh_rule.lists:
+                    no_list = self._without("bracket_led", scores.shape[1])
+                    mask = no_list if mask is None else mask & no_list
                 if mask is not None and pos.partial:
                     word_end = self._word_end_mask(scores.shape[1])
+                duplicates = parameters_so_far(code[:len(code) - len(pos.partial)])
+                if duplicates:
+                    again = self._duplicate_mask(pos.partial, duplicates, scores.shape[1])
+                    mask = again if mask is None else mask & again
                 call = call_rule(code, visible)
                 if call is not None:
                     calls = self._call_mask(call, scores.shape[1])

@@ -47,6 +47,7 @@ class TokenTable:
     close_led: list[int] = field(default_factory=list)  # spaces/tabs, then ")"
     empty_call_led: list[int] = field(default_factory=list)  # spaces/tabs, then "()"
     space_only: list[int] = field(default_factory=list)  # whitespace only (newlines included)
+    bracket_led: list[int] = field(default_factory=list)  # spaces/tabs, then "["
 
 
 def token_table(tokenizer: Any) -> TokenTable:
@@ -88,7 +89,9 @@ def token_table(tokenizer: Any) -> TokenTable:
     close = [i for i, t in enumerate(texts) if t.lstrip(" \t").startswith(")")]
     empty_call = [i for i, t in enumerate(texts) if t.lstrip(" \t").startswith("()")]
     space = [i for i, t in enumerate(texts) if t and t.isspace()]
+    bracket = [i for i, t in enumerate(texts) if t.lstrip(" \t").startswith("[")]
     return TokenTable(lead_ends, lead_only, ws_lead_ends, ws_lead_only, glued, digit_led, terminators, ws_ident,
                       backtick, TokenIndex(texts), texts, tool, member_led=member, call_led=call,
                       operator_led=operator, blank=blank, number_led=number,
-                      ws_number_led=ws_number, close_led=close, empty_call_led=empty_call, space_only=space)
+                      ws_number_led=ws_number, close_led=close, empty_call_led=empty_call, space_only=space,
+                      bracket_led=bracket)
