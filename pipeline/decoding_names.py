@@ -343,7 +343,8 @@ class NameMask(LogitsProcessor):
                 rule = head_rule(code, visible)
                 fresh_rule = rule if code[-1:] in (" ", "\t") else head_rule(code + " ", visible)
                 allowed = visible | PRELUDE_NAMES
-                refused, fresh_refused = namespace_refusals(code, pos, allowed, self.specs[row].names)
+                refused, fresh_refused = namespace_refusals(code, pos.partial, pos.cont == USE, pos.fresh == USE,
+                                                            allowed, self.specs[row].actors)
                 mask = self._name_mask(pos, allowed, scores.shape[1],
                                        refused | (rule.words if rule is not None else frozenset()),
                                        fresh_refused | (fresh_rule.words if fresh_rule is not None else frozenset()))

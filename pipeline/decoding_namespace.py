@@ -24,7 +24,8 @@ that into the words the mask refuses there:
 - in a value: the prelude's types that are no functions (``bool List Map Set Option Result Unit
   Element FileRecord ProcessOutput Regex Match``; ``int``/``float``/``str`` are also conversions)
   and the program's types and actors, unless the program also declares a value of that name;
-- in ``spawn(``: every name but the program's actors and the names the request mentions.
+- in ``spawn(``: every name but the program's actors and the actors the request names; and
+  where there is none of either, ``spawn`` itself in an expression.
 
 The classification is lexical and errs towards ``None`` (nothing refused); the never-blocks tests
 (every example, every pool program, layout-continued lines) hold it to valid programs.
@@ -34,9 +35,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Final
 
-from pipeline.decoding_position import USE, Position
 from pipeline.decoding_scan import TOKENS, scan
 from vox_lang.prelude import BUILTIN_TYPES, BUILTINS, CONSTRUCTORS, VIEW_ELEMENTS
 
@@ -58,13 +59,16 @@ _TYPE_LINE: Final = re.compile(r"[ \t]*(?:pub[ \t]+)?type\b")
 @dataclass(frozen=True)
 class Declared:
     """What a block declares so far, by namespace: ``types`` (``type T``), ``actors``
-    (``actor A``) and ``values`` (functions, workflows, activities and variants)."""
+    (``actor A``) and ``values`` (functions, workflows, activities and variants); ``functions``
+    are the values that are functions (a variant without fields is not)."""
 
     types: frozenset[str] = frozenset()
     actors: frozenset[str] = frozenset()
     values: frozenset[str] = frozenset()
+    functions: frozenset[str] = frozenset()
 
 
+@lru_cache(maxsize=64)  # one text is read several times per step (both namespaces, the suffix rule)
 def declared(code: str) -> Declared:
     """The items and variants ``code`` declares, strings and comments skipped (a name after
     ``type``/``actor``/``fn``/``workflow``/``activity`` or after a variant's ``|``; ``|>`` is a
@@ -72,6 +76,7 @@ def declared(code: str) -> Declared:
     types: set[str] = set()
     actors: set[str] = set()
     values: set[str] = set()
+    functions: set[str] = set()
     prev = ""
     for tok in TOKENS.findall(code):
         if tok == "\n" or tok.startswith(("//", '"')):
@@ -83,8 +88,10 @@ def declared(code: str) -> Declared:
                 actors.add(tok)
             elif prev in ("fn", "workflow", "activity", "|"):  # `|` before a name starts a variant only
                 values.add(tok)
+                if prev != "|":
+                    functions.add(tok)
         prev = tok
-    return Declared(frozenset(types), frozenset(actors), frozenset(values))
+    return Declared(frozenset(types), frozenset(actors), frozenset(values), frozenset(functions))
 
 
 class _Ctx:
@@ -174,19 +181,21 @@ def namespace(code: str) -> str | None:
     return VALUE
 
 
-def refused_names(space: str | None, code: str, names: frozenset[str], requested: frozenset[str]) -> frozenset[str]:
+def refused_names(space: str | None, code: str, names: frozenset[str], actors: frozenset[str]) -> frozenset[str]:
     """The words a use in namespace ``space`` (:func:`namespace`) may not be, for the block
     ``code`` (see the module docstring); ``names``: every name the mask would otherwise allow
-    there (needed for :data:`ACTOR`, where all but actors are refused); ``requested``: names the
-    request mentions (a requested actor may be spawned before it is declared)."""
+    there (needed for :data:`ACTOR`, where all but actors are refused); ``actors``: the actors
+    the request names (one may be spawned before it is declared). Where no actor is declared or
+    requested, ``spawn`` itself is refused in an expression (it could take nothing: E0408)."""
     if space is None:
         return frozenset()
     have = declared(code)
     if space == TYPE:
         return (VALUE_ONLY | have.values) - have.types - have.actors
     if space == VALUE:
-        return (TYPE_ONLY | have.types | have.actors) - have.values
-    return names - have.actors - requested
+        idle = frozenset() if have.actors or actors else frozenset({"spawn"})
+        return (TYPE_ONLY | have.types | have.actors | idle) - have.values
+    return names - have.actors - actors
 
 
 def parameters_so_far(head: str) -> frozenset[str]:
@@ -220,16 +229,17 @@ def parameters_so_far(head: str) -> frozenset[str]:
     return frozenset(names)
 
 
-def namespace_refusals(code: str, pos: Position, names: frozenset[str],
-                       requested: frozenset[str]) -> tuple[frozenset[str], frozenset[str]]:
+def namespace_refusals(code: str, partial: str, cont_use: bool, fresh_use: bool, names: frozenset[str],
+                       actors: frozenset[str]) -> tuple[frozenset[str], frozenset[str]]:
     """``(refused, fresh_refused)``: the words :func:`refused_names` refuses for the word being
-    written at the end of ``code`` (``pos.partial`` so far) and for one started after whitespace,
-    where :func:`pipeline.decoding_position.position` says each is a use (``pos``)."""
+    written at the end of ``code`` (``partial`` so far) and for one started after whitespace,
+    where :func:`pipeline.decoding_position.position` says each is a use (``cont_use``,
+    ``fresh_use``); ``actors``: the actors the request names."""
     none: frozenset[str] = frozenset()
-    head = code[:len(code) - len(pos.partial)]
-    cont = refused_names(namespace(head), code, names, requested) if pos.cont == USE else none
-    if pos.fresh != USE:
+    head = code[:len(code) - len(partial)]
+    cont = refused_names(namespace(head), code, names, actors) if cont_use else none
+    if not fresh_use:
         return cont, none
-    if not pos.partial and code[-1:] in (" ", "\t"):
-        return cont, cont if pos.cont == USE else refused_names(namespace(code), code, names, requested)
-    return cont, refused_names(namespace(code + " "), code, names, requested)
+    if not partial and code[-1:] in (" ", "\t"):
+        return cont, cont if cont_use else refused_names(namespace(code), code, names, actors)
+    return cont, refused_names(namespace(code + " "), code, names, actors)

@@ -47,6 +47,7 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
+from pipeline.decoding_namespace import VALUE, declared as declared_items, namespace
 from pipeline.decoding_scan import GENERIC_DECL, IDENT_CHARS, L1_FRAMES, TOKENS, Frame, Scan, in_pattern, scan
 from pipeline.decoding_types import expected_base
 from vox_lang.lexer import KEYWORDS
@@ -201,6 +202,22 @@ def _builtin_call(code: str, declared: frozenset[str]) -> bool:
         and stack[-1].callee not in declared
 
 
+#: tokens after which a word is a member or the name being declared, not a use
+_DECLARING: Final = frozenset({".", "fn", "workflow", "activity", "on", "type", "actor", "|"})
+
+
+def _module_function(code: str, word: str, before: str) -> bool:
+    """Whether ``word``, ending ``code`` after ``before``, names a function the program declares
+    at top level (``fn``/``workflow``/``activity``, not a variant) that no parameter, ``let`` or
+    loop variable shadows there, and is not a member (after ``.``)."""
+    if before in _DECLARING or not word or word[0].isdigit():
+        return False  # a member, or the name being declared
+    if word not in declared_items(code).functions:
+        return False
+    state = scan(code[:len(code) - len(word)])
+    return not any(word in frame.names for frame in state.stack) and word not in state.pending
+
+
 def no_suffix(code: str, declared: frozenset[str]) -> Suffix:
     """What cannot follow the operand ending ``code`` (an open block), by what it is, whatever
     its types (``declared``: names in scope besides the prelude, which may shadow it). These were
@@ -210,13 +227,15 @@ def no_suffix(code: str, declared: frozenset[str]) -> Suffix:
       (E0512: ``grid.push``, ``set.get``, ``false.add``);
     - no call after a string, number, ``true``/``false`` or a call of a prelude function or
       constructor (E0502: ``"a"(``, ``str(x)(``);
-    - a prelude builtin other than a type's conversion (``int``, ``float``, ``str`` are also
-      types) is called when it is an operator's operand (E0510: ``"n: " + set``, ``not len``,
-      ``for v in range``), a builtin's argument (E0504: ``float(set)``) or the value of ``ret`` or
-      of an annotated ``let`` whose type is known and not a function's (E0507: ``ret range`` in a
-      function returning ``int``; :func:`pipeline.decoding_types.expected_base`), and no prelude
-      function takes an operator after it where it stands bare (``ret len + 1``; it may be a
-      user function's argument, a list element or a pipe stage, or a named argument's name).
+    - a prelude builtin (a type's conversion, ``int``, ``float``, ``str``, only where
+      :func:`pipeline.decoding_namespace.namespace` reads an expression: they are also types) or
+      a function the program declares at top level (not shadowed) is called when it is an
+      operator's operand (E0510: ``"n: " + set``, ``not len``, ``for v in range``, ``greet + 1``),
+      a builtin's argument (E0504: ``float(set)``, ``len(str)``, ``len(word_count)``) or the value
+      of ``ret`` or of an annotated ``let`` whose type is known and not a function's (E0507:
+      ``ret range`` in a function returning ``int``; :func:`pipeline.decoding_types.expected_base`),
+      and no function takes an operator after it where it stands bare (``ret len + 1``; it may be
+      a user function's argument, a list element or a pipe stage, or a named argument's name).
 
     A view element's argument names (spec §2: a view call's arguments are all named) are left
     free, though ``input(disu, pehut)`` was most of the undefined names left: holding such a word
@@ -237,12 +256,13 @@ def no_suffix(code: str, declared: frozenset[str]) -> Suffix:
         return _NONE  # a member: its type is not known here
     if last in ("true", "false"):
         return Suffix(member=True, call=True)
-    if last in _FUNCTIONS and last not in declared:
-        if last in _CONVERSIONS:
-            return Suffix(member=True)  # also a type name (`x: int`): its position is not known here
-        typed = before in ("ret", "=") and expected_base(code[:len(code) - len(last)]) not in (None, "fn")
-        if last in BUILTINS and (before in _OPERATORS or before in ("(", ",") and _builtin_call(code, declared)
-                                 or typed):
+    head = code[:len(code) - len(last)]
+    if last in _FUNCTIONS and last not in declared or _module_function(code, last, before):
+        if last in _CONVERSIONS and namespace(head) != VALUE:
+            return Suffix(member=True)  # also a type name (`x: int`) where the reading cannot tell
+        typed = before in ("ret", "=") and expected_base(head) not in (None, "fn")
+        if (last in BUILTINS or last not in _FUNCTIONS) \
+                and (before in _OPERATORS or before in ("(", ",") and _builtin_call(code, declared) or typed):
             # not a view element: in its call every word is free (named arguments), and the tiny
             # model, held to `input(` after `not input`, filled it with undefined names
             stack = scan(code).stack

@@ -16,7 +16,9 @@ has no methods and no indexing: a number (or unary ``-``) gives an ``int`` or ``
 comparison of it a ``bool``; ``not``/``true``/``false`` a ``bool``; a view element's call an
 ``Element`` (``==`` of two a ``bool``); ``len(``/``int(`` an ``int`` (then ``float`` by arithmetic
 with a float, ``bool`` by comparison); ``float(`` a ``float``; ``print(``/``assert(`` ``Unit``
-(a builtin's result is its return type in :data:`vox_lang.prelude.BUILTINS`).
+``set(`` a ``Set``, which has no methods and no indexing either (spec §5; in the completed
+blocks of one constrained eval run ``"Total: " + set(n)`` was E0510) (a builtin's result is its
+return type in :data:`vox_lang.prelude.BUILTINS`).
 A ``not``'s operand is a unary expression (``not a == b`` is ``(not a) == b``), so there only
 postfix can follow the start and the comparisons do not count. Every other start (a name, a
 string, ``[``, ``(``, a constructor, ``str(``, ``range(``, ``if``, ``match``) may reach any type
@@ -55,7 +57,7 @@ NUMBER: Final = "<number>"
 _NUMERIC: Final = frozenset({"int", "float", "bool"})
 #: the builtin types with no methods and no indexing, so an expression of one reaches only the
 #: types its operators give (every other result may reach any type)
-_PLAIN: Final = frozenset({"int", "float", "bool", "Unit", "Element"})
+_PLAIN: Final = frozenset({"int", "float", "bool", "Unit", "Element", "Set"})
 #: each prelude builtin's return type's base name (``List`` for ``List[int]``)
 _RETURNS: Final[dict[str, str]] = {n: s.ret.name for n, s in BUILTINS.items() if isinstance(s.ret, TCon)}
 

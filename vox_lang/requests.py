@@ -93,6 +93,11 @@ class RequestSpec:
         """Every requested name (a decoder may let the program refer to these before they exist)."""
         return frozenset(i.name for i in self.items)
 
+    @property
+    def actors(self) -> frozenset[str]:
+        """The requested names whose kind is ``actor`` (what ``spawn`` may take before it exists)."""
+        return frozenset(i.name for i in self.items if i.kind == "actor")
+
     def __bool__(self) -> bool:
         return bool(self.items)
 

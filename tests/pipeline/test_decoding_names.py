@@ -387,7 +387,7 @@ def _first_blocked(src: str, spec: RequestSpec | None = None) -> str | None:
     ("fn f(a: int) to bool {\n  print(babo)\n}", "print("),              # an undefined argument
     ("fn f(a: int) to bool {\n  retconfig\n}", "  ret"),                 # a statement using an undefined name
     ("fn f(a: int) to bool {\n  let xs = [a, bo]\n}", "[a, b"),  # `bool` is a type: no value starts `bo`
-    ("fn f() {\n  let w = spawn(Nobody)\n}", "spawn("),
+    ("fn f() {\n  let w = spawn(Nobody)\n}", "let w = s"),  # no actor declared or requested: no spawn
     ("fn f(a: bool) to bool {\n  ret a and activitye\n}", "ret a and "),  # a declaration word in an expression
     ("fn f() {\n  pub fn g() { }\n}", "{\n  p"),                        # an item keyword inside a block
     ("fn f(a: int) to bool {\n  ret a > 1or a < 0\n}", "ret a > 1"),     # E0104: a malformed number
@@ -415,7 +415,7 @@ def _first_blocked(src: str, spec: RequestSpec | None = None) -> str | None:
     ("fn f() to bool {\n  ret button and true\n}", "ret button"),
     ("fn f() {\n  for v in range {\n  }\n}", "for v in range"),
     ("fn f() to int {\n  ret len + 1\n}", "ret len"),
-    ("fn f(c: float) to float {\n  ret float(set) * 0.5\n}", "ret float(set"),  # no builtin takes a function
+    ("fn f(c: float) to float {\n  ret float(set) * 0.5\n}", "ret float(s"),  # no builtin takes a function (nor a Set)
     ("fn f(o: Option[int]) to int {\n  match o {\n    Some(inner) -> inner\n    None -> 0\n  }\n  ret inner\n}",
      "}\n  ret"),
     # a start whose type can never be the declared one (pipeline.decoding_types)
@@ -447,9 +447,15 @@ def _first_blocked(src: str, spec: RequestSpec | None = None) -> str | None:
     ("fn page() to Element {\n  ret text(value=\"a\")\n}\nroutes {\n  \"/a\" to Element\n}", '"/a" to'),
     ("type Shape = | Dot\nfn f() {\n  print(Shape)\n}", "print("),
     ("actor Tally {\n}\nfn f() {\n  let t = Tally\n}", "let t ="),
-    ("fn g() to int {\n  ret 1\n}\nfn f() {\n  let w = spawn(g)\n}", "spawn("),   # E0408: spawn takes an actor
+    ("fn g() to int {\n  ret 1\n}\nactor A {\n}\nfn f() {\n  let w = spawn(g)\n}", "spawn("),  # E0408: an actor only
+    ("fn g() to int {\n  ret 1\n}\nfn f() {\n  let w = spawn(A)\n}", "let w ="),  # no actor at all: no spawn
     ("fn f(n: int) to int {\n  if not[int] { ret 0 }\n  ret n\n}", "if not"),  # E0510: a list is no bool
     ("fn f(ok: bool) to bool {\n  ret not [ok][0]\n}", "ret not"),              # (a trade-off: see decoding_types)
+    # a function the program declares, or a conversion in an expression, is called where it is an operand
+    ("fn greet(n: int) to int {\n  ret n\n}\nfn f() to int {\n  ret greet + 1\n}", "ret greet"),
+    ("fn wc(s: str) to int {\n  ret 1\n}\nfn f() to int {\n  ret len(wc)\n}", "ret len(wc"),
+    ("fn f(n: int) to int {\n  ret len(str)\n}", "ret len(str"),
+    ('fn f(n: int) to str {\n  ret "Total: " + set([n])\n}', 'ret "Total: "'),   # E0510: a Set is no str
     # E0402: a parameter declared twice in one list
     ("fn greet(n: str, n: int) to str {\n  ret n\n}", "fn greet(n: str,"),
     ("fn greet(name: str,\n  name: int) {\n}", "\n  nam"),
@@ -464,7 +470,7 @@ def test_garbage_words_are_refused(src: str, refused_after: str) -> None:
     "fn g(value: int, total: int) to int {\n  ret value\n}\nfn f(a: int) to int {\n  ret g(value=a, total=a) + a\n}",
     "fn f(a: int, b: int) to bool {\n  ret a > 1 and b < 2 or not true\n}",
     "type P = {\n  name: str,\n  age: int\n}\nfn mk() to P {\n  ret {\n    name: \"a\",\n    age: 1\n  }\n}",
-    "type S = | Circle(r: float) | Square(side: float)\nfn area(s: S) to float {\n  match s {\n"
+    "type S = | Circle(r: float) | Square(side: float)\nfn area(s: S) to float {\n  ret match s {\n"
     "    Circle(r) -> r * r\n    Square(side) -> side\n  }\n}",
     "fn f(m: Map[str, int]) {\n  for k, v in m {\n    print(k)\n  }\n}",
     "fn id<T, U>(x: T, y: U) to T {\n  ret x\n}",
@@ -501,6 +507,9 @@ def test_garbage_words_are_refused(src: str, refused_after: str) -> None:
     "fn g(xs: List[int]) to float {\n  ret 1 + len(xs) * 2 - 0.5 / float(len(xs))\n}",
     "fn f(xs: List[int]) to List[int] {\n  print(len(xs,))\n  ret range(\n    0,\n    len(xs),\n  )\n}",
     "fn len(a: int, b: int) to int {\n  ret a + b\n}\nfn g() to int {\n  ret len(1, 2)\n}",
+    # functions as values where a function is taken: an argument of a user function, a pipe stage, a method's
+    "fn twice(n: int) to int {\n  ret n * 2\n}\nfn apply(f: fn(int) to int, n: int) to int {\n  ret f(n)\n}\n"
+    "fn g(xs: List[int]) to List[str] {\n  let t = apply(twice, 3) + (3 |> twice)\n  ret xs.map(str)\n}",
     # each namespace where it belongs: types in annotations, values in expressions, actors in spawn
     "type Shape = | Dot | Disc(r: float)\nactor Tally {\n  on add(n: int) to int {\n    ret n\n  }\n}\n"
     "fn f(s: Shape, m: Map[str, List[Option[int]]], g: fn(int) to bool) to Result[List[Shape]] {\n"

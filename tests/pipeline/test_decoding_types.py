@@ -51,7 +51,7 @@ def test_expected_base_reads_ret_and_annotated_lets_only() -> None:
     ("fn f(a: int) to int {\n  ret ", {"float", "not", "true", "print", "card", "text"}, {"len", "int", "str", "range"},
      False),
     ("fn f(a: int) to float {\n  ret ", {"not", "card", "print"}, {"len", "int", "float", "str"}, False),
-    ("fn f(a: int) to str {\n  ret ", {"len", "int", "float", "not", "card"}, {"str", "range", "set"}, True),
+    ("fn f(a: int) to str {\n  ret ", {"len", "int", "float", "not", "card", "set"}, {"str", "range"}, True),
     ("fn f(a: int) to Element {\n  ret ", {"len", "not", "print"}, {"card", "text", "str"}, True),
     ("fn f(a: int) {\n  ret ", {"len", "card", "not"}, {"print", "assert", "str"}, True),
     ("fn f(a: bool) to bool {\n  ret a and not ", {"len", "int", "float", "print", "card"}, {"true", "not", "str"},
@@ -102,14 +102,14 @@ def test_builtin_tables_derived_from_the_prelude_equal_the_hand_written_ones() -
     assert decoding_types._REACH == {
         NUMBER: numeric, "not": frozenset({"bool"}), "true": frozenset({"bool"}), "false": frozenset({"bool"}),
         "len": numeric, "int": numeric, "float": frozenset({"float", "bool"}),
-        "print": frozenset({"Unit", "bool"}), "assert": frozenset({"Unit", "bool"}),
+        "print": frozenset({"Unit", "bool"}), "assert": frozenset({"Unit", "bool"}), "set": frozenset({"Set", "bool"}),
         **{v: frozenset({"Element", "bool"}) for v in VIEW_ELEMENTS},
     }
     assert decoding_types._POSTFIX_REACH == {
         NUMBER: frozenset({"int", "float"}), "not": frozenset({"bool"}), "true": frozenset({"bool"}),
         "false": frozenset({"bool"}), "len": frozenset({"int"}), "int": frozenset({"int"}),
         "float": frozenset({"float"}), "print": frozenset({"Unit"}), "assert": frozenset({"Unit"}),
-        **{v: frozenset({"Element"}) for v in VIEW_ELEMENTS},
+        "set": frozenset({"Set"}), **{v: frozenset({"Element"}) for v in VIEW_ELEMENTS},
     }
     assert decoding_types._ARGUMENTS == {
         "len": frozenset({"str", "List", "Map", "Set"}), "set": frozenset({"List"}), "range": frozenset({"int"}),
