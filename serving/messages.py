@@ -21,7 +21,8 @@ def plain_messages(messages: Sequence[dict[str, Any]]) -> list[dict[str, str]]:
     """Validate OpenAI-style messages: ``[{"role": str, "content": str}, ...]``.
 
     Raises:
-        RequestError: empty list, unknown role, or non-text content.
+        RequestError: empty list, unknown role, missing or null content (outside an assistant
+            message with tool calls), or non-text content.
     """
     if not messages:
         raise RequestError("messages must contain at least one message", param="messages")
@@ -35,8 +36,19 @@ def plain_messages(messages: Sequence[dict[str, Any]]) -> list[dict[str, str]]:
             said = f"{field} is missing (one of {roles})" if "role" not in message else (
                 f"{field} must be one of {roles}, got {role!r}")
             raise RequestError(said, param=field)
+        if message.get("content") is None and not _calls_tools(message, str(role)):
+            field = param_path("messages", i, "content")
+            said = "is missing" if "content" not in message else (
+                "is null (only an assistant message with tool_calls may omit it)")
+            raise RequestError(f"{field} {said}", param=field)
         out.append({"role": str(role), "content": message_text(message.get("content"), i)})
     return out
+
+
+def _calls_tools(message: dict[str, Any], role: str) -> bool:
+    """Whether ``message`` may go without content: OpenAI requires it everywhere except on an
+    assistant message that carries ``tool_calls`` (or the older ``function_call``)."""
+    return role == "assistant" and bool(message.get("tool_calls") or message.get("function_call"))
 
 
 def message_text(content: Any, index: int) -> str:

@@ -218,6 +218,9 @@ def test_bad_requests_get_openai_errors_and_server_keeps_serving(
      "messages[0].role"),  # was "..., got None"
     ([{"role": "robot", "content": "x"}], "messages[0].role must be one of system, user, assistant, tool, got 'robot'",
      "messages[0].role"),
+    ([{"role": "user"}], "messages[0].content is missing", "messages[0].content"),  # was a 200 that generated
+    ([{"role": "system", "content": "s"}, {"role": "user", "content": None}],
+     "messages[1].content is null (only an assistant message with tool_calls may omit it)", "messages[1].content"),
     ([{"role": "user", "content": 5}], "messages[0].content must be a string or a list of text parts",
      "messages[0].content"),  # param was "messages[0]"
     ([{"role": "user", "content": [{"type": "image_url"}]}], "messages[0].content: only text parts are supported",
