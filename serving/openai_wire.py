@@ -1,7 +1,7 @@
 """The OpenAI chat-completions wire format, as ``vox serve`` speaks it.
 
 :class:`ChatRequest` is the request body FastAPI validates; :func:`error_response`,
-:func:`validation_error_response` and :func:`undecodable_body_response` build OpenAI-style error
+:func:`validation_error_response` and :func:`non_utf8_body_response` build OpenAI-style error
 bodies (``{"error": {"message", "type", "param", "code"}}``); :func:`completion_body`,
 :func:`chunk_body` and :func:`usage` build response bodies (``n`` choices, usage counting the
 prompt once and every choice's tokens).
@@ -160,12 +160,23 @@ def validation_error_response(exc: RequestValidationError) -> JSONResponse:
     return error_response(400, message, param=loc or None)
 
 
-def undecodable_body_response(exc: UnicodeDecodeError) -> JSONResponse:
-    """The OpenAI-style 400 for a body whose bytes are not UTF-8 (FastAPI's own answer was "There was
-    an error parsing the body"): it names the first bad byte and its offset."""
-    bad = exc.object[exc.start:exc.start + 1].hex() or "?"
+def non_utf8_body_response(body: bytes) -> JSONResponse | None:
+    """The OpenAI-style 400 for a body that is not UTF-8 (``None`` when it is), naming the first
+    bad byte and its offset.
+
+    JSON bodies must be UTF-8 (RFC 8259; a leading UTF-8 BOM is accepted), but ``json.loads``
+    also reads UTF-16 and UTF-32, which FastAPI would parse: a NUL byte, valid UTF-8 yet never
+    part of a JSON text, is such a body without its BOM, and is refused like an invalid byte.
+    """
+    try:
+        body.decode("utf-8")
+        offset = body.find(b"\x00")
+    except UnicodeDecodeError as exc:
+        offset = exc.start
+    if offset < 0:
+        return None
     return error_response(400, f"could not parse the JSON body of your request: it is not valid UTF-8 JSON "
-                               f"(byte 0x{bad} at offset {exc.start})")
+                               f"(byte 0x{body[offset:offset + 1].hex()} at offset {offset})")
 
 
 def usage(prompt_tokens: int, completion_tokens: int) -> dict[str, int]:

@@ -19,11 +19,13 @@ import socket
 import threading
 import time
 import uuid
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response, StreamingResponse
+from fastapi.routing import APIRoute
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from serving.engine import MAX_CHOICES, Engine
@@ -32,13 +34,27 @@ from serving.openai_wire import (
     ChatRequest,
     completion_body,
     error_response,
-    undecodable_body_response,
+    non_utf8_body_response,
     validation_error_response,
 )
 from serving.service import Service
 from serving.sse import stream_events
 
 log = logging.getLogger(__name__)
+
+
+class Utf8BodyRoute(APIRoute):
+    """A route that refuses a body that is not UTF-8 before FastAPI parses it: FastAPI's
+    ``json.loads`` of the bytes would read a UTF-16 or UTF-32 body as well."""
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        parse_and_run = super().get_route_handler()
+
+        async def handler(request: Request) -> Response:
+            refused = non_utf8_body_response(await request.body())  # cached: parse_and_run reads it again
+            return refused if refused is not None else await parse_and_run(request)
+
+        return handler
 
 
 def create_app(engine: Engine, *, default_max_tokens: int = 512, max_queue: int = 32,
@@ -54,12 +70,11 @@ def create_app(engine: Engine, *, default_max_tokens: int = 512, max_queue: int 
     service = Service(engine, default_max_tokens, max_queue, max_n)
     # strict_content_type=False: a body sent without a Content-Type header is still read as JSON
     app = FastAPI(title="vox-mens local model server", docs_url=None, redoc_url=None, strict_content_type=False)
+    app.router.route_class = Utf8BodyRoute
     app.state.service = service
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
-        if isinstance(exc.__cause__, UnicodeDecodeError):  # FastAPI decoding the body: a vague 400 of its own
-            return undecodable_body_response(exc.__cause__)
         return error_response(exc.status_code, f"{request.method} {request.url.path}: {exc.detail}")
 
     @app.exception_handler(RequestValidationError)

@@ -500,6 +500,11 @@ def test_parameter_errors_name_the_request_field(body: bytes, message: str) -> N
 @pytest.mark.parametrize(("body", "offset"), [
     (b'{"model": "m", "messages": [{"role": "user", "content": "caf\xe9"}]}', 60),  # Latin-1 é
     (b"\xff", 0),
+    # UTF-16 and UTF-32, which json.loads reads and so were parsed (with a BOM or without)
+    ('\ufeff{"model": "m"}'.encode("utf-16-le"), 0),
+    ('{"model": "m"}'.encode("utf-16-le"), 1),
+    ('{"model": "m"}'.encode("utf-16-be"), 0),
+    ('{"model": "m"}'.encode("utf-32"), 0),
 ])
 @pytest.mark.parametrize("content_type", ["application/json", None])
 def test_a_body_that_is_not_utf8_gets_the_openai_error_naming_it(body: bytes, offset: int,
@@ -521,3 +526,18 @@ def test_a_body_that_is_not_utf8_gets_the_openai_error_naming_it(body: bytes, of
         "message": f"could not parse the JSON body of your request: it is not valid UTF-8 JSON (byte 0x{bad} at "
                    f"offset {offset})",
         "type": "invalid_request_error", "param": None, "code": None}}
+
+
+def test_a_utf8_body_with_a_bom_is_read() -> None:
+    # RFC 8259 lets a parser ignore the UTF-8 BOM: the body reaches validation (here: messages missing)
+    from types import SimpleNamespace
+
+    from fastapi.testclient import TestClient
+
+    from serving.server import create_app
+
+    engine = SimpleNamespace(model_id="m", max_context=2048, info=SimpleNamespace(system_prompt_mode="ssot"))
+    with TestClient(create_app(engine)) as http:  # type: ignore[arg-type]  # stand-in: only the fields these routes read
+        response = http.post("/v1/chat/completions", content='\ufeff{"model": "m"}'.encode("utf-8"))
+    assert response.status_code == 400
+    assert response.json()["error"]["param"] == "messages"
