@@ -119,6 +119,7 @@ def test(
 
     passed = failed = 0
     broken: list[str] = []  # files not run: compile errors
+    not_run: list[dict[str, Any]] = []  # --format json: each of them with its errors
     untested: list[str] = []  # files that compile but declare no @test function
     records: list[dict[str, Any]] = []
     many = len(inputs) > 1
@@ -126,8 +127,8 @@ def test(
         res = check(data, path=label)
         if not res.ok:
             broken.append(label)
-            if fmt is Format.json:
-                records.append({"file": label, "compile_errors": [d.to_json() for d in res.errors]})
+            if fmt is Format.json:  # not among "tests", which holds test results only
+                not_run.append({"file": label, "compile_errors": [d.to_json() for d in res.errors]})
             else:
                 typer.echo(render_capped(res, fmt.value))
             continue
@@ -159,7 +160,7 @@ def test(
     if untested:  # ... or as if tests had been found and run
         summary += f"; no @test functions in: {', '.join(untested)}"
     if fmt is Format.json:
-        typer.echo(json.dumps({"tests": records, "passed": passed, "failed": failed, "not_run": broken,
+        typer.echo(json.dumps({"tests": records, "passed": passed, "failed": failed, "not_run": not_run,
                                "no_tests": untested}, ensure_ascii=False))
     else:
         typer.echo(summary)

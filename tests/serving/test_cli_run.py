@@ -140,8 +140,12 @@ def test_vox_test_names_the_files_it_could_not_run(runner: CliRunner, tmp_path: 
     result = runner.invoke(app, ["test", ok, bad])
     assert result.exit_code == 1
     assert result.stdout.splitlines()[-1] == f"1 passed, 0 failed; not run (compile errors): {bad}"
-    data = json.loads(runner.invoke(app, ["test", bad, "--format", "json"]).stdout)
-    assert data["not_run"] == [bad] and data["passed"] == data["failed"] == 0
+    data = json.loads(runner.invoke(app, ["test", ok, bad, "--format", "json"]).stdout)
+    assert data["passed"] == 1 and data["failed"] == 0
+    # "tests" holds test results only; a file not run is under "not_run" with its errors (both were in "tests")
+    assert [set(t) for t in data["tests"]] == [{"file", "test", "passed", "error", "output"}]
+    assert [n["file"] for n in data["not_run"]] == [bad]
+    assert data["not_run"][0]["compile_errors"] and all(d["code"] for d in data["not_run"][0]["compile_errors"])
 
 
 def test_vox_test_says_which_files_have_no_tests(runner: CliRunner, tmp_path: Path) -> None:
@@ -217,5 +221,5 @@ def test_every_entry_point_names_a_byte_order_mark_elsewhere(runner: CliRunner, 
     out = {cmd: runner.invoke(app, [cmd, path, "--format", "json"]) for cmd in ("check", "run", "test")}
     assert [r.exit_code for r in out.values()] == [1, 1, 1]
     for diags in (json.loads(out["check"].stdout), json.loads(out["run"].stderr),
-                  json.loads(out["test"].stdout)["tests"][0]["compile_errors"]):
+                  json.loads(out["test"].stdout)["not_run"][0]["compile_errors"]):
         assert [(d["code"], d["line"], d["col"], d["hint"]) for d in diags] == where
