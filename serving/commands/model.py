@@ -67,6 +67,11 @@ def list_models(
         raise typer.Exit(1)
     rows = [e for e in catalog.entries
             if (provider is None or e.provider == provider) and (not free or e.is_free or e.local)]
+    if not rows:  # a bare table header would read as success; as for an unknown provider, exit 1
+        asked = [f"provider `{provider}`"] * (provider is not None) + ["--free"] * free
+        typer.echo(f"error: no models match {' and '.join(asked)}" if asked else "error: the model catalog is empty",
+                   err=True)
+        raise typer.Exit(1)
 
     def price(v: float | None) -> str:
         return "?" if v is None else f"{v:g}"

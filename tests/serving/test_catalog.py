@@ -214,6 +214,22 @@ def test_model_list_unknown_provider_is_an_error(monkeypatch: pytest.MonkeyPatch
     assert ok.exit_code == 0 and "openai/" in ok.output
 
 
+@pytest.mark.parametrize(("args", "said"), [
+    (["--free", "--provider", "anthropic"], "error: no models match provider `anthropic` and --free\n"),
+    (["--free"], "error: no models match --free\n"),  # offline, the catalog has no free model
+])
+def test_model_list_with_nothing_to_show_is_an_error(monkeypatch: pytest.MonkeyPatch, args: list[str],
+                                                     said: str) -> None:
+    # it printed the table header alone and exited 0, unlike --provider nosuch (exit 1). Found by a new-user helper
+    from typer.testing import CliRunner
+
+    from serving.cli import app
+
+    monkeypatch.setenv("VOX_OFFLINE", "1")
+    result = CliRunner().invoke(app, ["model", "list", *args])
+    assert (result.exit_code, result.stderr, result.stdout) == (1, said, "")
+
+
 def test_model_list_local_without_a_local_endpoint_says_so(replay: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """`vox model list --provider local` with no local endpoint up listed the known providers (local
     not among them) as if `local` were a typo; it now says no local endpoint answered and how to start one."""
