@@ -102,6 +102,10 @@ def test_usage_errors_exit_2(runner: CliRunner, tmp_path: Path) -> None:
     lib = write(tmp_path, "lib.vox", "fn f() to int {\n  ret 1\n}\n")
     nothing = runner.invoke(app, ["run", lib])
     assert nothing.exit_code == 2 and "nothing to run" in nothing.stderr
+    # a main with parameters was reported as "no `fn main()`" (Found by a new-user helper)
+    takes = runner.invoke(app, ["run", write(tmp_path, "m.vox", "fn main(x: int, y: int) {\n  print(x)\n}\n")])
+    assert takes.exit_code == 2
+    assert "`fn main` must take no parameters to be run (it takes `x`, `y`)" in takes.stderr
     bad_allow = runner.invoke(app, ["run", lib, "--allow", "root"])
     assert bad_allow.exit_code == 2 and "unknown capability" in bad_allow.stderr
 

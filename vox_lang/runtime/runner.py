@@ -188,6 +188,16 @@ def _main_fn(module: hir.Module) -> hir.FnDecl | None:
     return next((d for d in module.decls if isinstance(d, hir.FnDecl) and d.name == "main" and not d.params), None)
 
 
+def _nothing_to_run(module: hir.Module) -> str:
+    """Why a module without top-level statements cannot be run: no ``fn main`` at all, or one that
+    takes parameters (nothing could pass them)."""
+    mains = [d for d in module.decls if isinstance(d, hir.FnDecl) and d.name == "main"]
+    if not mains:
+        return "nothing to run: no top-level statements and no `fn main()`"
+    names = ", ".join(f"`{p.name}`" for p in mains[0].params)
+    return f"nothing to run: `fn main` must take no parameters to be run (it takes {names})"
+
+
 def _execute(res: CheckResult, types: TypeInfo, cfg: RunConfig, entry: str) -> tuple[str, RunState, Any]:
     """Compile and run one entry (``script``, ``main`` or ``test NAME``); returns (status, state, detail).
 
@@ -254,7 +264,7 @@ def run_checked(res: CheckResult, config: RunConfig = DEFAULT_CONFIG, types: Typ
     elif _main_fn(module) is not None:
         entry = "main"
     else:
-        return RunResult("usage", 2, "", res, message="nothing to run: no top-level statements and no `fn main()`")
+        return RunResult("usage", 2, "", res, message=_nothing_to_run(module))
     types = types or TypeInfo(module, res.source)
     start = time.perf_counter()
     status, rt, detail = _execute(res, types, config, entry)

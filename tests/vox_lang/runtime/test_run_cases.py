@@ -95,3 +95,14 @@ def test_every_runtime_code_has_a_case() -> None:
     """R0001–R0010 each appear in some case's `// error:` header."""
     seen = {header(p.read_text()).get("error", "-").split()[0] for p in CASES.glob("*.vox")}
     assert {f"R{n:04d}" for n in range(1, 11)} <= seen
+
+
+@pytest.mark.parametrize(("source", "message"), [
+    ("fn f() to int {\n  ret 1\n}\n", "nothing to run: no top-level statements and no `fn main()`"),
+    # was the same message as above, though there is a fn main (Found by a new-user helper)
+    ("fn main(x: int) {\n  print(x)\n}\n",
+     "nothing to run: `fn main` must take no parameters to be run (it takes `x`)"),
+])
+def test_nothing_to_run_says_why(source: str, message: str) -> None:
+    result = run_checked(check(source))
+    assert (result.status, result.exit_code, result.message) == ("usage", 2, message)
