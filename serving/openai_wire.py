@@ -89,6 +89,8 @@ class ChatRequest(BaseModel):
         inert, instead = UNSUPPORTED_FIELDS[field]
         if value in inert:  # == as JSON reads it: `logprobs: 0` asks for no more than false
             return value
+        if field == "response_format" and not isinstance(value, dict):  # "text" is mistyped, not a request for JSON
+            raise PydanticCustomError("dict_type", "response_format must be an object")
         raise PydanticCustomError(UNSUPPORTED_CODE, "{field} is not supported by this server ({instead})",
                                   {"field": field, "instead": instead})
 
@@ -117,6 +119,7 @@ _FIELD_RULES = {
     "max_completion_tokens": "must be an integer >= 1",
     "seed": "must be an integer",
     "vox_retries": "must be an integer >= 0",
+    "response_format": 'must be an object like {"type": "text"}',  # only a mistyped value gets here
 }
 
 

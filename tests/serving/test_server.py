@@ -480,6 +480,9 @@ def test_model_card_carries_system_prompt_mode_without_a_model() -> None:
      "stop: must be a string or a list of strings, got 5"),
     (b'{"model": "m", "messages": [{"role": "user", "content": "x"}], "temperature": NaN}',
      "temperature: must be a number in [0, 2], got NaN"),
+    # a string was refused as unsupported_parameter "(it answers in plain text)" (Found by a new-user helper)
+    (b'{"model": "m", "messages": [{"role": "user", "content": "x"}], "response_format": "text"}',
+     'response_format: must be an object like {"type": "text"}, got "text"'),
 ])
 def test_parameter_errors_name_the_request_field(body: bytes, message: str) -> None:
     # "stop": 5 was reported as param "stop.str"; a NaN temperature as "less than or equal to 2".
@@ -495,6 +498,7 @@ def test_parameter_errors_name_the_request_field(body: bytes, message: str) -> N
     assert response.status_code == 400
     error = response.json()["error"]
     assert error["message"] == message and error["param"] == message.split(":")[0]
+    assert (error["type"], error["code"]) == ("invalid_request_error", None)
 
 
 @pytest.mark.parametrize(("body", "offset"), [
