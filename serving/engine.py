@@ -184,8 +184,9 @@ class Engine:
         prompt the model was trained with.
 
         Raises:
-            RequestError: empty list, unknown role, non-text content, or no message left to
-                answer besides system messages.
+            RequestError: empty list, a missing or unknown role, missing or null content (but on
+                an assistant message with tool calls), non-text content, or no message left to
+                answer besides system messages; each names the field (``messages[i].content``).
         """
         out = present(plain_messages(messages), self.info.system_prompt_mode)
         if not any(m["role"] != "system" for m in out):
