@@ -109,7 +109,7 @@ def pick_device(preferred: str | None = None) -> str:
     if preferred is not None and preferred != "auto":
         kind = preferred.split(":", 1)[0]
         if kind not in available:
-            raise DecodingError(f"unknown device {preferred!r} (expected auto, cuda, mps or cpu)")
+            raise DecodingError(f"unknown device {preferred!r} (expected auto, cpu, cuda, cuda:N or mps)")
         if not available[kind]:
             raise DecodingError(f"device {preferred!r} is not available on this machine")
         return preferred

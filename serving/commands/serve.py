@@ -56,6 +56,21 @@ def check_model_dir(path: Path, adapter: Path | None) -> None:
         raise UsageError(str(exc)) from exc
 
 
+def _check_device(device: str | None) -> None:
+    """Refuse an unknown or absent ``--device`` before the port is bound and weights are loaded.
+
+    Raises:
+        UsageError: :func:`pipeline.decoding.pick_device`'s message.
+    """
+    from pipeline.decoding import DecodingError, pick_device
+    from serving.errors import UsageError
+
+    try:
+        pick_device(device)
+    except DecodingError as exc:
+        raise UsageError(str(exc)) from exc
+
+
 def serve(
     model_dir: Annotated[
         Path | None,
@@ -64,7 +79,7 @@ def serve(
     host: Annotated[str, typer.Option(help="Interface to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="TCP port.", min=0, max=65535)] = 8000,
     adapter: Annotated[Path | None, typer.Option(help="PEFT adapter dir served on top of MODEL_DIR.")] = None,
-    device: Annotated[str | None, typer.Option(help="cuda, cuda:N, mps or cpu (default: best available).")] = None,
+    device: Annotated[str | None, typer.Option(help="auto, cpu, cuda, cuda:N or mps (default: auto).")] = None,
     max_tokens: Annotated[int, typer.Option(help="Default completion cap when a request sets none.", min=1)] = 512,
     # default: serving.engine.MAX_CHOICES (not imported here: it loads torch)
     max_n: Annotated[int, typer.Option(
@@ -79,6 +94,7 @@ def serve(
     try:
         path = resolve_model_dir(model_dir)
         check_model_dir(path, adapter)
+        _check_device(device)
         from serving.engine import Engine
         from serving.server import bind_socket, serve as run_server
 

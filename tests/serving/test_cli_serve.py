@@ -39,6 +39,8 @@ def _one_error_line(result: Result, expected: str) -> None:
     lines = result.stderr.splitlines()
     assert lines and lines[-1].startswith("error: ") and expected in lines[-1], result.stderr
     assert all(line.startswith("loading ") for line in lines[:-1]), result.stderr
+    if "device" in expected:  # checked before the port is bound and the weights are loaded
+        assert len(lines) == 1, result.stderr
     assert "Traceback" not in result.output and isinstance(result.exception, SystemExit)
 
 
