@@ -207,19 +207,10 @@ def parameters_so_far(head: str) -> frozenset[str]:
     state = scan(head)
     if not state.stack or state.stack[-1].kind != "decl" or state.prev not in ("(", ","):
         return frozenset()
-    tokens = [t for t in TOKENS.findall(head, state.stmt_start) if t != "\n" and not t.startswith("//")]
-    opens: list[int] = []
-    for i, tok in enumerate(tokens):
-        if tok in ("(", "[", "{"):
-            opens.append(i)
-        elif tok in (")", "]", "}") and opens:
-            opens.pop()
-    if not opens or tokens[opens[-1]] != "(":
-        return frozenset()
+    tokens = [t for t in TOKENS.findall(head, state.stack[-1].arm) if t != "\n" and not t.startswith("//")]
     names: set[str] = set()
     depth = 0
-    for i in range(opens[-1] + 1, len(tokens) - 1):
-        tok = tokens[i]
+    for i, tok in enumerate(tokens[:-1]):
         if tok in ("(", "[", "{"):
             depth += 1
         elif tok in (")", "]", "}"):

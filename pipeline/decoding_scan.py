@@ -68,7 +68,7 @@ class Frame:
     parameters, fields), ``paren`` (a parenthesized expression), ``index`` (``[``), ``block``,
     ``record``, ``match``, ``actor`` or ``children`` (a ``{``); ``names``: what is declared in it
     (:attr:`Scan.visible`); ``arm`` is the offset where the current match arm starts, and for a
-    ``{`` or a call's ``(`` the offset right after it."""
+    ``{``, a call's or a declaration's ``(`` the offset right after it."""
 
     kind: str
     arm: int = 0
@@ -164,7 +164,7 @@ def _scan(code: str, start: int, state: Scan) -> Scan:
             named = bool(re.match(r"[A-Za-z_]\w*$", prev)) and prev not in KEYWORDS
             generic = prev == ">" and _GENERIC_HEAD.search(code, 0, m.start())
             if prev == "fn" or named and before in _DECL_HEADS or generic:
-                stack.append(Frame("decl"))
+                stack.append(Frame("decl", m.end()))
             elif named or prev == ")":
                 stack.append(Frame("call", m.end(), callee=prev if named and before != "." else ""))  # not a method
             else:
