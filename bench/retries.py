@@ -4,7 +4,8 @@ constrained policy, and what they cost.
 On a stored run (``$VOX_STATE_DIR``, default ``.vox-state``: the base model and adapter of the
 last ``make run``), decodes the eval suite (``pipeline/data/eval_tasks*.yaml``, 4 samples per task,
 the eval's sampling settings) once under the constrained policy, prints headline pass@1 (strict +
-declares what was asked), raw compile rate, blocks cut by the token limit and the seconds it took;
+declares what was asked), raw compile rate, "declares what was asked" (over the tasks that name
+items), blocks cut by the token limit and the seconds it took;
 then runs ``--rounds`` rounds of retries at ``--temperature`` on the same first pass (a paired
 comparison: the gain is the retries' alone) and prints the same figures with the retry counts
 (faulty, retried, replaced, fixed) and their seconds.
@@ -26,13 +27,16 @@ sys.path.insert(0, str(ROOT))
 
 
 def figures(tasks: list[Any], texts: list[list[str]]) -> str:
-    """``pass@1 .., compiled .., cut N`` of ``texts`` (``n`` per task)."""
+    """``pass@1 .., compiled .., declares .., cut N`` of ``texts`` (``n`` per task; "declares":
+    the share of samples whose task names items that declare them all)."""
     from pipeline.eval_scoring import score_completion, vox_checker
 
     checker = vox_checker(False)
     flat = [score_completion(x, t.prompt, checker) for t, row in zip(tasks, texts) for x in row]
     n = max(1, len(flat))
+    named = [s for s in flat if s.named]
     return (f"pass@1 {sum(s.passed for s in flat) / n:.3f}, compiled {sum(s.compiled for s in flat) / n:.3f}, "
+            f"declares {sum(s.declared for s in named) / max(1, len(named)):.3f}, "
             f"cut {sum(s.truncated for s in flat)} of {len(flat)}")
 
 

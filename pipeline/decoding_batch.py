@@ -116,6 +116,8 @@ class HFGenerator:
         mask_skips: after a call, how many of its completions had the name mask skipped at a
             dead end at least once (no token both masks allow; the grammar alone chose there:
             :class:`pipeline.decoding_hold.NameReport`); 0 when no name mask ran.
+        wound_down: after a call, how many blocks (first pass and retries) derailed and were
+            wound down instead of running to the token limit (:mod:`pipeline.decoding_derail`).
         retry_stats: after a call, :class:`pipeline.decoding_retry.RetryStats` of its retries.
     """
 
@@ -132,7 +134,7 @@ class HFGenerator:
         self.max_new_tokens, self.temperature, self.top_p = max_new_tokens, temperature, top_p
         self.batch_size, self.seed, self.constraint = batch_size, seed, constraint
         self.constraint_note: str | None = None
-        self.mask_skips = 0
+        self.mask_skips = self.wound_down = 0
         if constrained and constraint is None:
             from pipeline.decoding_constraint import ConstraintUnavailable, VoxGrammar, batch_processors
 
@@ -151,7 +153,7 @@ class HFGenerator:
         params = SamplingParams(max_new_tokens=self.max_new_tokens, temperature=self.temperature, top_p=self.top_p,
                                 seed=self.seed)
         torch.manual_seed(self.seed)
-        self.mask_skips = 0
+        self.mask_skips = self.wound_down = 0
         ids: list[list[list[int]]] = []
         out = self._decode(conversations, n, params, ids)
         self.retry_stats = RetryStats()
@@ -182,6 +184,7 @@ class HFGenerator:
             out.extend(generate_texts(self.model, self.tokenizer, prompts[i:i + per_call], n, call_params,
                                       stop_after_block=self.stop_after_block, processors=factory, ids_out=ids))
             self.mask_skips += sum(len(getattr(getattr(p, "report", None), "skipped_rows", ())) for p in built)
+            self.wound_down += sum(len(getattr(getattr(p, "report", None), "derailed_rows", ())) for p in built)
             built.clear()
         return out
 

@@ -25,11 +25,15 @@ Only the first token of the next item is constrained; the grammar and the other 
 apply, and a row where nothing would be left keeps the other masks only (never a dead end).
 
 **Closing when short.** With the budget nearly spent and no top-level boundary here, the block
-winds down instead of being cut: only tokens that close (``)``, ``]``, ``}``, newlines, the fence)
-are allowed where the grammar allows one of them, and inside a string a token that ends it
-(:func:`closing_mask`). Where the grammar allows none (e.g. right after ``+``) the step is left
-to the other masks, so the expression is finished first. A cut block does not parse at all, so
-the item it holds counts as not declared (E0203); a closed one usually parses.
+winds down instead of being cut. Where the grammar allows one, a token that closes a bracket
+(``)``, ``]``, ``}``) or the fence; else the shortest finisher the grammar wants (``{`` after a
+header, ``_ -> 0`` for a match arm, ``0`` for an operand: :func:`finisher_mask`); else a newline
+(:func:`closing_mask`). Inside a string, a token that ends it; inside a ``//`` comment, one that
+ends the line (:func:`comment_end_mask`). Where the grammar allows none of these (e.g. after
+``.``, a member name) the step is left to the other masks. A block that has derailed
+(:mod:`pipeline.decoding_derail`) winds down the same way from its derailed line on, whatever the
+budget. A cut block does not parse at all, so the item it holds counts as not declared (E0203);
+a closed one usually parses.
 """
 
 from __future__ import annotations
@@ -128,18 +132,53 @@ def allowed_after_done(texts: list[str], extras: Extras, width: int) -> Any:
 
 
 _CLOSERS: Final = frozenset(")]}`\n\r \t")
+_BRACKETS: Final = frozenset(")]}`")  # closers that make progress (a bracket, the fence)
 
 
-def closing_mask(texts: list[str], width: int, in_string: bool) -> Any:
+def closing_mask(texts: list[str], width: int, in_string: bool, newlines: bool = True) -> Any:
     """Bool mask ``[width]`` of the tokens that wind a block down (see the module docstring):
     ``in_string``: tokens starting with ``"`` followed only by closers; otherwise tokens made only
     of closers and whitespace that hold at least one closer or newline (pure spaces would let the
-    block idle to its end)."""
+    block idle to its end). ``newlines=False``: only those that hold a bracket or a backtick (a
+    newline alone is no progress: a derailed block writes blank lines, :mod:`pipeline.decoding_derail`)."""
     import torch
 
     out = torch.zeros(width, dtype=torch.bool)
     for i, text in enumerate(texts[:width]):
         body = text[1:] if in_string and text.startswith('"') else None if in_string else text
-        if body is not None and text and set(body) <= _CLOSERS and (in_string or set(body) - {" ", "\t"}):
-            out[i] = True
+        if body is None or not text or not set(body) <= _CLOSERS:
+            continue
+        marks = set(body) - {" ", "\t"}
+        out[i] = in_string or bool(marks if newlines else marks & _BRACKETS)
+    return out
+
+
+#: the shortest texts that finish what the grammar still wants where no closer is allowed: a body
+#: for a header (``if c`` wants ``{``), a match arm (``_ -> 0``), an operand (``a +`` wants ``0``)
+FINISHERS: Final = frozenset({"{", "->", "_", "0"})
+
+
+def finisher_mask(texts: list[str], width: int, apart: bool = False) -> Any:
+    """Bool mask ``[width]`` of the tokens that are one of :data:`FINISHERS`, optionally after
+    spaces: where a winding-down block allows no closer, the grammar picks which one fits.
+    ``apart``: right after a word or number, only those that cannot extend it (``{``, ``->``, or
+    led by a space: ``00`` and ``x_`` are not finishers)."""
+    import torch
+
+    out = torch.zeros(width, dtype=torch.bool)
+    for i, text in enumerate(texts[:width]):
+        body = text.lstrip(" ")
+        out[i] = body in FINISHERS and not (apart and body in ("0", "_") and body == text)
+    return out
+
+
+def comment_end_mask(texts: list[str], width: int) -> Any:
+    """Bool mask ``[width]`` of the tokens that end a ``//`` comment while winding down: closers
+    and whitespace holding a newline (inside a comment a bracket is text, so allowing one alone
+    would let the block idle in its comment to the token limit)."""
+    import torch
+
+    out = torch.zeros(width, dtype=torch.bool)
+    for i, text in enumerate(texts[:width]):
+        out[i] = bool(text) and "\n" in text and set(text) <= _CLOSERS
     return out

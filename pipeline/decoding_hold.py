@@ -7,7 +7,8 @@ lists one of them, and at each item start the header of the next missing request
 forced (``fn late_orders(days: List[int]) to int {``; the rule is in :mod:`pipeline.decoding_declare`).
 Once every requested item is declared, the block may only close (or go on with what the request
 also asks for, e.g. ``@test`` functions) at the next item start: :mod:`pipeline.decoding_done`.
-When the token budget is nearly spent, a block closes at its next item start whatever the request.
+When the token budget is nearly spent, or the block has derailed (:mod:`pipeline.decoding_derail`),
+it winds down and closes at its next item start whatever the request.
 
 :class:`RequestHold` keeps this per-row state for one batch; :class:`pipeline.decoding_names.NameMask`
 owns one and combines its mask with the name mask's.
@@ -20,9 +21,19 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pipeline.decoding_declare import handler_header, handler_start, header, item_start
-from pipeline.decoding_done import Extras, allowed_after_done, boundary, close_margin, closing_mask, decorator_line
-from pipeline.decoding_layout import ends_in_string
-from pipeline.decoding_scan import scan
+from pipeline.decoding_derail import derailed_at
+from pipeline.decoding_done import (
+    Extras,
+    allowed_after_done,
+    boundary,
+    close_margin,
+    closing_mask,
+    comment_end_mask,
+    decorator_line,
+    finisher_mask,
+)
+from pipeline.decoding_layout import comment_length, ends_in_string
+from pipeline.decoding_scan import IDENT_CHARS, scan
 from pipeline.decoding_scope import declared_names, imported_std
 from pipeline.decoding_tokens import TokenTable
 from vox_lang.requests import RequestSpec, missing_items
@@ -36,7 +47,8 @@ class NameReport:
     masked_steps: int = 0
     events: list[str] = field(default_factory=list)
     done_steps: int = 0  # steps where a finished block could only close (pipeline.decoding_done)
-    closing_steps: int = 0  # steps where a nearly spent budget allowed only closers
+    closing_steps: int = 0  # steps where a nearly spent budget or a derailed block allowed only closers
+    derailed_rows: set[int] = field(default_factory=set)  # batch rows whose block derailed (pipeline.decoding_derail)
     skips: int = 0  # steps where the name mask left no token and was skipped (the grammar alone chose)
     skipped_rows: set[int] = field(default_factory=set)  # batch rows with at least one such step
 
@@ -75,6 +87,8 @@ class RequestHold:
         self._forcing: list[tuple[str, int, str] | None] = [None] * len(specs)  # (header, start in code, name)
         self._no_force = [False] * len(specs)
         self._done_masks: dict[tuple[Extras, int], Any] = {}
+        self._derail: set[int] = set()  # rows whose block derailed and winds down (pipeline.decoding_derail)
+        self._derail_checked: dict[int, int] = {}  # row -> length of the text already looked at
 
     def step(self, row: int, code: str, seen: int, finite: Any, mask: Any | None) -> tuple[Any | None, bool]:
         """One decoding step of ``row`` inside its open block ``code``, ``seen`` tokens generated.
@@ -97,25 +111,27 @@ class RequestHold:
             # inside an open bracket the fence cannot close anyway (the grammar): no parse needed
             missing = bool(scan(code).stack) or self._missing_now(row, code.rstrip(), self._declared(row, code))
         short = self.budget is not None and self.budget - seen <= close_margin(self.budget)
+        if missing and (short or row in self._derail) and self.specs[row].names <= self._declared(row, code):
+            missing = False  # every requested name is written: let the block close (its garbage may never parse)
+        wind = short or self._derailed(row, code, missing)
         if missing:
             if self._hold is None or self._hold.shape[0] != width:
                 self._hold = torch.ones(width, dtype=torch.bool)
                 self._hold[[i for i in self.table.backtick + self.eos_ids if i < width]] = False
             mask = self._hold if mask is None else mask & self._hold
+        held = self._hold if missing else None
         done = None
         if not missing:
-            done = self._done_mask(row, code, width, short)
+            done = self._done_mask(row, code, width, wind)
             if done is not None:
                 both = done if mask is None else mask & done
                 if _any_left(finite, both):
                     mask = both
                     self.report.done_steps += 1
-        if short and done is None:
-            closing = self._closing(width, ends_in_string(code[code.rfind("\n") + 1:]))
-            both = closing if mask is None else mask & closing
-            if _any_left(finite, both):
-                mask = both
-                self.report.closing_steps += 1
+                else:
+                    done = None  # the grammar cannot close here yet (e.g. a header still wants its body)
+        if wind and done is None:
+            mask = self._wind_down(code, width, finite, mask, held)
         if self.specs[row] and not self._no_force[row]:
             ids = self._force_ids(row, code)
             if ids is not None:
@@ -202,11 +218,64 @@ class RequestHold:
             cached = self._parsed[row] = (code, frozenset(missing_items(self.specs[row], code)))
         return set(cached[1])
 
-    def _closing(self, width: int, in_string: bool) -> Any:
-        """:func:`pipeline.decoding_done.closing_mask`, cached per width in the token table."""
-        key = ("closing", f"{width}:{in_string}")
+    def _derailed(self, row: int, code: str, missing: bool) -> bool:
+        """Whether ``row``'s block has derailed (:func:`pipeline.decoding_derail.derailed_at`) and
+        winds down. Sticky for the block, except that at a top-level item start with a requested
+        item still missing it ends: that item's header is forced next, a fresh start."""
+        if row not in self._derail:
+            at = derailed_at(code, self._derail_checked.get(row, 0))
+            self._derail_checked[row] = len(code)
+            if at < 0:
+                return False
+            self._derail.add(row)
+            self.report.derailed_rows.add(row)
+            self.report.events.append(f"row {row}: the block derailed at its line {code.count(chr(10), 0, at) + 1} "
+                                      "(a blank line where code never has one); winding it down")
+        if missing and item_start(code):
+            self._derail.discard(row)
+            self._derail_checked[row] = len(code)
+            return False
+        return True
+
+    def _wind_down(self, code: str, width: int, finite: Any, mask: Any | None, held: Any | None) -> Any | None:
+        """``mask`` narrowed to the first kind of closer the grammar allows here (the module
+        docstring of :mod:`pipeline.decoding_done`): in a string, a token ending it; in a comment,
+        one ending the line; else a bracket or the fence, then (not at a line start, where they
+        would only start another statement) the shortest finishers
+        (:func:`pipeline.decoding_done.finisher_mask`), then a newline. Unchanged if none is left.
+
+        Closers are checked against the grammar (``finite``) and the request hold (``held``: no
+        fence while an item is missing) only, not the name mask: in a derailed block the name
+        mask's bracket scan and the grammar can disagree on what is open (a ``}`` the scan calls
+        top level), and a closer names nothing. Finishers go through ``mask`` (a ``_`` or ``0``
+        is a name or number position)."""
+        line = code[code.rfind("\n") + 1:]
+        glued = code[-1:] in IDENT_CHARS  # a bare ``0`` or ``_`` would extend the word or number
+        kinds = (["string"] if ends_in_string(line) else ["comment"] if comment_length(line) else
+                 ["brackets"] if not line.strip() else  # a line start: ``{}``, ``0`` or a newline would idle
+                 ["brackets", "finishers_apart" if glued else "finishers", "lines"])
+        for kind in kinds:
+            closing = self._closing(width, kind)
+            base = mask if kind.startswith("finishers") else held
+            both = closing if base is None else base & closing
+            if _any_left(finite, both):
+                self.report.closing_steps += 1
+                return both
+        return mask
+
+    def _closing(self, width: int, kind: str) -> Any:
+        """The closing mask of ``kind`` (``string``, ``comment``, ``brackets``, ``finishers``,
+        ``finishers_apart`` or ``lines``: see :meth:`_wind_down`), cached per width in the token table."""
+        key = ("closing", f"{width}:{kind}")
         if key not in self.table.cache:  # kept in the token table: built once per tokenizer, not per request
-            self.table.cache[key] = closing_mask(self.table.texts, width, in_string)
+            texts = self.table.texts
+            if kind == "comment":
+                built = comment_end_mask(texts, width)
+            elif kind.startswith("finishers"):
+                built = finisher_mask(texts, width, apart=kind == "finishers_apart")
+            else:
+                built = closing_mask(texts, width, kind == "string", newlines=kind != "brackets")
+            self.table.cache[key] = built
         return self.table.cache[key]
 
     def _done_mask(self, row: int, code: str, width: int, short: bool = False) -> Any | None:

@@ -110,6 +110,8 @@ class ModelEval:
         truncated: completions whose last block was cut by the token limit.
         mask_skips: completions whose name mask was skipped at a dead end at least once (the
             generator's ``mask_skips``; ``None`` when the generator does not report it).
+        wound_down: blocks (first pass and retries) that derailed and were wound down instead of
+            running to the token limit (the generator's ``wound_down``; ``None`` when not reported).
         retries: what the compiler-checked retries did (``{"faulty", "retried", "replaced",
             "fixed"}``, :class:`pipeline.decoding_retry.RetryStats`); ``None`` without retries.
     """
@@ -134,6 +136,7 @@ class ModelEval:
     exec_pass_at_1: float = 0.0  # compiles and the hidden checks pass (pipeline.eval_checks)
     exec_pass_at_k: float = 0.0
     mask_skips: int | None = None
+    wound_down: int | None = None
     retries: dict[str, int] | None = None
 
 
@@ -399,6 +402,7 @@ def run_eval(base_gen: Generator, adapter_gen: Generator, tasks: list[Task], cfg
         texts, scores, secs = sample_and_score(constrained[1], tasks, cfg, mode, checker)
         policies["constrained"] = replace(summarize(tasks, scores, texts, cfg.k, "constrained", secs),
                                           mask_skips=getattr(constrained[1], "mask_skips", None),
+                                          wound_down=getattr(constrained[1], "wound_down", None),
                                           retries=_retry_stats(constrained[1], cfg))
         records.extend(completion_rows("adapter", "constrained", ids, texts, scores))
         gate_policy, pending, base_gate = "constrained", (), constrained[0]
@@ -406,6 +410,7 @@ def run_eval(base_gen: Generator, adapter_gen: Generator, tasks: list[Task], cfg
     b_texts, b_scores, b_secs = sample_and_score(base_gate, tasks, cfg, mode, checker)
     base = replace(summarize(tasks, b_scores, b_texts, cfg.k, gate_policy, b_secs),
                    mask_skips=getattr(base_gate, "mask_skips", None) if constrained is not None else None,
+                   wound_down=getattr(base_gate, "wound_down", None) if constrained is not None else None,
                    retries=_retry_stats(base_gate, cfg) if constrained is not None else None)
     records.extend(completion_rows("base", gate_policy, ids, b_texts, b_scores))
     adapter = policies[gate_policy]

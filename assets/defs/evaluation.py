@@ -59,6 +59,8 @@ def eval_report(context: dg.AssetExecutionContext, vox_state: VoxStateResource) 
             "adapter_failure_classes": dg.MetadataValue.json(adapter.get("failure_classes") or {}),
             # completions where the name mask met a dead end and the grammar alone chose a token
             "adapter_name_mask_skips": "n/a" if adapter.get("mask_skips") is None else adapter["mask_skips"],
+            # blocks that derailed and were wound down instead of cut by the token limit (pipeline.decoding_derail)
+            "adapter_wound_down_blocks": "n/a" if adapter.get("wound_down") is None else adapter["wound_down"],
             # compiler-checked retries of the gate policy (pipeline.decoding_retry): faulty, retried, replaced, fixed
             "adapter_retries": dg.MetadataValue.json(adapter.get("retries") or {}),
             "gate_policy": r.get("gate_policy", "unconstrained"), "pending_policies": ", ".join(r.get("pending") or ()),
