@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 
@@ -14,3 +16,18 @@ def micro_base(tmp_path_factory: pytest.TempPathFactory) -> str:
     rows = [r for r in sample_rows(80) if r["split"] == "train"]
     out = tmp_path_factory.mktemp("base") / "model"
     return build_base_model(BaseModelConfig(**MICRO_RECIPE["base_model"]), rows, out, "v1").model
+
+
+@pytest.fixture(scope="session")
+def bpe_tokenizer() -> Any:
+    """The byte-level BPE tokenizer of ``test_decoding_constraint.py`` (trained here on
+    ``examples/``, ChatML specials), for tests of the decoding masks (tests are not a package)."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).with_name("test_decoding_constraint.py")
+    spec = importlib.util.spec_from_file_location("vox_tests_constraint_fixture", path)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.tokenizer()

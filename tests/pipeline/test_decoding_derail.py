@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 from typing import Any
 
@@ -12,12 +11,6 @@ from pipeline.decoding_derail import derailed_at
 from pipeline.decoding_names import NameMask, token_table
 from vox_lang.requests import RequestSpec, extract_request
 
-_HELPERS = Path(__file__).with_name("test_decoding_constraint.py")  # its tokenizer (tests are not a package)
-_spec = importlib.util.spec_from_file_location("vox_tests_constraint_derail", _HELPERS)
-assert _spec and _spec.loader
-_helpers = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(_helpers)
-tokenizer = _helpers.tokenizer
 _ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -66,12 +59,11 @@ def test_no_example_program_derails() -> None:
                 assert derailed_at(text[:cut], cut - 2) == -1, f"{path.name}: {text[:cut]!r}"
 
 
-def _allowed(code: str, request: str = "") -> set[str]:
+def _allowed(tok: Any, code: str, request: str = "") -> set[str]:
     """The tokens the name and request masks allow after ``code``, the processor having seen the
     block grow token by token (the derailed state is kept across steps, as in decoding)."""
     import torch
 
-    tok = tokenizer()
     ids = [1, 2] + tok.encode("```vox\n" + code, add_special_tokens=False)
     spec = extract_request(request) if request else RequestSpec()
     proc = NameMask(tok, token_table(tok), [spec], 2, eos_ids=[tok.eos_token_id], budget=len(ids) + 200)
@@ -81,46 +73,46 @@ def _allowed(code: str, request: str = "") -> set[str]:
     return {tok.decode([i]) for i in allowed.nonzero().flatten().tolist()}
 
 
-def test_a_derailed_block_closes_its_brackets_first() -> None:
+def test_a_derailed_block_closes_its_brackets_first(bpe_tokenizer: Any) -> None:
     body = "fn f(x: int) to int {\n  let y = [x, x\n\n"
-    assert "," in _allowed("fn f(x: int) to int {\n  let y = [x, x\n")  # not derailed yet: free
-    left = _allowed(body)
+    assert "," in _allowed(bpe_tokenizer, "fn f(x: int) to int {\n  let y = [x, x\n")  # not derailed yet: free
+    left = _allowed(bpe_tokenizer, body)
     assert left and all(set(t) <= set(")]}`\r \t\n") and set(t) & set(")]}`") for t in left)
     assert any("]" in t for t in left)
 
 
-def test_a_derailed_block_ends_its_comment_then_closes() -> None:
-    left = _allowed("fn f(x: int) to int {\n  let y = [x,\n\n  // note )")
+def test_a_derailed_block_ends_its_comment_then_closes(bpe_tokenizer: Any) -> None:
+    left = _allowed(bpe_tokenizer, "fn f(x: int) to int {\n  let y = [x,\n\n  // note )")
     assert left and all("\n" in t for t in left)  # a bracket would only be comment text
 
 
-def test_a_derailed_block_closes_the_fence_at_the_next_item_boundary() -> None:
-    left = _allowed("fn f(x: int) to int {\n  let y = [x,\n\n  ]\n  ret x\n}\n")
+def test_a_derailed_block_closes_the_fence_at_the_next_item_boundary(bpe_tokenizer: Any) -> None:
+    left = _allowed(bpe_tokenizer, "fn f(x: int) to int {\n  let y = [x,\n\n  ]\n  ret x\n}\n")
     assert left and all(t.strip(" \t\r\n") == "" or t.lstrip(" \t\r\n").startswith("`") for t in left)
 
 
-def test_a_requested_item_still_missing_is_forced_after_a_derailed_one() -> None:
+def test_a_requested_item_still_missing_is_forced_after_a_derailed_one(bpe_tokenizer: Any) -> None:
     """The derailed item closes; at the next item start the missing item's header is forced (a
     fresh start, not wound down)."""
     request = "Write `first(n: int) to int` and `triple(n: int) to int`."
     derailed = "fn first(n: int) to int {\n  let y = [n,\n\n  ]\n  ret n\n}\n"
-    left = _allowed(derailed, request)
+    left = _allowed(bpe_tokenizer, derailed, request)
     target = "fn triple(n: int) to int {"
     assert left and all(target.startswith(t.lstrip("\n")) or t.lstrip("\n").startswith(target) for t in left)
-    body = _allowed(derailed + target + "\n  ", request)
+    body = _allowed(bpe_tokenizer, derailed + target + "\n  ", request)
     assert any(t.strip().isalpha() for t in body)  # its body is written freely, not wound down
 
 
 
-def test_a_derailed_block_may_close_once_the_requested_names_are_written() -> None:
+def test_a_derailed_block_may_close_once_the_requested_names_are_written(bpe_tokenizer: Any) -> None:
     """``(n,)`` is no Vox, so the program never parses and the item would count as missing
     forever: once the block has derailed and the requested names are written, the fence may
     close instead of being held to the token limit."""
     request = "Write a function `triple(n: int) to int`."
-    left = _allowed("fn triple(n: int) to int {\n  ret (n,\n\n  )\n}\n", request)
+    left = _allowed(bpe_tokenizer, "fn triple(n: int) to int {\n  ret (n,\n\n  )\n}\n", request)
     assert left and all(t.strip(" \t\r\n") == "" or t.lstrip(" \t\r\n").startswith("`") for t in left)
     assert any("`" in t for t in left)
-    held = _allowed("fn triple(n: int) to int {\n  ret (n, n)\n}\n", request)  # not derailed: held
+    held = _allowed(bpe_tokenizer, "fn triple(n: int) to int {\n  ret (n, n)\n}\n", request)  # not derailed: held
     assert not any("`" in t for t in held)
 
 
