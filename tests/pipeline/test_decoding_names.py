@@ -444,6 +444,9 @@ def _first_blocked(src: str, spec: RequestSpec | None = None) -> str | None:
     ("type P = {\n  name: str,\n  age: len\n}", "age: "),
     ("fn area(r: float) to float {\n  ret r\n}\nfn f(s: area) {\n}", "fn f(s:"),  # a function is no type
     ("fn f() {\n  for v in bool {\n  }\n}", "for v in"),                     # E0410: a type as a value
+    ("fn f() {\n  for v in print(1) {\n  }\n}", "for v in"),                  # E0501: a for iterates a List,
+    ("fn f() {\n  for s in column {\n  }\n}", "for s in"),                    # Set, Map or str
+    ("fn f() {\n  for k, v in 3 {\n  }\n}", "for k, v in"),
     ("fn page() to Element {\n  ret text(value=\"a\")\n}\nroutes {\n  \"/a\" to Element\n}", '"/a" to'),
     ("type Shape = | Dot\nfn f() {\n  print(Shape)\n}", "print("),
     ("actor Tally {\n}\nfn f() {\n  let t = Tally\n}", "let t ="),
@@ -519,6 +522,10 @@ def test_garbage_words_are_refused(src: str, refused_after: str) -> None:
     "    Some(v) -> { ret v }\n  }\n}\nfn g() to fn(int) to int {\n  ret fn(x: int) to int {\n    ret x\n  }\n}",
     "fn page() to Element {\n  ret text(value=\"a\")\n}\nroutes {\n  \"/a\" to page\n}\n"
     "fn int_of(s: str) to int {\n  ret int(s)\n}\nfn conv() to List[fn(str) to int] {\n  ret [int, int_of]\n}",
+    # what a for iterates: a List, Set, Map or str, or anything a name, call or literal may give
+    'fn f(m: Map[str, int], text: str) {\n  for i in range(0, 3) { print(i) }\n  for c in str(12) { print(c) }\n'
+    '  for k in set([1]) { print(k) }\n  for k, v in m { print(k) }\n  for w in text { print(w) }\n'
+    '  for x in [1, 2] { print(x) }\n  for y in "ab".split("") { print(y) }\n}',
 ])
 def test_valid_forms_pass_the_name_mask(src: str) -> None:
     assert _first_blocked(src) is None
