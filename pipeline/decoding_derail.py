@@ -59,15 +59,16 @@ def derailed_at(code: str, start: int = 0) -> int:
         begin = code.rfind("\n", 0, at) + 1  # start of the line the newline at ``at`` ends
         if begin > 0 and not code[begin:at].strip():
             stack = scan(code[:begin]).stack
-            if any(frame.kind in L1_FRAMES for frame in stack):
-                return begin
-            before = code.rfind("\n", 0, begin - 1) + 1  # start of the line before it
-            if stack and before > 0 and not code[before:begin - 1].strip():
+            if any(frame.kind in L1_FRAMES for frame in stack) or stack and _after_blank(code, begin):
                 return begin
         at = code.find("\n", at + 1)
     last = code.rfind("\n") + 1  # the line being written: a continuation right after a blank line
-    if last > 0 and code[last:].lstrip(" \t").startswith(_CONTINUATIONS):
-        before = code.rfind("\n", 0, last - 1) + 1
-        if before > 0 and not code[before:last - 1].strip():
-            return last
+    if last > 0 and code[last:].lstrip(" \t").startswith(_CONTINUATIONS) and _after_blank(code, last):
+        return last
     return -1
+
+
+def _after_blank(code: str, begin: int) -> bool:
+    """Whether the line starting at ``begin`` (> 0) follows a blank one that is not the block's first."""
+    before = code.rfind("\n", 0, begin - 1) + 1  # start of the line before it
+    return before > 0 and not code[before:begin - 1].strip()
