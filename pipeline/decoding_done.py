@@ -135,18 +135,24 @@ _CLOSERS: Final = frozenset(")]}`\n\r \t")
 _BRACKETS: Final = frozenset(")]}`")  # closers that make progress (a bracket, the fence)
 
 
-def closing_mask(texts: list[str], width: int, in_string: bool, newlines: bool = True) -> Any:
+def closing_mask(texts: list[str], width: int, in_string: bool, newlines: bool = True,
+                 line_start: bool = False) -> Any:
     """Bool mask ``[width]`` of the tokens that wind a block down (see the module docstring):
     ``in_string``: tokens starting with ``"`` followed only by closers; otherwise tokens made only
     of closers and whitespace that hold at least one closer or newline (pure spaces would let the
     block idle to its end). ``newlines=False``: only those that hold a bracket or a backtick (a
-    newline alone is no progress: a derailed block writes blank lines, :mod:`pipeline.decoding_derail`)."""
+    newline alone is no progress: a derailed block writes blank lines, :mod:`pipeline.decoding_derail`).
+    Unless ``line_start`` (the block's text ends at a fresh line), a backtick must follow a newline
+    in the token: the fence closes on its own line, as Markdown renderers require (``}````` is
+    a closed block to the decoder, an open one to a chat UI)."""
     import torch
 
     out = torch.zeros(width, dtype=torch.bool)
     for i, text in enumerate(texts[:width]):
         body = text[1:] if in_string and text.startswith('"') else None if in_string else text
         if body is None or not text or not set(body) <= _CLOSERS:
+            continue
+        if not line_start and "`" in body and not 0 <= body.find("\n") < body.find("`"):
             continue
         marks = set(body) - {" ", "\t"}
         out[i] = in_string or bool(marks if newlines else marks & _BRACKETS)

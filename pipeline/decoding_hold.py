@@ -252,7 +252,7 @@ class RequestHold:
         line = code[code.rfind("\n") + 1:]
         glued = code[-1:] in IDENT_CHARS  # a bare ``0`` or ``_`` would extend the word or number
         kinds = (["string"] if ends_in_string(line) else ["comment"] if comment_length(line) else
-                 ["brackets"] if not line.strip() else  # a line start: ``{}``, ``0`` or a newline would idle
+                 ["line_brackets"] if not line.strip() else  # a line start: ``{}``, ``0`` or a newline would idle
                  ["brackets", "finishers_apart" if glued else "finishers", "lines"])
         for kind in kinds:
             closing = self._closing(width, kind)
@@ -264,8 +264,9 @@ class RequestHold:
         return mask
 
     def _closing(self, width: int, kind: str) -> Any:
-        """The closing mask of ``kind`` (``string``, ``comment``, ``brackets``, ``finishers``,
-        ``finishers_apart`` or ``lines``: see :meth:`_wind_down`), cached per width in the token table."""
+        """The closing mask of ``kind`` (``string``, ``comment``, ``brackets``, ``line_brackets``
+        (at a line start: the fence may close there), ``finishers``, ``finishers_apart`` or
+        ``lines``: see :meth:`_wind_down`), cached per width in the token table."""
         key = ("closing", f"{width}:{kind}")
         if key not in self.table.cache:  # kept in the token table: built once per tokenizer, not per request
             texts = self.table.texts
@@ -274,7 +275,8 @@ class RequestHold:
             elif kind.startswith("finishers"):
                 built = finisher_mask(texts, width, apart=kind == "finishers_apart")
             else:
-                built = closing_mask(texts, width, kind == "string", newlines=kind != "brackets")
+                built = closing_mask(texts, width, kind == "string", newlines=not kind.endswith("brackets"),
+                                     line_start=kind == "line_brackets")
             self.table.cache[key] = built
         return self.table.cache[key]
 

@@ -125,6 +125,10 @@ def test_wind_down_masks() -> None:
         True, False, True, False, True, False, False, False]
     assert closing_mask(texts, len(texts), True).tolist() == [False] * 6 + [True, False]
     assert comment_end_mask(texts, len(texts)).tolist() == [False, True, False, False, True, False, False, False]
+    fences = ["}```", "\n```", "```", "}\n```"]  # the fence closes on its own line (Markdown's rule)
+    assert closing_mask(fences, len(fences), False).tolist() == [False, True, False, True]
+    assert closing_mask(fences, len(fences), False, newlines=False, line_start=True).tolist() == [True] * 4
+    assert closing_mask(['"```', '"\n```'], 2, True).tolist() == [False, True]
     finishers = ["{", " {", "0", " 0", "00", "_", "->", "x", " _"]
     assert finisher_mask(finishers, len(finishers)).tolist() == [True] * 4 + [False, True, True, False, True]
     assert finisher_mask(finishers, len(finishers), apart=True).tolist() == [
