@@ -87,7 +87,8 @@ def per_token(model: Any, tok: Any, tokens: int) -> dict[str, float]:
     names = Timed(NameMask(tok, table, [extract_request(request)], len(prompt), [tok.eos_token_id],
                            extras=[request_extras(request)], budget=tokens))
     start = time.perf_counter()
-    m = sum(1 for _ in generate_ids(model, prompt, params, processors=[g, names]))
+    # with the EOS id: a closed block ends the answer (code mode), so every masked step is a step of the block
+    m = sum(1 for _ in generate_ids(model, prompt, params, [tok.eos_token_id], processors=[g, names]))
     total = (time.perf_counter() - start) / m
     return {"tokens_plain": n, "tokens_masked": m, "decode_us": plain * 1e6, "masked_decode_us": total * 1e6,
             "grammar_us": g.seconds / max(g.calls, 1) * 1e6, "names_us": names.seconds / max(names.calls, 1) * 1e6}

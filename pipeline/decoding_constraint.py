@@ -28,6 +28,7 @@ from typing import Any, Final
 from transformers import LogitsProcessor
 
 from pipeline.decoding_layout import LayoutState, LayoutTable
+from pipeline.decoding_request import user_texts
 from pipeline.errors import PipelineError
 
 log = logging.getLogger(__name__)
@@ -319,6 +320,5 @@ def answer_mode(messages: Sequence[Any], mode: str = "response") -> str:
 
     if mode != "response":
         return mode
-    users = [m.get("content") for m in messages if isinstance(m, dict) and m.get("role") == "user"]
-    last = users[-1] if users and isinstance(users[-1], str) else ""
-    return "first" if extract_request(last) else "response"
+    users = user_texts(messages)
+    return "first" if users and extract_request(users[-1]) else "response"

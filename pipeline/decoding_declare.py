@@ -11,7 +11,14 @@ limit. So the request-aware mask also *forces* the requested item's header:
   ``fn NAME(PARAMS) to T {`` exactly as the canonical signature (:mod:`vox_lang.requests`, printed
   by :mod:`vox_lang.printer`) when the request gives one with a return type; ``fn NAME(PARAMS)``
   when it gives only the parameters (the model writes the rest); ``fn NAME(`` for a bare name;
-  ``workflow``/``activity`` the same way; ``type NAME = `` and ``actor NAME {``. Handlers are not
+  ``workflow``/``activity`` the same way; ``actor NAME {``; for a type, the whole declaration when
+  the request gives it, with its newline (``type Money = { cents: int, currency: str }``; a
+  declaration ending in a name, ``| Yes | No``, ran on into ``| Nocove(...)``), else ``type NAME = {`` or
+  ``type NAME = |`` when the request says a record or a sum type (``RequestedItem.form``), else
+  ``type NAME =``. A forced text never ends in a space: a header ``type NAME = `` let only a lone
+  space token follow the ``=`` (the BPE writes ``= {`` as ``=`` + `` {``), and after that token the
+  tiny model wrote ``bool`` in every one of 25 answers of one constrained eval run that missed a
+  requested type (``type Coord = bool//...``). Handlers are not
   forced at item starts; inside an actor's body, at a handler start (the line after ``actor NAME {``
   or after a handler's closing ``}``), the first missing requested handler is forced the same
   way (``  on NAME(PARAMS) to T {``).
@@ -49,7 +56,9 @@ def header(item: RequestedItem) -> str | None:
             return f"{keyword} {item.name}{item.signature} {{"
         return f"{keyword} {item.name}{item.signature}"
     if item.kind == "type":
-        return f"type {item.name} = "
+        if item.signature is not None:  # with its newline: `| No` must not run on into `| Nocove(...)`
+            return f"type {item.name} {item.signature}\n"
+        return f"type {item.name} =" + {"record": " {", "sum": " |"}.get(item.form or "", "")
     if item.kind == "actor":
         return f"actor {item.name} {{"
     return None

@@ -130,6 +130,7 @@ class RequestHold:
                     self.report.done_steps += 1
                 else:
                     done = None  # the grammar cannot close here yet (e.g. a header still wants its body)
+        unwound = mask
         if wind and done is None:
             mask = self._wind_down(code, width, finite, mask, held)
         if self.specs[row] and not self._no_force[row]:
@@ -138,6 +139,10 @@ class RequestHold:
                 keep = torch.zeros(width, dtype=torch.bool)
                 keep[[i for i in ids if i < width]] = True
                 both = keep if mask is None else mask & keep
+                if mask is not unwound and not _any_left(finite, both):
+                    # a header being forced outranks the wind-down (a short budget, a retry whose
+                    # forced prefix spent most of it): cut in the middle, it would declare nothing
+                    both = keep if unwound is None else unwound & keep
                 if _any_left(finite, both):
                     return both, True
                 self._no_force[row], self._forcing[row] = True, None
@@ -175,33 +180,37 @@ class RequestHold:
         """Ids continuing the header being forced for ``row`` (``None``: nothing forced here):
         a missing item's header at a top-level item start, a missing handler's inside an actor."""
         state = self._forcing[row]
-        if state is None:
-            at_handler = False
-            if not item_start(code):
-                at_handler = handler_start(code)
-                if not at_handler:
-                    return None
-            spec = self.specs[row]
-            missing = self._missing_items(row, code.rstrip())
-            if at_handler:
-                missing -= declared_names(code)  # written in this (still open) actor already
-            make = handler_header if at_handler else header
-            item = next((i for i in spec.items if i.name in missing and i.name not in self._forced[row]
-                         and make(i) is not None), None)
-            if item is None:
-                return None
-            target = str(make(item))
-            if not code.endswith("\n") and code.strip() == "":
-                target = "\n" + target
-            self._forced[row].add(item.name)
-            state = self._forcing[row] = (target, len(code), item.name)
-        target, start, name = state
-        written = code[start:]
-        if len(written) >= len(target) or not target.startswith(written):
-            self._forcing[row] = None  # complete (a last token may run past it)
+        if state is not None:
+            target, start, name = state
+            written = code[start:]
+            if len(written) < len(target) and target.startswith(written):
+                return self._continuing(row, code, target, written)
+            self._forcing[row] = None  # complete (a last token may run past it): the next item may start here
             if written.lstrip("\n").startswith("@"):
                 self._forced[row].discard(name)  # a decorator came first: force on the next line
+        at_handler = False
+        if not item_start(code):
+            at_handler = handler_start(code)
+            if not at_handler:
+                return None
+        spec = self.specs[row]
+        missing = self._missing_items(row, code.rstrip())
+        if at_handler:
+            missing -= declared_names(code)  # written in this (still open) actor already
+        make = handler_header if at_handler else header
+        item = next((i for i in spec.items if i.name in missing and i.name not in self._forced[row]
+                     and make(i) is not None), None)
+        if item is None:
             return None
+        target = str(make(item))
+        if not code.endswith("\n") and code.strip() == "":
+            target = "\n" + target
+        self._forced[row].add(item.name)
+        self._forcing[row] = (target, len(code), item.name)
+        return self._continuing(row, code, target, "")
+
+    def _continuing(self, row: int, code: str, target: str, written: str) -> list[int]:
+        """Ids continuing the forced ``target`` of ``row`` after its ``written`` part."""
         index = self.table.index
         ids = index.continuing(target[len(written):]) if index is not None else []
         tool = self.extras is not None and row < len(self.extras) and self.extras[row].tool

@@ -9,9 +9,10 @@ strict); if it has a diagnostic, the completion is cut at the start of the first
 (:class:`ForcedPrefix`, the last processor, so every mask consumes it as if it had been sampled),
 up to ``retries`` rounds. A block the token budget cut is judged by its complete lines (open
 brackets closed for the check), so a derailed block is retried from where it first goes wrong.
-A retry that is no better than what it replaces (more errors, or a block the budget cut) is
-dropped (:func:`better`). An answer with no block and a clean block are never retried. The token
-budget of a retry is the original one: the forced prefix counts against it.
+A retry that is no better than what it replaces (more errors, a block the budget cut, or one
+that no longer declares an item the request names) is dropped (:func:`better`). An answer with
+no block and a clean block are never retried. The token budget of a retry is the original one:
+the forced prefix counts against it.
 
 This is one decoding policy of the one decoder: evaluation's constrained policy and ``vox serve``
 both run it (``retries`` / ``retry_temperature`` in the eval recipe, ``vox_retries`` in a request
@@ -28,6 +29,7 @@ from typing import Any, Final
 from transformers import LogitsProcessor
 
 from pipeline.decoding_fence import OPEN, closing_fence
+from vox_lang.requests import RequestSpec
 
 #: default rounds of retries (each round re-decodes every completion that still has a fault).
 #: Measured on the cpu-tiny default eval (adapter, 102 tasks x 4, constrained): one round at
@@ -122,11 +124,24 @@ def kept_ids(tokenizer: Any, ids: Sequence[int], cut: int) -> list[int]:
     return list(ids[:lo])
 
 
-def better(old: Fault | None, new_text: str, new: Fault | None) -> bool:
+def missing_count(spec: RequestSpec, text: str) -> int:
+    """How many items ``spec`` names that ``text``'s first closed ```vox block does not declare
+    (all of them without one; 0 when the request names nothing)."""
+    from vox_lang.requests import missing_items
+
+    if not spec:
+        return 0
+    found = _first_block(text)
+    return len(spec.items) if found is None else len(missing_items(spec, found[1]))
+
+
+def better(old: Fault | None, new_text: str, new: Fault | None, lost: bool = False) -> bool:
     """Whether a retry's ``new_text`` (fault ``new``) replaces a completion whose fault was ``old``:
-    a clean closed block always does; a block the budget cut (or none) never does; otherwise
-    fewer diagnostics, or as many with the first one later."""
-    if _first_block(new_text) is None:  # open (cut by the budget) or missing
+    never one that ``lost`` a requested item the old one declared (a retry from the header's line
+    may write another header: ``fn late_orders(days: List[int], limit: float)`` compiles but is not
+    what was asked); a clean closed block always does; a block the budget cut (or none) never
+    does; otherwise fewer diagnostics, or as many with the first one later."""
+    if lost or _first_block(new_text) is None:  # lost what was asked; open (cut by the budget) or missing
         return False
     if new is None:
         return True
@@ -144,7 +159,8 @@ class RetryStats:
             budget cut judged by its complete lines).
         retried: retry decodes run, all rounds together.
         replaced: retries kept (:func:`better` than what they replaced).
-        fixed: completions faulty after the first pass and clean at the end.
+        fixed: completions faulty after the first pass and clean at the end, declaring everything
+            the request names.
         completions: the same per completion ``(conversation, sample)`` (``replaced`` left out),
             for a caller that reports each answer's own: see :meth:`of`.
     """
@@ -172,18 +188,26 @@ Decode = Callable[[Sequence[Any], int, Any, list[list[list[int]]], Sequence[Sequ
 
 def retry_faults(decode: Decode, conversations: Sequence[Any], texts: list[list[str]], ids: list[list[list[int]]],
                  tokenizer: Any, params: Any, rounds: int, seed: int, strict: bool = True,
-                 open_blocks: bool = True) -> RetryStats:
+                 open_blocks: bool = True, specs: Sequence[RequestSpec] | None = None) -> RetryStats:
     """Retry every faulty completion of ``texts`` (``n`` per conversation; ``ids`` their tokens)
     up to ``rounds`` times, in place: each round decodes the completions that still have a fault
     again, in one batch, from the start of their first faulty line; a retry replaces its
     completion when :func:`better`. Round ``r`` seeds torch with ``seed + 7919 * r``, and a
     seeded ``params`` gets that seed too (the decoder reseeds from it: the same seed would draw
-    the same tokens after the same forced prefix)."""
+    the same tokens after the same forced prefix). ``specs``: what each conversation's request
+    names (a retry may not lose one of those items, :func:`better`); by default read from the
+    conversations (:func:`pipeline.decoding_request.request_spec`), which the decoder otherwise
+    passes through untouched."""
     import dataclasses
 
     import torch
 
+    from pipeline.decoding_request import request_spec
+
+    if specs is None:
+        specs = [request_spec(c) if isinstance(c, list) else RequestSpec() for c in conversations]
     faults = {(i, j): fault_cut(text, strict, open_blocks) for i, row in enumerate(texts) for j, text in enumerate(row)}
+    missing = {(i, j): missing_count(specs[i], text) for i, row in enumerate(texts) for j, text in enumerate(row)}
     first = {key for key, f in faults.items() if f is not None}
     stats = RetryStats(faulty=len(first))
     retried: dict[tuple[int, int], int] = {}
@@ -203,14 +227,15 @@ def retry_faults(decode: Decode, conversations: Sequence[Any], texts: list[list[
             retried[key] = retried.get(key, 0) + 1
         for ((i, j), f), text, tid in zip(todo, new, new_ids):
             fault = fault_cut(text[0], strict, open_blocks)
-            if better(f, text[0], fault):
-                texts[i][j], ids[i][j], faults[(i, j)] = text[0], tid[0], fault
+            lacks = missing_count(specs[i], text[0])
+            if better(f, text[0], fault, lost=lacks > missing[(i, j)]):
+                texts[i][j], ids[i][j], faults[(i, j)], missing[(i, j)] = text[0], tid[0], fault, lacks
                 stats.replaced += 1
-    stats.fixed = sum(faults[key] is None for key in first)
+    fixed = {key for key in first if faults[key] is None and not missing[key]}
+    stats.fixed = len(fixed)
     for key in faults:
-        bad = key in first
-        stats.completions[key] = {"faulty": int(bad), "retried": retried.get(key, 0),
-                                  "fixed": int(bad and faults[key] is None)}
+        stats.completions[key] = {"faulty": int(key in first), "retried": retried.get(key, 0),
+                                  "fixed": int(key in fixed)}
     return stats
 
 

@@ -370,7 +370,7 @@ class Engine:
 
         rows, retries = verified_choices(self.model, self.tokenizer, prepared.prompt_ids, prepared.params,
                                        sorted(self.eos_ids), make, prepared.n, prepared.retries,
-                                       use_cache=self.use_cache, cancel=cancel)
+                                       use_cache=self.use_cache, cancel=cancel, request=prepared.request)
         yield from replay(prepared, rows, retries, self.tokenizer, self.eos_ids, built[0] if built else None,
                           cancel is not None and cancel.is_set())
 

@@ -81,6 +81,13 @@ class ChatRequest(BaseModel):
     modalities: Any = None
     audio: Any = None
 
+    @field_validator("stream", "vox_code_only", mode="before")
+    @classmethod
+    def _null_is_default(cls, value: Any) -> Any:
+        """``null`` asks for the default (false), as for every other optional field (OpenAI's
+        own clients send ``"stream": null``)."""
+        return False if value is None else value
+
     @field_validator(*UNSUPPORTED_FIELDS)
     @classmethod
     def _refuse_unsupported(cls, value: Any, info: ValidationInfo) -> Any:

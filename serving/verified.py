@@ -22,6 +22,7 @@ from pipeline.decoding import SamplingParams, generate_rows
 from pipeline.decoding_retry import RETRY_TEMPERATURE, ForcedPrefix, retry_faults
 from serving.choice_text import ChoiceText
 from serving.prepared import Prepared, StreamEvent, constraint_summary
+from vox_lang.requests import RequestSpec
 
 
 def decode_choices(model: Any, tokenizer: Any, prompt_ids: list[int], params: SamplingParams, eos: Sequence[int],
@@ -58,12 +59,14 @@ def decode_choices(model: Any, tokenizer: Any, prompt_ids: list[int], params: Sa
 
 def verified_choices(model: Any, tokenizer: Any, prompt_ids: list[int], params: SamplingParams, eos: Sequence[int],
                      processors: Callable[[int], list[Any]], n: int, rounds: int, *, use_cache: bool,
-                     cancel: threading.Event | None) -> tuple[list[list[int]], list[dict[str, int]]]:
+                     cancel: threading.Event | None, request: RequestSpec | None = None,
+                     ) -> tuple[list[list[int]], list[dict[str, int]]]:
     """Each of the ``n`` choices' token ids after up to ``rounds`` rounds of compiler-checked
     retries (see the module docstring; replay them through a ``ChoiceText`` for the text and the
     finish reason), and per choice what its retries did: ``{"rounds", "faulty", "retried",
     "fixed"}`` (``faulty``, ``fixed``: 0 or 1; ``retried``: its retry decodes). A cancelled
-    request is not retried."""
+    request is not retried; a retry never replaces a choice with one that lost an item
+    ``request`` names."""
     first = decode_choices(model, tokenizer, prompt_ids, params, eos, processors, n, use_cache=use_cache,
                            cancel=cancel)
     texts = [[tokenizer.decode(c, skip_special_tokens=True)] for c in first]
@@ -80,7 +83,8 @@ def verified_choices(model: Any, tokenizer: Any, prompt_ids: list[int], params: 
         return [[tokenizer.decode(r, skip_special_tokens=True)] for r in rows]
 
     retry = dataclasses.replace(params, temperature=max(params.temperature, RETRY_TEMPERATURE))
-    stats = retry_faults(decode, list(range(n)), texts, ids, tokenizer, retry, rounds, params.seed or 0)
+    stats = retry_faults(decode, list(range(n)), texts, ids, tokenizer, retry, rounds, params.seed or 0,
+                         specs=[request or RequestSpec()] * n)
     reports = [{"rounds": rounds, **stats.of(i)} for i in range(n)]
     return [row[0] for row in ids], reports
 

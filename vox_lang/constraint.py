@@ -34,7 +34,9 @@ MODES: Final = ("program", "code", "first", "response")
 # Prose is lexed one character at a time (a backtick only when a non-backtick follows), so three
 # backticks can only ever be a fence: a ```vox block cannot be smuggled through as prose, and
 # other fences (```python) are not allowed. One or two backticks may end the answer. The opening
-# fence ends its line (```vox then a newline), as the eval's block extractor and Markdown expect.
+# fence ends its line (```vox then a newline), as the eval's block extractor and Markdown expect;
+# so does the closing one (```, then a newline or the end of the answer): in Markdown (CommonMark)
+# ```.: str or ````` then more text on that line is no closing fence, the block would read on.
 _STARTS: Final[dict[str, str]] = {
     # llguidance applies %ignore only between lexemes: leading blank/comment lines are explicit.
     # A bare program may end in a comment with no newline after it (in a block, the fence line follows).
@@ -42,15 +44,17 @@ _STARTS: Final[dict[str, str]] = {
                 "TAIL: /[ \\t]*\\/\\/[^\\n\\r]*/\n"),
     "code": 'start: FENCE program FENCE_END\nFENCE: /```vox[ \\t]*\\r?\\n/\nFENCE_END: "```"\n',
     "first": (
-        "start: FENCE program FENCE_END prose TICKS?\n"
+        "start: FENCE program FENCE_END (AFTER prose TICKS?)?\n"
         'FENCE: /```vox[ \\t]*\\r?\\n/\nFENCE_END: "```"\n'
+        "AFTER: /[ \\t]*\\r?\\n/\n"
         "prose: PROSE_CHAR*\n"
         "PROSE_CHAR: /[^`]|`[^`]|``[^`]/\n"
         "TICKS: /`{1,2}/\n"
     ),
     "response": (
-        "start: prose (FENCE program FENCE_END prose)* TICKS?\n"
+        "start: prose (FENCE program FENCE_END AFTER prose)* (TICKS | FENCE program FENCE_END)?\n"
         'FENCE: /```vox[ \\t]*\\r?\\n/\nFENCE_END: "```"\n'
+        "AFTER: /[ \\t]*\\r?\\n/\n"
         "prose: PROSE_CHAR*\n"
         "PROSE_CHAR: /[^`]|`[^`]|``[^`]/\n"
         "TICKS: /`{1,2}/\n"
@@ -74,7 +78,8 @@ CONTEXTUAL: Final = ("expr", "or_e", "and_e", "eq_e", "cmp_e", "add_e", "mul_e",
 #: the expression rules down to ``call``: each gets an ``_nb`` copy without a children block, for
 #: the heads of ``if``/``while``/``for``/``match`` (spec §2 ``expr_nb``: there ``{`` opens the body;
 #: the grammar read ``match x () {`` with the arms as children, the front end as arms, E0201).
-#: Inside parentheses an ``_nb`` reference reads as the ``_p`` copy (children allowed: a widening).
+#: Inside parentheses they get an ``_nb_p`` copy too: the front end reads ``f(match g() { } { ... })``
+#: with empty arms (E0201), so there the grammar may not read ``{ }`` as ``g()``'s children either.
 NO_BLOCK: Final = ("expr", "or_e", "and_e", "eq_e", "cmp_e", "add_e", "mul_e", "unary", "postfix", "call")
 _NB_REF: Final = re.compile(r"\b(" + "|".join(NO_BLOCK) + r")\b")
 
@@ -129,8 +134,8 @@ def _refs(text: str, inside: bool) -> str:
 
     def one(m: re.Match[str]) -> str:
         name = m.group()
-        if name.endswith("_nb"):
-            name = name[:-3]
+        if name.endswith("_nb") and name[:-3] in NO_BLOCK:
+            return name + "_p"
         if name in CONTEXTUAL:
             return name + "_p"
         return f"(NL* {name})" if name in _BRACED else name
@@ -169,6 +174,7 @@ def _body() -> str:
         if name in NO_BLOCK:
             nb = _NB_REF.sub(r"\1_nb", body.replace(" children?", ""))
             out.append(f"{name}_nb:" + _rewrite(nb, False))
+            out.append(f"{name}_nb_p:" + _rewrite(nb, True))
     return "\n".join(out) + "\n"
 
 

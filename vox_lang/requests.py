@@ -70,11 +70,16 @@ class RequestedItem:
         signature: canonical text of the required shape, or ``None`` when only the name was given:
             ``(a: int, b: str) to int`` for functions/handlers (no ``to`` part when the request left
             the return type open), ``= { x: float }`` / ``= | A | B(x: int)`` for types.
+        form: for a type named without its declaration, what the request's words say it is:
+            ``record`` ("a record type `User`", "`Point` with fields ...") or ``sum`` ("a sum type",
+            "an enum", "with variants ..."); ``None`` when they say neither or both. A hint for
+            decoders (:func:`type_form`); :func:`missing_items` does not check it.
     """
 
     kind: str
     name: str
     signature: str | None = None
+    form: str | None = None
 
     def describe(self) -> str:
         """``kind name`` plus the signature, for messages (e.g. ``function add(a: int) to int``)."""
@@ -191,6 +196,38 @@ def _kind_before(text: str) -> str | None:
     return None
 
 
+#: words that say a requested type is a record or a sum type (lower-case; ``enum-like`` reads as ``enum``)
+_FORM_WORDS: Final[dict[str, str]] = {
+    **{w: "record" for w in ("record", "records", "struct", "structs", "field", "fields")},
+    **{w: "sum" for w in ("sum", "enum", "enums", "variant", "variants")},
+}
+
+
+def type_form(before: str, after: str) -> str | None:
+    """``record``/``sum`` for a type named in backticks, from the words around the name (``before``:
+    the request up to the backticks, ``after``: from them on): the nearest form word within
+    :data:`_LOOKBACK` words before it in the same sentence, else one after it before the sentence
+    or the next backticked span ends. ``None`` when neither says, or the words after say both."""
+    words = _WORD.findall(_BACKTICK.sub(" ", before))
+    seen = 0
+    for word in reversed(words):
+        low = word.lower()
+        if low in ".;!?":
+            break
+        if low in _FORM_WORDS:
+            return _FORM_WORDS[low]
+        seen += low not in _JOINERS and low not in _KIND_WORDS
+        if seen > _LOOKBACK:
+            break
+    found: set[str] = set()
+    for word in _WORD.findall(after.split("`", 1)[0]):
+        if word in ".;!?":
+            break
+        if word.lower() in _FORM_WORDS:
+            found.add(_FORM_WORDS[word.lower()])
+    return found.pop() if len(found) == 1 else None
+
+
 def _kind_after(text: str) -> str | None:
     words = _WORD.findall(text[:40])
     return _KIND_WORDS.get(words[0].lower()) if words else None
@@ -211,6 +248,8 @@ def extract_request(text: str) -> RequestSpec:
         after = _kind_after(text[m.end():])
         kind = after if after is not None else _kind_before(text[: m.start()])
         item = _from_code(m.group(1), kind)
+        if item is not None and item.kind == "type" and item.signature is None:
+            item = RequestedItem("type", item.name, None, type_form(text[: m.start()], text[m.end():]))
         if item is not None and (item.kind, item.name) not in seen:
             seen.add((item.kind, item.name))
             items.append(item)

@@ -119,7 +119,7 @@ def test_the_pool_covers_examples_and_every_family() -> None:
 def test_every_valid_program_is_accepted_token_by_token(mode: str) -> None:
     blocked = []
     for name, src in valid_programs():
-        text = src if mode == "program" else f"```vox\n{src}\n```" + (" It compiles." if mode == "first" else "")
+        text = src if mode == "program" else f"```vox\n{src}\n```" + ("\nIt compiles." if mode == "first" else "")
         n, total, ok = accepted_prefix(text, mode)
         if not ok:
             ids = tokenizer().encode(text, add_special_tokens=False)
@@ -234,9 +234,18 @@ def test_layout_newlines_are_accepted(ok: str) -> None:
     "let p: {x: int} = {x: 1}",                       # a record type only in a type declaration
     "let p = {x // the x\n: 1}",                       # a comment only where a newline may stand
     "fn f(a: int = 1, b: int) {\n}",                  # E0201: defaulted parameters come last
+    "print(match g() { } { 0 -> 1 })",                # E0201: a head takes no children, in parentheses too
+    "let xs = [if f() { } { 1 } else { 2 }]",         # ... in brackets
 ])
 def test_newlines_that_separate_and_misused_tokens_are_rejected(bad: str) -> None:
     assert not accepted_prefix(f"```vox\n{bad}\n```", "code")[2]
+
+
+def test_heads_in_parentheses_still_open_their_body() -> None:
+    ok = "```vox\nfn f(n: int) to int {\n  ret n\n}\nprint(match f(1) {\n  1 -> \"one\"\n  _ -> \"many\"\n})\n```"
+    assert vox_lang.check(ok.split("\n", 1)[1].rsplit("\n", 1)[0], strict=True).ok
+    assert accepted_prefix(ok, "code")[2] is True
+    assert accepted_prefix("```vox\nprint(if (card() { }) { 1 } else { 2 })\n```", "code")[2] is True
 
 
 def test_children_only_after_named_arguments() -> None:
@@ -259,6 +268,15 @@ def test_first_mode_opens_with_the_block() -> None:
     assert accepted_prefix("```vox\nprint(1)\n```\nAnd:\n```vox\nprint(2)\n```", "first")[2] is False
 
 
+@pytest.mark.parametrize("mode", ["first", "response"])
+def test_the_closing_fence_ends_its_line(mode: str) -> None:
+    for ok in ("```vox\nprint(1)\n```", "```vox\nprint(1)\n```\nPrints one.", "```vox\nprint(1)\n```  \nDone."):
+        assert accepted_prefix(ok, mode)[2] is True, ok
+    for bad in ("```vox\nprint(1)\n```.: str", "```vox\nprint(1)\n``` Done.", "```vox\nprint(1)\n````\n}"):
+        assert accepted_prefix(bad, mode)[2] is False, bad  # Markdown reads no closing fence there
+    assert accepted_prefix("Here:\n```vox\nprint(1)\n```\nand\n```vox\nprint(2)\n```", "response")[2] is True
+
+
 def test_answer_mode_reads_the_last_user_message() -> None:
     from pipeline.decoding_constraint import answer_mode
 
@@ -269,6 +287,9 @@ def test_answer_mode_reads_the_last_user_message() -> None:
               {"role": "user", "content": "Line 1, Col 1: error[E0503] ..."}]
     assert answer_mode(repair) == "response"  # a repair names the fault first
     assert answer_mode([ask], "code") == "code"
+    parts = {"role": "user", "content": [{"type": "text", "text": "Write a function "},
+                                         {"type": "text", "text": "`late(x: int) to int`."}]}
+    assert answer_mode([parts]) == "first"  # OpenAI text parts read as their joined text
 
 
 def test_prose_cannot_open_another_fence_or_smuggle_code() -> None:

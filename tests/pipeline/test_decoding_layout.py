@@ -109,6 +109,29 @@ def test_runaway_words_and_strings_end() -> None:
     assert "ab" in after("```vox\n", "// ab", *("_tag",) * 20)  # in a comment only the comment cap applies
 
 
+def test_a_comment_is_never_glued_to_code() -> None:
+    texts = ["```vox\n", "type T = bool", "//", " //", "l//", "/", "/ 2", "x", " ", "\"", "\"//", "\n", "  "]
+    table = LayoutTable.build(texts)
+
+    def after(*pieces: str) -> set[str]:
+        state = LayoutState(table)
+        for piece in pieces:
+            state.feed(texts.index(piece))
+        mask = state.mask(len(texts))
+        assert mask is not None
+        return {t for t, ok in zip(texts, mask.tolist()) if ok}
+
+    code = after("```vox\n", "type T = bool")
+    assert "//" not in code and "l//" not in code  # `bool//...`: the tiny model's derail into a comment
+    assert {" //", "/", "/ 2", " "} <= code  # a spaced comment, division
+    assert "/" not in after("```vox\n", "type T = bool", "/")  # `x/` then `/` would glue one too
+    assert {"//", " //"} <= after("```vox\n", "type T = bool", " ")
+    assert {"//", "/"} <= after("```vox\n") and "//" in after("```vox\n", "x", "\n", "  ")  # a line's start
+    assert "l//" not in after("```vox\n")
+    assert {"//", "\"//"} <= after("```vox\n", "x", " ", "\"")  # inside a string `//` is text
+    assert "\"//" in after("```vox\n", "type T = bool", " ")  # a string that holds `//`
+
+
 def test_a_block_holds_a_bounded_number_of_comment_lines() -> None:
     from pipeline.decoding_layout import MAX_COMMENT_LINES
 

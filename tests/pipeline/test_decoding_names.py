@@ -188,10 +188,23 @@ def test_requested_signature_is_forced_as_the_block_header() -> None:
 def test_several_requested_items_are_forced_in_request_order() -> None:
     request = "Write a type `type Answer = | Yes | No` and a function `pick(flag: bool) to Answer`."
     text, _ = _drive(request)
-    assert text.startswith("```vox\ntype Answer = "), text
+    assert text.startswith("```vox\ntype Answer = | Yes | No\n"), text  # given whole: forced whole
     # after the type, the next item start forces the function's header
     more, _ = _drive_from(request, "```vox\ntype Answer = | Yes | No\n")
     assert more.startswith("fn pick(flag: bool) to Answer {"), more
+
+
+@pytest.mark.parametrize(("request_text", "start"), [
+    ("Define a record type `User` with a name and an age.", "type User = {"),
+    ("Define a sum type `Light` with variants Red and Green.", "type Light = |"),
+    ("Create a type `Money = { cents: int, currency: str }` and format it.",
+     "type Money = { cents: int, currency: str }\n"),
+    ("Write a type `type Answer = | Yes | No` and a function.", "type Answer = | Yes | No\n"),
+])
+def test_a_requested_type_is_forced_as_far_as_the_request_says(request_text: str, start: str) -> None:
+    text, proc = _drive(request_text)
+    assert text.removeprefix("```vox\n").startswith(start), text
+    assert not proc.report.events
 
 
 def _drive_from(request: str, prefix: str, steps: int = 60) -> tuple[str, Any]:
@@ -237,7 +250,11 @@ def test_header_rule() -> None:
     assert header(RequestedItem("function", "f", "(a: int)")) == "fn f(a: int)"
     assert header(RequestedItem("function", "f")) == "fn f("
     assert header(RequestedItem("workflow", "w")) == "workflow w("
-    assert header(RequestedItem("type", "T", "= | A")) == "type T = "
+    assert header(RequestedItem("type", "T", "= | A")) == "type T = | A\n"  # `| A` must not run on
+    assert header(RequestedItem("type", "T", "= { x: int }")) == "type T = { x: int }\n"
+    assert header(RequestedItem("type", "T", None, "record")) == "type T = {"
+    assert header(RequestedItem("type", "T", None, "sum")) == "type T = |"
+    assert header(RequestedItem("type", "T")) == "type T ="  # never a trailing space: ` {` must stay possible
     assert header(RequestedItem("actor", "A")) == "actor A {"
     assert header(RequestedItem("handler", "h")) is None
     assert item_start("") and item_start("\n") and item_start("fn f() {\n}\n")
@@ -363,6 +380,9 @@ def test_a_repair_turn_keeps_what_the_original_request_named() -> None:
     later = "Now write an actor `Greeter` with a handler `hello(name: str) to str`."
     assert request_text([*convo, {"role": "assistant", "content": "ok"}, {"role": "user", "content": later}]) == later
     assert request_text([{"role": "user", "content": "hi"}]) == "hi" and request_text([]) == ""
+    parts = [{"role": "user", "content": [{"type": "text", "text": ask}, {"type": "image_url"}]}]
+    assert request_text(parts) == ask and request_spec(parts).names == frozenset({"late_orders"})
+    assert request_text([{"role": "user", "content": None}]) == ""
 
 
 def _first_blocked(src: str, spec: RequestSpec | None = None) -> str | None:

@@ -187,3 +187,26 @@ def test_forced_prefix_starts_the_generated_sequence() -> None:
     generate_texts(model, Tok(), [[1, 2, 3], [4, 5]], 1, SamplingParams(max_new_tokens=6, temperature=1.0),
                    stop_after_block=False, processors=lambda plen: [ForcedPrefix(forced, plen)], ids_out=ids)
     assert ids[0][0][:3] == [5, 6, 7] and ids[1][0][:1] == [9]
+
+
+def test_a_retry_that_loses_a_requested_item_is_dropped() -> None:
+    """A retry from the header's line may write another header: clean, but not what was asked
+    (seen through vox serve: `fn late_orders(days: List[int], limit: float) {}` counted as fixed)."""
+    tok = CharTokenizer()
+    asked = [{"role": "user", "content": "Write a function `double(n: int) to int`."}]
+    no_ret = answer("fn double(n: int) to int {\n}\n")  # E0508 at the name: the retry starts at line 1
+    texts = [[no_ret]]
+    ids = [[tok.encode(no_ret)]]
+
+    def decode(conversations: Sequence[Any], n: int, params: Any, ids_out: list[list[list[int]]],
+               forced: Sequence[Sequence[int]] | None) -> list[list[str]]:
+        out = [tok.decode(f) + "fn double(n: float) {\n}\n```\n" for f in forced or []]
+        assert fault_cut(out[0]) is None  # clean, and closed
+        ids_out.extend([tok.encode(o)] for o in out)
+        return [[o] for o in out]
+
+    stats = retry_faults(decode, [asked], texts, ids, tok, None, rounds=1, seed=0)
+    assert texts[0][0] == no_ret  # kept: the retry compiles but declares no `double(n: int) to int`
+    assert (stats.faulty, stats.retried, stats.replaced, stats.fixed) == (1, 1, 0, 0)
+    stats = retry_faults(decode, ["no request"], texts, ids, tok, None, rounds=1, seed=0)
+    assert (stats.replaced, stats.fixed) == (1, 1)  # nothing was asked: clean wins

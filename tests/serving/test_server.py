@@ -235,6 +235,14 @@ def test_request_fields_are_named_one_way(local_server: str, messages: Any, mess
     assert (error["message"], error["param"]) == (message, param)
 
 
+def test_null_asks_for_the_default(local_server: str) -> None:
+    """`"stream": null` (OpenAI's clients send it) is a whole answer, as for every optional field."""
+    payload = {"model": "vox-mens-tiny", "messages": MESSAGES, "max_tokens": 2, "stream": None, "vox_code_only": None}
+    response = httpx.post(f"{local_server}/chat/completions", json=payload, timeout=60)
+    assert response.status_code == 200, response.text
+    assert response.json()["object"] == "chat.completion"
+
+
 def test_openai_client_sees_typed_errors(client: Any, tiny_model_name: str) -> None:
     import openai
 

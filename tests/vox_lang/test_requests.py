@@ -35,6 +35,32 @@ def test_extract_request(text: str, expected: list[tuple[str, str, str | None]])
     assert [(i.kind, i.name, i.signature) for i in spec.items] == expected
 
 
+@pytest.mark.parametrize(
+    ("text", "form"),
+    [
+        ("Write a record type `User` with name and age", "record"),
+        ("Define a struct `Point` and a function", "record"),
+        ("Make a type `Box` with fields w and h.", "record"),
+        ("Define a sum type `Light` with variants Red and Green", "sum"),
+        ("Create an enum-like type `Priority` (Low, Medium, High)", "sum"),
+        ("I want a type `Signal` with variants Green and Amber, plus `describe(s: Signal) to str`", "sum"),
+        ("Write a type `Tag` and a function", None),                          # neither
+        ("A record. Then a type `Mixed` please", None),                       # another sentence
+        ("Write a type `Odd` with fields and variants", None),                # both
+        ("Define a sum type `Shape` and a record type `Size`", "sum"),         # the nearest word before
+    ],
+)
+def test_type_form(text: str, form: str | None) -> None:
+    item = extract_request(text).items[0]
+    assert (item.kind, item.form) == ("type", form)
+
+
+def test_a_type_given_whole_has_no_form() -> None:
+    item = extract_request("Create a record type `Money = { cents: int }`").items[0]
+    assert (item.signature, item.form) == ("= { cents: int }", None)
+    assert extract_request("Define a sum type `Shape` and a record type `Size`").items[1].form == "record"
+
+
 def test_extract_never_raises_on_junk() -> None:
     for text in ["`", "``", "`(`", "`type`", "a function `f(`", "`fn f(x: ) to`", "\x00`a`\n`b", "`" * 101]:
         assert isinstance(extract_request(text), RequestSpec)
