@@ -265,6 +265,9 @@ class Engine:
                 param="max_tokens",
                 code="context_length_exceeded",
             )
+        if any(not text for text in stop):
+            raise RequestError("stop strings must not be empty (an empty one would end every answer at once)",
+                               param="stop")
         try:
             params = SamplingParams(
                 max_new_tokens=max_tokens,

@@ -17,7 +17,8 @@ declare. The rules, in order, for each backticked span:
 
 Kind words: function/fn/tool/view/component/page → ``function``; workflow, activity, type (record,
 struct, enum, alias), actor, handler. Prelude names, reserved words and call expressions with
-untyped arguments (`ping(41)`) are never requirements. This module imports only from vox_lang.
+untyped arguments (`ping(41)`) are never requirements; nor is a signature that names a parameter
+twice (`f(x: int, x: int)`: no program can declare it). This module imports only from vox_lang.
 """
 
 from __future__ import annotations
@@ -168,8 +169,8 @@ def _from_code(code: str, kind: str | None) -> RequestedItem | None:
         rest = code[len(name):].strip()
         has_ret = bool(re.search(r"\)\s*(to|->)\s*\S", rest))
         item = _parse_one(f"fn {name}{rest} {{ }}" if has_ret or rest.endswith(")") else "")
-        if not isinstance(item, syntax.FnDecl):
-            return None
+        if not isinstance(item, syntax.FnDecl) or len({p.name for p in item.params}) < len(item.params):
+            return None  # a parameter named twice can never compile (E0402): no program could declare it
         fkind = kind if kind in ("workflow", "activity", "handler") else "function"
         return RequestedItem(fkind, name, fn_signature(item.params, item.ret, has_ret))
     if kind is not None and _NAME.match(code) and code not in _NOT_NAMES:

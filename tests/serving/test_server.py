@@ -191,6 +191,9 @@ def test_n_streaming_carries_the_choice_index(client: Any, tiny_model_name: str)
         (json.dumps({"model": "vox-mens-tiny", "messages": MESSAGES, "max_tokens": True}).encode(), 400, "max_tokens"),
         (json.dumps({"model": "vox-mens-tiny", "messages": MESSAGES, "temperature": "0.5"}).encode(), 400,
          "temperature"),
+        # an empty stop string: param was null, the message showed a Python tuple
+        (json.dumps({"model": "vox-mens-tiny", "messages": MESSAGES, "stop": ""}).encode(), 400, "stop"),
+        (json.dumps({"model": "vox-mens-tiny", "messages": MESSAGES, "stop": ["x", ""]}).encode(), 400, "stop"),
     ],
 )
 def test_bad_requests_get_openai_errors_and_server_keeps_serving(

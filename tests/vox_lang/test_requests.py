@@ -28,6 +28,7 @@ from vox_lang.requests import RequestedItem, RequestSpec, extract_request, missi
         ("Use `x` and `len` then print `ping(41)`. Mention `str`.", []),
         ("Write a script that prints 1 to 5", []),
         ("A function `fn` is not a name; neither is `List[int]`", []),
+        ("Write a function `f(x: int, x: int) to int`", []),  # E0402 whatever the program: no requirement
     ],
 )
 def test_extract_request(text: str, expected: list[tuple[str, str, str | None]]) -> None:

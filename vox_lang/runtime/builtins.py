@@ -143,7 +143,9 @@ def m_slice(rt: RunState, s: str, args: list[Any], span: Span) -> str:
     n = len(s)
     if not 0 <= a <= n:
         raise _index_fault(a, n, span)
-    if not a <= b <= n:
+    if b < a:  # in range, but before the start: say so (the plain message would call it out of range)
+        raise VoxFault("R0004", span, i=b, n=n, hint=f"slice end {b} is before its start {a}: end >= start")
+    if b > n:
         raise _index_fault(b, n, span)
     return s[a:b]
 
