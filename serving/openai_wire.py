@@ -22,7 +22,7 @@ from serving.errors import param_path
 from serving.prepared import Completion
 
 #: OpenAI request fields this server cannot honour and whose values change what the answer is
-#: (a tool call, JSON, log-probabilities, audio): field -> (the values that ask for none of it, so
+#: (a tool call, JSON, log-probabilities, audio, tokens forced or banned by ``logit_bias``): field -> (the values that ask for none of it, so
 #: they stay accepted; what the server does instead). Any other value is a 400 naming the field,
 #: never silently ignored. Fields that only tune sampling or bookkeeping (``user``,
 #: ``presence_penalty``, ``parallel_tool_calls``, ``store``...) and unknown ones are accepted.
@@ -36,6 +36,7 @@ UNSUPPORTED_FIELDS: Final[dict[str, tuple[tuple[Any, ...], str]]] = {
     "top_logprobs": ((None, 0), "it returns no log-probabilities"),
     "modalities": ((None, ["text"]), "it answers in text only"),
     "audio": ((None,), "it answers in text only"),
+    "logit_bias": ((None, {}), "it applies no per-token bias"),  # forces or bans named tokens: not a tuning
 }
 UNSUPPORTED_CODE: Final = "unsupported_parameter"  # OpenAI's error code for a parameter a model does not take
 
@@ -80,6 +81,7 @@ class ChatRequest(BaseModel):
     top_logprobs: Any = None
     modalities: Any = None
     audio: Any = None
+    logit_bias: Any = None
 
     @field_validator("stream", "vox_code_only", mode="before")
     @classmethod

@@ -273,6 +273,7 @@ FUNCTION_TOOL = {"type": "function", "function": {"name": "add", "parameters": {
     ("top_logprobs", 3),
     ("modalities", ["text", "audio"]),
     ("audio", {"voice": "alloy", "format": "wav"}),
+    ("logit_bias", {"5": 100}),  # was accepted and ignored
 ])
 def test_fields_that_change_the_answer_are_refused_not_ignored(local_server: str, field: str, value: Any) -> None:
     # they used to be accepted and ignored: a client asking for JSON or a tool call got prose
@@ -291,7 +292,7 @@ def test_harmless_and_unknown_fields_are_accepted(client: Any, tiny_model_name: 
     harmless = {"tools": [], "tool_choice": "none", "response_format": {"type": "text"}, "logprobs": False,
                 "top_logprobs": 0, "modalities": ["text"], "user": "u1", "presence_penalty": 0.5,
                 "frequency_penalty": 0.1, "parallel_tool_calls": False, "store": False, "metadata": {"k": "v"},
-                "some_future_field": {"x": 1}}
+                "logit_bias": {}, "some_future_field": {"x": 1}}
     out = client.chat.completions.create(model=tiny_model_name, messages=MESSAGES, max_tokens=2, extra_body=harmless)
     assert out.choices[0].finish_reason in ("stop", "length")
     with pytest.raises(openai.BadRequestError) as info:  # what an OpenAI client sees
