@@ -22,8 +22,9 @@ from serving.errors import param_path
 from serving.prepared import Completion
 
 #: OpenAI request fields this server cannot honour and whose values change what the answer is
-#: (a tool call, JSON, log-probabilities, audio, tokens forced or banned by ``logit_bias``): field -> (the values that ask for none of it, so
-#: they stay accepted; what the server does instead). Any other value is a 400 naming the field,
+#: (a tool call, JSON, log-probabilities, audio, tokens forced or banned by ``logit_bias``):
+#: field -> (the values that ask for none of it, so they stay accepted; what the server does
+#: instead). Any other value is a 400 naming the field,
 #: never silently ignored. Fields that only tune sampling or bookkeeping (``user``,
 #: ``presence_penalty``, ``parallel_tool_calls``, ``store``...) and unknown ones are accepted.
 UNSUPPORTED_FIELDS: Final[dict[str, tuple[tuple[Any, ...], str]]] = {
