@@ -4,6 +4,7 @@ line in a row inside a ```vox block (inside brackets too), comments of bounded l
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 import pytest
 
@@ -86,10 +87,9 @@ def test_the_cap_holds_under_the_grammar_on_random_logits(seed: int) -> None:
     assert not proc.report.fell_back
 
 
-def test_runaway_words_and_strings_end() -> None:
-    from pipeline.decoding_layout import MAX_STRING, MAX_WORD
-
-    texts = ["```vox\n", "let s = ", "ab", " ", "\"", "\")", "(", "\n", "_tag", "// ab"]
+def allowed_after(texts: list[str]) -> Callable[..., set[str]]:
+    """``after(*pieces)``: the texts of ``texts`` (a token table) the layout allows once ``pieces``
+    (each one of ``texts``) are fed to a fresh state outside a block."""
     table = LayoutTable.build(texts)
 
     def after(*pieces: str) -> set[str]:
@@ -100,6 +100,14 @@ def test_runaway_words_and_strings_end() -> None:
         assert mask is not None
         return {t for t, ok in zip(texts, mask.tolist()) if ok}
 
+    return after
+
+
+def test_runaway_words_and_strings_end() -> None:
+    from pipeline.decoding_layout import MAX_STRING, MAX_WORD
+
+    texts = ["```vox\n", "let s = ", "ab", " ", "\"", "\")", "(", "\n", "_tag", "// ab"]
+    after = allowed_after(texts)
     word = ("_tag",) * (MAX_WORD // 4)
     assert "ab" in after("```vox\n", "let s = ", *word[:-1]) and "ab" not in after("```vox\n", "let s = ", *word)
     assert {"(", " ", "\n", "\"", "\")"} <= after("```vox\n", "let s = ", *word)  # anything that ends it
@@ -110,17 +118,8 @@ def test_runaway_words_and_strings_end() -> None:
 
 
 def test_a_comment_is_never_glued_to_code() -> None:
-    texts = ["```vox\n", "type T = bool", "//", " //", "l//", "/", "/ 2", "x", " ", "\"", "\"//", "\n", "  "]
-    table = LayoutTable.build(texts)
-
-    def after(*pieces: str) -> set[str]:
-        state = LayoutState(table)
-        for piece in pieces:
-            state.feed(texts.index(piece))
-        mask = state.mask(len(texts))
-        assert mask is not None
-        return {t for t, ok in zip(texts, mask.tolist()) if ok}
-
+    after = allowed_after(["```vox\n", "type T = bool", "//", " //", "l//", "/", "/ 2", "x", " ", "\"", "\"//", "\n",
+                           "  "])
     code = after("```vox\n", "type T = bool")
     assert "//" not in code and "l//" not in code  # `bool//...`: the tiny model's derail into a comment
     assert {" //", "/", "/ 2", " "} <= code  # a spaced comment, division
