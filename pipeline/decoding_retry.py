@@ -32,10 +32,11 @@ from pipeline.decoding_fence import OPEN, closing_fence
 from vox_lang.requests import RequestSpec
 
 #: default rounds of retries (each round re-decodes every completion that still has a fault).
-#: Measured on the cpu-tiny default eval (adapter, 102 tasks x 4, constrained): one round at
-#: 0.7 took pass@1 from 0.130 to 0.164 (312 retried, 14 fixed) for 126 s beside the first pass's
-#: 158 s; two rounds at 0.2 (closed blocks only) 0.130 -> 0.167 for 163 s
-RETRIES: Final = 1
+#: Measured on the cpu-tiny default eval (adapter, 102 tasks x 4, constrained; bench/retries.py
+#: --seed 0 on commit 37e541c's export, 2 idle AMX cores): first pass 0.211, one round at 0.7
+#: 0.272 (321 retried, 25 fixed, 49 s), two rounds 0.314 (617 retried, 43 fixed, 85 s); one round
+#: at 0.4 0.272, at 1.0 0.262. Earlier (before the wind-down): one round at 0.7 0.130 -> 0.164
+RETRIES: Final = 2
 #: sampling temperature of a retry at least (a greedy retry would decode the same line again)
 RETRY_TEMPERATURE: Final = 0.7
 

@@ -219,6 +219,12 @@ def test_without_a_constrained_decoder_the_gate_uses_unconstrained_and_marks_it_
     assert set(report.policies) == {"unconstrained", "verified"}
 
 
+def test_the_eval_retries_as_vox_serve_does_by_default() -> None:
+    from pipeline.decoding_retry import RETRIES
+
+    assert EvalConfig().retries == RETRIES  # one decoding policy for the eval's number and the served answer
+
+
 def test_negative_retries_are_a_recipe_error_before_any_generation() -> None:
     from pipeline.eval_policies import eval_generators
 

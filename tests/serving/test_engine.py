@@ -367,8 +367,10 @@ def test_sampling_defaults_come_from_generation_config(tiny_export_dir: Path, tm
 
 def test_code_only_answers_are_prefixes_of_valid_programs(engine: Engine) -> None:
     assert engine.grammar is not None
+    from pipeline.decoding_retry import RETRIES
+
     done = engine.chat(USER, max_tokens=40, temperature=1.0, seed=3, code_only=True)
-    assert done.constraint is not None and done.constraint["retries"]["rounds"] == 1  # a whole answer: retried
+    assert done.constraint is not None and done.constraint["retries"]["rounds"] == RETRIES  # a whole answer: retried
     assert {k: done.constraint[k] for k in ("mode", "applied", "events")} == {"mode": "code", "applied": True,
                                                                              "events": []}
     assert "```vox".startswith(done.text[:6]) or done.text.startswith("```vox")
@@ -502,7 +504,7 @@ def test_retries_default_on_for_whole_answers_and_off_for_streams(engine: Engine
 def test_a_faulty_answer_is_decoded_again_from_its_first_faulty_line(
         engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
     import serving.verified
-    from pipeline.decoding_retry import ForcedPrefix
+    from pipeline.decoding_retry import RETRIES, ForcedPrefix
 
     eos = min(engine.eos_ids)
     head = "```vox\nfn double(n: int) to int {\n"
@@ -524,7 +526,8 @@ def test_a_faulty_answer_is_decoded_again_from_its_first_faulty_line(
     assert done.text == head + "    ret n * 2\n}\n```" and done.finish_reason == "stop"
     assert len(calls) == 2 and calls[0] is None and calls[1] is not None
     assert engine.tokenizer.decode(calls[1][0]) == head  # the kept prefix ends where the faulty line starts
-    assert done.constraint is not None and done.constraint["retries"] == {"rounds": 1, "faulty": 1, "retried": 1,
+    # clean after the first retry: the second round has nothing left to do
+    assert done.constraint is not None and done.constraint["retries"] == {"rounds": RETRIES, "faulty": 1, "retried": 1,
                                                                           "fixed": 1}
     streamed = list(engine.stream(engine.prepare(USER, max_tokens=len(faulty) + 8, temperature=0.0)))
     assert "".join(e.text for e in streamed) == done.text  # text comes only once it is checked
@@ -535,7 +538,7 @@ def test_each_choice_reports_its_own_retries_and_a_stream_reports_none_ran(
     # With n = 2 every choice's vox_constraint.retries held the request's counts (faulty 1, retried 1,
     # fixed 1 on the clean choice too), and an answer without retry rounds (a stream) had no retries.
     import serving.verified
-    from pipeline.decoding_retry import ForcedPrefix
+    from pipeline.decoding_retry import RETRIES, ForcedPrefix
 
     eos = min(engine.eos_ids)
     head = "```vox\nfn double(n: int) to int {\n"
@@ -553,8 +556,8 @@ def test_each_choice_reports_its_own_retries_and_a_stream_reports_none_ran(
     budget = len(faulty) + 8
     first, second = engine.completions(engine.prepare(USER, max_tokens=budget, temperature=0.0, n=2))
     assert first.constraint is not None and second.constraint is not None
-    assert first.constraint["retries"] == {"rounds": 1, "faulty": 1, "retried": 1, "fixed": 1}
-    assert second.constraint["retries"] == {"rounds": 1, "faulty": 0, "retried": 0, "fixed": 0}
+    assert first.constraint["retries"] == {"rounds": RETRIES, "faulty": 1, "retried": 1, "fixed": 1}
+    assert second.constraint["retries"] == {"rounds": RETRIES, "faulty": 0, "retried": 0, "fixed": 0}
     assert first.text.endswith("ret n * 2\n}\n```") and second.text.endswith("ret n + n\n}\n```")
     streamed = engine.completions(engine.prepare(USER, max_tokens=budget, temperature=0.0, stream=True))[0]
     assert streamed.constraint is not None and streamed.constraint["retries"] == {"rounds": 0, "faulty": 0,
