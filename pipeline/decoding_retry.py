@@ -29,7 +29,7 @@ from typing import Any, Final
 from transformers import LogitsProcessor
 
 from pipeline.decoding_fence import OPEN, closing_fence
-from vox_lang.requests import RequestSpec
+from vox_lang.requests import RequestSpec, missing_items
 
 #: default rounds of retries (each round re-decodes every completion that still has a fault).
 #: Measured on the cpu-tiny default eval (adapter, 102 tasks x 4, constrained; bench/retries.py
@@ -128,8 +128,6 @@ def kept_ids(tokenizer: Any, ids: Sequence[int], cut: int) -> list[int]:
 def missing_count(spec: RequestSpec, text: str) -> int:
     """How many items ``spec`` names that ``text``'s first closed ```vox block does not declare
     (all of them without one; 0 when the request names nothing)."""
-    from vox_lang.requests import missing_items
-
     if not spec:
         return 0
     found = _first_block(text)
