@@ -135,15 +135,10 @@ class LayoutTable:
     def ends(self, what: str, width: int) -> Any:
         """Bool tensor ``[width]``: tokens that end a word (``what="word"``: not starting with an
         identifier character) or close a string (``"string"``: starting with ``"``). Cached."""
-        import torch
-
         cached = self._ends.get((what, width))
         if cached is None:
             flags = [not w for w in self.word] if what == "word" else self.quote
-            out = torch.ones(width, dtype=torch.bool)
-            n = min(width, len(flags))
-            out[:n] = torch.tensor(flags[:n], dtype=torch.bool)
-            cached = self._ends[(what, width)] = out
+            cached = self._ends[(what, width)] = _flag_tensor(flags, width)
         return cached
 
     def unglued(self, after_code: int, width: int) -> Any:
@@ -151,16 +146,11 @@ class LayoutTable:
         ``//`` right after code (:data:`_GLUED`); ``after_code`` 1 (the line ends in code, not
         whitespace) none starting with ``//`` either; 2 (it ends in code and then ``/``) none
         starting with ``/``. Cached."""
-        import torch
-
         cached = self._ends.get((f"unglued{after_code}", width))
         if cached is None:
             flags = [not (g or (after_code >= 1 and o) or (after_code == 2 and sl))
                      for g, o, sl in zip(self.glued, self.opens, self.slash)]
-            out = torch.ones(width, dtype=torch.bool)
-            n = min(width, len(flags))
-            out[:n] = torch.tensor(flags[:n], dtype=torch.bool)
-            cached = self._ends[(f"unglued{after_code}", width)] = out
+            cached = self._ends[(f"unglued{after_code}", width)] = _flag_tensor(flags, width)
         return cached
 
     def mask(self, blank: int, comment: int, width: int, no_comment: int = 0) -> Any:
@@ -168,8 +158,6 @@ class LayoutTable:
         current whitespace run, ``comment`` characters into a ``//`` comment (0: none). Cached.
         ``no_comment``: 0 comments may start; 1 none may (tokens holding ``//`` are out); 2 none
         may and the line ends in a ``/`` (tokens starting with ``/`` are out too)."""
-        import torch
-
         blank = min(blank, MAX_NEWLINES)
         capped = comment >= MAX_COMMENT
         no_comment = 0 if comment else no_comment
@@ -187,10 +175,7 @@ class LayoutTable:
             if no_comment:
                 allowed = [a and not c and not (no_comment == 2 and sl)
                            for a, c, sl in zip(allowed, self.comment, self.slash)]
-            out = torch.ones(width, dtype=torch.bool)
-            n = min(width, len(allowed))
-            out[:n] = torch.tensor(allowed[:n], dtype=torch.bool)
-            cached = self._masks[key] = out
+            cached = self._masks[key] = _flag_tensor(allowed, width)
         return cached
 
 
@@ -305,6 +290,16 @@ class LayoutState:
         if word is not None and len(word.group()) >= MAX_WORD:
             return mask & self.table.ends("word", width)
         return mask
+
+
+def _flag_tensor(flags: list[bool], width: int) -> Any:
+    """Bool tensor ``[width]``: ``flags`` per token id, ``True`` past them (ids beyond the table)."""
+    import torch
+
+    out = torch.ones(width, dtype=torch.bool)
+    n = min(width, len(flags))
+    out[:n] = torch.tensor(flags[:n], dtype=torch.bool)
+    return out
 
 
 def _after_code(line: str) -> int:

@@ -29,6 +29,7 @@ from typing import Any, Final
 from transformers import LogitsProcessor
 
 from pipeline.decoding_fence import OPEN, closing_fence
+from pipeline.decoding_request import request_spec
 from vox_lang.requests import RequestSpec, missing_items
 
 #: default rounds of retries (each round re-decodes every completion that still has a fault).
@@ -201,13 +202,11 @@ def retry_faults(decode: Decode, conversations: Sequence[Any], texts: list[list[
 
     import torch
 
-    from pipeline.decoding_request import request_spec
-
     if specs is None:
         specs = [request_spec(c) if isinstance(c, list) else RequestSpec() for c in conversations]
     faults = {(i, j): fault_cut(text, strict, open_blocks) for i, row in enumerate(texts) for j, text in enumerate(row)}
-    missing = {(i, j): missing_count(specs[i], text) for i, row in enumerate(texts) for j, text in enumerate(row)}
     first = {key for key, f in faults.items() if f is not None}
+    missing = {(i, j): missing_count(specs[i], texts[i][j]) for i, j in first}  # only faulty ones are retried
     stats = RetryStats(faulty=len(first))
     retried: dict[tuple[int, int], int] = {}
     for r in range(1, rounds + 1):

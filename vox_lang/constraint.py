@@ -134,9 +134,7 @@ def _refs(text: str, inside: bool) -> str:
 
     def one(m: re.Match[str]) -> str:
         name = m.group()
-        if name.endswith("_nb") and name[:-3] in NO_BLOCK:
-            return name + "_p"
-        if name in CONTEXTUAL:
+        if name in CONTEXTUAL or name.endswith("_nb") and name[:-3] in NO_BLOCK:
             return name + "_p"
         return f"(NL* {name})" if name in _BRACED else name
 

@@ -178,23 +178,27 @@ def _from_code(code: str, kind: str | None) -> RequestedItem | None:
     return None
 
 
-def _kind_before(text: str) -> str | None:
-    """The nearest kind word at the end of ``text`` (same sentence, within :data:`_LOOKBACK` words)."""
-    text = _BACKTICK.sub(" ", text)
-    words = _WORD.findall(text)
+def _nearest_before(text: str, table: dict[str, str], skip: frozenset[str]) -> str | None:
+    """``table``'s value for the nearest of its words at the end of ``text`` (backticked spans left
+    out; same sentence, within :data:`_LOOKBACK` words not in ``skip``), else ``None``."""
     seen = 0
-    for word in reversed(words):
+    for word in reversed(_WORD.findall(_BACKTICK.sub(" ", text))):
         low = word.lower()
         if low in ".;!?":
             return None
-        if low in _KIND_WORDS:
-            return _KIND_WORDS[low]
-        if low in _JOINERS:
+        if low in table:
+            return table[low]
+        if low in skip:
             continue
         seen += 1
         if seen > _LOOKBACK:
             return None
     return None
+
+
+def _kind_before(text: str) -> str | None:
+    """The nearest kind word at the end of ``text`` (same sentence, within :data:`_LOOKBACK` words)."""
+    return _nearest_before(text, _KIND_WORDS, _JOINERS)
 
 
 #: words that say a requested type is a record or a sum type (lower-case; ``enum-like`` reads as ``enum``)
@@ -209,17 +213,9 @@ def type_form(before: str, after: str) -> str | None:
     the request up to the backticks, ``after``: from them on): the nearest form word within
     :data:`_LOOKBACK` words before it in the same sentence, else one after it before the sentence
     or the next backticked span ends. ``None`` when neither says, or the words after say both."""
-    words = _WORD.findall(_BACKTICK.sub(" ", before))
-    seen = 0
-    for word in reversed(words):
-        low = word.lower()
-        if low in ".;!?":
-            break
-        if low in _FORM_WORDS:
-            return _FORM_WORDS[low]
-        seen += low not in _JOINERS and low not in _KIND_WORDS
-        if seen > _LOOKBACK:
-            break
+    near = _nearest_before(before, _FORM_WORDS, _JOINERS | frozenset(_KIND_WORDS))
+    if near is not None:
+        return near
     found: set[str] = set()
     for word in _WORD.findall(after.split("`", 1)[0]):
         if word in ".;!?":
