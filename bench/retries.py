@@ -46,6 +46,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--temperature", type=float, default=0.7)
+    parser.add_argument("--max-new", type=int, default=None,
+                        help="token limit per answer (default: the default recipe's eval.max_new_tokens)")
     add_run_arguments(parser)
     args = parser.parse_args()
 
@@ -54,25 +56,27 @@ def main() -> int:
     from pipeline.decoding import SamplingParams
     from pipeline.decoding_retry import retry_faults
     from pipeline.evaluate import EvalConfig, load_tasks
+    from pipeline.recipes import stage_config
 
     run = load_stored_run(args.base)
     if run is None:
         return 2
-    cfg = EvalConfig()
+    cfg = stage_config(EvalConfig, "eval")  # the default recipe's eval section
+    budget = args.max_new or cfg.max_new_tokens
     tok = run.tokenizer
-    gen = run.generator(256, cfg.temperature, args.seed)
+    gen = run.generator(budget, cfg.temperature, args.seed)
     tasks = load_tasks(None)
     conversations = run.conversations([t.prompt for t in tasks])
     torch.manual_seed(args.seed)
     start = time.perf_counter()
     ids: list[list[list[int]]] = []
-    first = SamplingParams(256, cfg.temperature, cfg.top_p, seed=args.seed)  # seeded: the pass repeats
+    first = SamplingParams(budget, cfg.temperature, cfg.top_p, seed=args.seed)  # seeded: the pass repeats
     texts = gen._decode(conversations, cfg.n_samples, first, ids)
-    print(f"{'base' if args.base else 'adapter'}, constrained, first pass: {figures(tasks, texts)}"
+    print(f"{'base' if args.base else 'adapter'}, constrained, {budget} tokens, first pass: {figures(tasks, texts)}"
           f" ({time.perf_counter() - start:.0f} s)")
     start = time.perf_counter()
     stats = retry_faults(gen._decode, conversations, texts, ids, tok,
-                         SamplingParams(256, args.temperature, cfg.top_p, seed=args.seed), args.rounds, args.seed)
+                         SamplingParams(budget, args.temperature, cfg.top_p, seed=args.seed), args.rounds, args.seed)
     print(f"after {args.rounds} round(s) of retries at {args.temperature}: {figures(tasks, texts)}"
           f" ({time.perf_counter() - start:.0f} s; faulty {stats.faulty}, retried {stats.retried},"
           f" replaced {stats.replaced}, fixed {stats.fixed})")

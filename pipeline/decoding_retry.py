@@ -36,8 +36,11 @@ from vox_lang.requests import RequestSpec, missing_items
 #: Measured on the cpu-tiny default eval (adapter, 102 tasks x 4, constrained; bench/retries.py
 #: --seed 0 on commit 37e541c's export, 2 idle AMX cores): first pass 0.211, one round at 0.7
 #: 0.272 (321 retried, 25 fixed, 49 s), two rounds 0.314 (617 retried, 43 fixed, 85 s); one round
-#: at 0.4 0.272, at 1.0 0.262. Earlier (before the wind-down): one round at 0.7 0.130 -> 0.164
-RETRIES: Final = 2
+#: at 0.4 0.272, at 1.0 0.262. Earlier (before the wind-down): one round at 0.7 0.130 -> 0.164.
+#: With the eval's token limit at 192 (the same seeded models, b88f519's export): first pass
+#: 0.218 (34 s), two rounds 0.324 (52 s), three 0.360 (879 retried, 58 fixed, 76 s), four 0.380
+#: (96 s): three rounds cost what two did at 256 tokens (0.314, 41 + 64 s)
+RETRIES: Final = 3
 #: sampling temperature of a retry at least (a greedy retry would decode the same line again)
 RETRY_TEMPERATURE: Final = 0.7
 
