@@ -54,11 +54,14 @@ class Fault:
             (the text before it is kept and forced on the retry).
         errors: diagnostics (errors and, strict, warnings) of the block.
         line: 1-based line of the block holding the first diagnostic.
+        typed: names and types were checked (:attr:`vox_lang.CheckResult.typed`): no syntax error
+            stopped them, so ``errors`` counts every fault.
     """
 
     cut: int
     errors: int
     line: int
+    typed: bool = True
 
 
 def _first_block(text: str, open_too: bool = False) -> tuple[int, str, bool] | None:
@@ -112,7 +115,7 @@ def fault_cut(text: str, strict: bool = True, open_blocks: bool = False) -> Faul
         return None
     line = min(d.line for d in diags)
     keep = sum(len(x) + 1 for x in lines[:line - 1])
-    return Fault(offset + keep, len(diags) + (0 if closed else 1), line)  # a cut block: one fault more
+    return Fault(offset + keep, len(diags) + (0 if closed else 1), line, result.typed)  # a cut block: one fault more
 
 
 def kept_ids(tokenizer: Any, ids: Sequence[int], cut: int) -> list[int]:
@@ -143,14 +146,16 @@ def better(old: Fault | None, new_text: str, new: Fault | None, lost: bool = Fal
     never one that ``lost`` a requested item the old one declared (a retry from the header's line
     may write another header: ``fn late_orders(days: List[int], limit: float)`` compiles but is not
     what was asked); a clean closed block always does; a block the budget cut (or none) never
-    does; otherwise fewer diagnostics, or as many with the first one later."""
+    does; one whose syntax errors stopped name and type checking never replaces one checked whole
+    (its count hides those errors: one E0305 is no better than two type errors); otherwise fewer
+    diagnostics, or as many with the first one later."""
     if lost or _first_block(new_text) is None:  # lost what was asked; open (cut by the budget) or missing
         return False
     if new is None:
         return True
     if old is None:
         return False
-    return (new.errors, -new.line) < (old.errors, -old.line)
+    return (not new.typed, new.errors, -new.line) < (not old.typed, old.errors, -old.line)
 
 
 @dataclass

@@ -59,12 +59,14 @@ Sampler = Callable[[Any, Sequence[Mapping[str, str]], int], Samples]
 class Verdict:
     """One candidate checked: ``errors`` (count; a missing program counts as one), ``missing``
     (requested items it does not declare), ``has_code`` (a ```vox block holding a program) and
-    ``cut`` (a block of it has no closing fence: the answer hit its token limit)."""
+    ``cut`` (a block of it has no closing fence: the answer hit its token limit) and ``typed``
+    (names and types were checked: no syntax error stopped them, :attr:`vox_lang.CheckResult.typed`)."""
 
     errors: int
     missing: tuple[str, ...] = ()
     has_code: bool = True
     cut: bool = False
+    typed: bool = True
 
     @property
     def passed(self) -> bool:
@@ -121,7 +123,8 @@ def check_candidate(text: str, request: str, check: Callable[[str], Any] | None 
     if verified.result is None or verified.program is None:  # no block, or no program in it
         return Verdict(1, has_code=False)
     missing = tuple(missing_items(extract_request(request), verified.program))
-    return Verdict(len(verified.result.errors), missing, cut=verified.cut_off)
+    return Verdict(len(verified.result.errors), missing, cut=verified.cut_off,
+                   typed=getattr(verified.result, "typed", True))
 
 
 def pick(texts: Sequence[str], request: str, check: Callable[[str], Any] | None = None) -> Pick:
@@ -130,7 +133,9 @@ def pick(texts: Sequence[str], request: str, check: Callable[[str], Any] | None 
     complete one, whatever its count: the parser stops at the first unclosed bracket, so a cut block
     shows one or two errors for a program that has no end, and on a small context its repair prompt
     may not fit (``vox chat --model free`` on the user tasks: 22 of 23 failed turns repaired a cut
-    candidate). An answer without a ```vox block ranks last.
+    candidate). Among complete ones, an answer whose syntax errors stopped name and type checking
+    (:attr:`Verdict.typed` false) ranks after every one that was checked whole: its count hides
+    those errors. An answer without a ```vox block ranks last.
 
     Raises:
         ValueError: no candidates.
@@ -144,7 +149,8 @@ def pick(texts: Sequence[str], request: str, check: Callable[[str], Any] | None 
     if first is not None:
         return Pick(first, verdicts)
     return Pick(min(range(len(verdicts)),
-                    key=lambda i: (not verdicts[i].has_code, verdicts[i].cut, verdicts[i].errors, i)), verdicts)
+                    key=lambda i: (not verdicts[i].has_code, verdicts[i].cut, not verdicts[i].typed,
+                                   verdicts[i].errors, i)), verdicts)
 
 
 def litellm_sampler(keys: Mapping[str, Any], *, timeout: float = 120.0, max_tokens: int | None = None,

@@ -25,10 +25,12 @@ NO_BLOCK_MESSAGE: Final = ("Your answer has no ```vox fenced block, so nothing c
                            "Reply with the complete program in one ```vox block.")
 
 #: :attr:`Attempt.stage`, best first: compiles but its tests fail; compiles but does not declare what
-#: the request names (:func:`vox_lang.requests.missing_items`); compile errors; compile errors in an
-#: answer cut off by its token limit (a block without its closing fence: its error count says little,
-#: the parser stops at the first unclosed bracket); no program at all
-TESTS_FAIL, MISSING_ITEMS, COMPILE_ERRORS, CUT_OFF, NO_PROGRAM = 0, 1, 2, 3, 4
+#: the request names (:func:`vox_lang.requests.missing_items`); compile errors; syntax errors that
+#: stopped name and type checking (E01xx/E02xx, E0301, E0305: spec §6; their count hides every name
+#: and type error, so one E0305 is no closer than two type errors); compile errors in an answer cut
+#: off by its token limit (a block without its closing fence: its error count says little, the parser
+#: stops at the first unclosed bracket); no program at all
+TESTS_FAIL, MISSING_ITEMS, COMPILE_ERRORS, UNTYPED, CUT_OFF, NO_PROGRAM = 0, 1, 2, 3, 4, 5
 
 
 def repair_message(diagnostics: str, n_errors: int, n_blocks: int) -> str:
@@ -102,8 +104,8 @@ class Attempt:
         round: 0 for the turn's first answer, ``n`` for the ``n``-th repair.
         answer: the model's whole reply.
         program: the checked program a repair call re-sends (``None``: the answer itself is re-sent).
-        stage: :data:`TESTS_FAIL`, :data:`MISSING_ITEMS`, :data:`COMPILE_ERRORS`, :data:`CUT_OFF` or
-            :data:`NO_PROGRAM`.
+        stage: :data:`TESTS_FAIL`, :data:`MISSING_ITEMS`, :data:`COMPILE_ERRORS`, :data:`UNTYPED`,
+            :data:`CUT_OFF` or :data:`NO_PROGRAM`.
         errors: failed tests, requested items not declared, compile errors, or 1 (no program).
         summary: one line saying what is wrong.
         feedback: the repair request for it.
@@ -127,8 +129,9 @@ class Attempt:
     def better_than(self, other: Attempt) -> bool:
         """Fewer errors than ``other``: a program that compiles (only its tests fail) beats one that
         compiles without declaring what was asked, which beats one with compile errors, which beats
-        a cut-off one, which beats an answer without a program; within a stage, the fewer errors
-        win. Equal is not better (the earlier attempt stays)."""
+        one whose syntax errors stopped name and type checking, which beats a cut-off one, which
+        beats an answer without a program; within a stage, the fewer errors win. Equal is not
+        better (the earlier attempt stays)."""
         return (self.stage, self.errors) < (other.stage, other.errors)
 
     def shown(self) -> str:
@@ -161,7 +164,8 @@ def assess(round_: int, answer: str, verified: Verification, tests: Any,
         return Attempt(round_, answer, program, NO_PROGRAM, 1, summary, NO_BLOCK_MESSAGE, summary + "\n")
     n_errors, n_blocks = len(result.errors), len(verified.blocks)
     cut = verified.cut_off
-    return Attempt(round_, answer, program, CUT_OFF if cut else COMPILE_ERRORS, n_errors,
+    stage = CUT_OFF if cut else COMPILE_ERRORS if getattr(result, "typed", True) else UNTYPED
+    return Attempt(round_, answer, program, stage, n_errors,
                    f"{n_errors} error(s) in {n_blocks} ```vox block(s){', cut off' if cut else ''}",
                    repair_message(render(result.errors), n_errors, n_blocks), render(result.diagnostics) + "\n")
 

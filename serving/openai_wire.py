@@ -70,7 +70,7 @@ class ChatRequest(BaseModel):
     vox_constrained: bool | None = Field(default=None, strict=True)
     vox_code_only: bool = Field(default=False, strict=True)
     vox_names: bool | None = Field(default=None, strict=True)  # name- and request-aware masking (default on)
-    vox_retries: int | None = Field(default=None, ge=0, strict=True)  # compiler-checked retry rounds (default 1)
+    vox_retries: int | None = Field(default=None, ge=0, strict=True)  # compiler-checked retry rounds (default RETRIES)
     # OpenAI fields this server cannot honour (UNSUPPORTED_FIELDS): any type, so that a value
     # asking for them is refused as unsupported rather than as mistyped
     tools: Any = None

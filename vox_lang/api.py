@@ -75,6 +75,13 @@ class CheckResult:
         return tuple(d for d in self.diagnostics if not d.is_error)
 
     @property
+    def typed(self) -> bool:
+        """True when names and types were checked: no E01xx/E02xx, E0301 or E0305 stopped them
+        (spec §6). Only then does :attr:`errors` count every fault; an untyped result's count
+        hides its name and type errors, so it is no measure of how close a program is."""
+        return self.hir is not None
+
+    @property
     def ok(self) -> bool:
         """True when there is no error (warnings allowed) and the whole module was checked."""
         return self.complete and not self.errors

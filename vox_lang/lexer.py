@@ -88,6 +88,9 @@ class Token(NamedTuple):
         return kind is _PUNCT and self.text in (")", "]", "}", "?")
 
 
+#: brackets the lexer keeps track of (spec §1 L1 depends on the innermost open one)
+_OPENERS: Final = frozenset("([{")
+_CLOSES: Final = {")": "(", "]": "[", "}": "{"}
 _NAME, _INT, _FLOAT, _STRING = TokenKind.NAME, TokenKind.INT, TokenKind.FLOAT, TokenKind.STRING
 _KEYWORD, _PUNCT = TokenKind.KEYWORD, TokenKind.PUNCT
 _CLASS_CODE: Final = {k: k.value for k in TokenKind}
@@ -177,6 +180,7 @@ class _Scanner:
         self.tokens: list[Token] = []
         self.poison: list[int] = []
         self._line_memo = (0, 0)  # (offset last asked about, its line's start)
+        self._open: list[str] = []  # open brackets so far, innermost last (for L1 in last_significant)
 
     def error(self, code: ErrorCode, start: int, end: int, *, poison: bool = True, hint: str | None = None,
               **fields: str) -> None:
@@ -186,6 +190,11 @@ class _Scanner:
 
     def add(self, kind: TokenKind, text: str, start: int, end: int) -> None:
         self.tokens.append(make_token(kind, text, Span(start, end)))
+        if kind is _PUNCT:
+            if text in _OPENERS:
+                self._open.append(text)
+            elif text in _CLOSES and self._open and self._open[-1] == _CLOSES[text]:
+                self._open.pop()  # a mismatched closer is the layout's E0204; the stack stays
 
     def line_start(self, pos: int) -> int:
         """Where the line holding ``pos`` starts; asked at increasing offsets, each search
@@ -202,9 +211,16 @@ class _Scanner:
         return bool(self.tokens) and self.tokens[-1].code == "."
 
     def last_significant(self) -> Token | None:
-        """The previous token on this line (``None`` at a line start)."""
-        if self.tokens and self.tokens[-1].kind is not TokenKind.NL:
-            return self.tokens[-1]
+        """The previous token on this logical line (``None`` at a line start). Inside ``(`` or
+        ``[`` a line end is no ``NL`` (spec §1 L1), so there the token before it counts: in
+        ``(1\n  <y)`` the ``<`` follows the operand ``1`` and is a comparison, not markup."""
+        tokens = self.tokens
+        i = len(tokens) - 1
+        if self._open and self._open[-1] in "([":
+            while i >= 0 and tokens[i].kind is TokenKind.NL and tokens[i].text == "\n":
+                i -= 1
+        if i >= 0 and tokens[i].kind is not TokenKind.NL:
+            return tokens[i]
         return None
 
     def run(self) -> ScanResult:

@@ -70,6 +70,16 @@ def test_better_keeps_what_is_not_an_improvement() -> None:
     assert better(old, answer(FAULTY), Fault(10, 2, 4))  # as many, but later
     assert not better(old, answer(FAULTY), Fault(10, 2, 3))
     assert not better(old, answer(FAULTY), Fault(10, 3, 9))
+    # a syntax error that stopped name and type checking hides the rest: never an improvement
+    assert not better(old, answer(FAULTY), Fault(10, 1, 9, typed=False))
+    assert better(Fault(10, 1, 3, typed=False), answer(FAULTY), Fault(10, 5, 3))
+
+
+def test_a_fault_says_whether_types_were_checked() -> None:
+    hidden = fault_cut(answer("fn f() to int {\n  let v = 1\n  <p>x</p>\n  ret 0\n}\n"))
+    assert hidden is not None and not hidden.typed and hidden.line == 3
+    typed = fault_cut(answer("fn f() to int {\n  ret \"a\"\n}\n"))
+    assert typed is not None and typed.typed
 
 
 class CharTokenizer:

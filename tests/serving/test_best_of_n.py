@@ -49,6 +49,14 @@ def test_a_cut_off_candidate_ranks_after_complete_ones() -> None:
     assert only_cut.index == 0 and "every candidate cut off" in only_cut.summary()
 
 
+def test_a_candidate_whose_syntax_stopped_type_checking_ranks_after_checked_ones() -> None:
+    hidden = "```vox\nfn double(n: int) to int {\n  let v = 1\n  <p>x</p>\n  ret m\n}\n```"  # one E0305
+    verdict = check_candidate(hidden, REQUEST)
+    assert verdict.errors == 1 and not verdict.typed and check_candidate(TWO_ERRORS, REQUEST).typed
+    chosen = pick([hidden, TWO_ERRORS], REQUEST)
+    assert chosen.index == 1 and "fewest errors: 2" in chosen.summary()
+
+
 def test_candidates_are_judged_as_the_chat_verifies_them() -> None:
     # A comment-only block compiles with zero errors but is no program (the chat's verify says FAIL).
     comments = "```vox\n// double n\n```"

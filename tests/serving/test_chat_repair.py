@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import vox_lang
-from serving.chat_repair import COMPILE_ERRORS, CUT_OFF, Attempt, assess
+from serving.chat_repair import COMPILE_ERRORS, CUT_OFF, UNTYPED, Attempt, assess
 from serving.verify import verify_answer
 
 
@@ -18,3 +18,12 @@ def test_a_cut_off_answer_is_worse_than_a_complete_one_with_more_errors() -> Non
     assert complete.stage == COMPILE_ERRORS and complete.errors == 2
     assert cut.stage == CUT_OFF and cut.errors <= 2 and "cut off" in cut.summary
     assert complete.better_than(cut) and not cut.better_than(complete)
+
+
+def test_an_answer_whose_syntax_hides_its_types_is_worse_than_one_with_more_type_errors() -> None:
+    # one E0305 stops name and type checking (spec §6): its count of 1 says nothing of the rest
+    typed = attempt(0, "```vox\nfn double(n: int) to int { ret m * k }\n```")  # two undefined names
+    hidden = attempt(1, "```vox\nfn double(n: int) to int {\n  let v = 1\n  <p>x</p>\n  ret m\n}\n```")
+    assert typed.stage == COMPILE_ERRORS and typed.errors == 2
+    assert hidden.stage == UNTYPED and hidden.errors == 1
+    assert typed.better_than(hidden) and not hidden.better_than(typed)

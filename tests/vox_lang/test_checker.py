@@ -253,3 +253,12 @@ def test_mutated_programs_never_raise() -> None:
             if parts[j].strip():
                 parts[j] = rng.choice(pool)
         vox_lang.check("".join(parts))
+
+
+def test_typed_says_whether_names_and_types_were_checked() -> None:
+    # spec §6: names and types are checked only if there is no E01xx/E02xx, E0301 or E0305
+    assert vox_lang.check('fn f() to int {\n  ret "a"\n}\n').typed  # E0507: checked
+    assert vox_lang.check("fn f() to int {\n  ret 0\n}\n").typed
+    for hidden in ("let v = <p>x</p>\n", "fn f() to int {\n  ret (1\n}\n", "let x = 3 $ 4\n"):
+        result = vox_lang.check(hidden)
+        assert result.errors and not result.typed, hidden
