@@ -93,6 +93,9 @@ _VOX = re.compile(r"\bvox\b|\.vox\b|```vox", re.IGNORECASE)
 _VOX_ACTION = re.compile(
     r"\b(write|create|generate|make|build|implement|fix|repair|port|convert|translate|rewrite|"
     r"code|script|program|function|fn|actor|workflow|routes?|type)\b", re.IGNORECASE)
+#: a backticked signature in Vox's own syntax, its return type after ``to`` (spec §2: ``fn f(x: int)
+#: to int``; Python, Rust and TypeScript write ``->`` or ``:``): `is_adult(u: User) to bool`
+_VOX_SIGNATURE = re.compile(r"`(?:fn\s+)?[A-Za-z_]\w*\s*\([^`()]*(?:\([^`()]*\)[^`()]*)*\)\s+to\s+[^`\s][^`]*`")
 
 
 def infer_category(text: str) -> str:
@@ -105,8 +108,10 @@ def infer_category(text: str) -> str:
 
 
 def is_vox_request(text: str) -> bool:
-    """True when the request asks for Vox code (mentions Vox and a code action)."""
-    return bool(_VOX.search(text) and _VOX_ACTION.search(text))
+    """True when the request asks for Vox code: it mentions Vox and a code action, or it gives a
+    backticked signature in Vox syntax (`` `is_adult(u: User) to bool` ``, :data:`_VOX_SIGNATURE`;
+    a new-user trial's request that named no language went unchecked)."""
+    return bool(_VOX.search(text) and _VOX_ACTION.search(text)) or bool(_VOX_SIGNATURE.search(text))
 
 
 def quality(entry: CatalogEntry, category: str, vox: bool) -> tuple[float, str]:

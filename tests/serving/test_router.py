@@ -81,6 +81,11 @@ def test_category_and_vox_inference() -> None:
     assert infer_category(ANALYSIS) == "reasoning"
     assert is_vox_request(CODE) and is_vox_request("fix this .vox file")
     assert not is_vox_request("write a python script") and not is_vox_request("what is vox?")
+    # a backticked signature in Vox's own syntax (return type after `to`) says Vox without the word
+    assert is_vox_request("Define a record `User` and a function `is_adult(u: User) to bool`.")
+    assert is_vox_request("Implement `fn pick(xs: List[int], f: fn(int) to bool) to List[int]`")
+    assert not is_vox_request("Write `is_adult(u: User) -> bool` in Python")
+    assert not is_vox_request("convert `x` to int")
 
 
 @pytest.mark.parametrize("mode", list(MODES))
