@@ -37,6 +37,10 @@ from vox_lang.requests import RequestedItem, extract_request, missing_items
 
 Message = Mapping[str, str]
 EXIT_COMMANDS = ("/exit", "/quit", ":q")
+HELP_COMMANDS = ("/help", "/?")
+#: what the REPL prints for /help (or another line that starts with ``/`` and one word)
+REPL_HELP = ("commands: /help (this), /exit, /quit or :q (end the session; so do Ctrl-D and an empty input "
+             "stream); any other line is sent to the model\n")
 
 
 @dataclass(frozen=True)
@@ -168,6 +172,11 @@ def run_chat(send: Send, read_line: Callable[[str], str | None], write: Callable
                     continue
                 if text in EXIT_COMMANDS:
                     break
+                if text in HELP_COMMANDS or (text.startswith("/") and " " not in text and text[1:].isalpha()):
+                    if text not in HELP_COMMANDS:
+                        write(f"unknown command {text}; ")
+                    write(REPL_HELP)  # never sent to the model
+                    continue
                 try:
                     _turn(text, send, write, options, check, s)
                 except BudgetExceeded as exc:

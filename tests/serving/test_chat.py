@@ -85,6 +85,15 @@ def test_repl_keeps_history_and_exits() -> None:
     assert [m["content"] for m in model.calls[1][0]] == ["first", "one", "second"]
 
 
+def test_repl_help_and_unknown_commands_are_never_sent_to_the_model() -> None:
+    from serving.chat import REPL_HELP
+
+    model = FakeModel("one")
+    text, result = transcript(model, None, ["/help", "/hepl", "/usr/bin/vox is a path, send it", "/exit"])
+    assert result.calls == 1 and model.calls[0][0][-1]["content"] == "/usr/bin/vox is a path, send it"
+    assert text.count(REPL_HELP) == 2 and "unknown command /hepl; " in text
+
+
 def test_repl_end_of_input_puts_the_summary_on_its_own_line() -> None:
     # Ctrl-D leaves the cursor after the "vox> " prompt; the summary used to be printed there.
     text, _ = transcript(FakeModel("one"), None, ["first"])
