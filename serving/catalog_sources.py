@@ -197,8 +197,8 @@ def _read_pass_at_1(model_dir: Path) -> tuple[str | None, float | None]:
 
 def probe_local(urls: list[str], timeout: float | None = None) -> tuple[list[CatalogEntry], dict[str, Any]]:
     """Probe local endpoints (in parallel, ≤ ``timeout`` s, default ``VOX_PROBE_TIMEOUT`` or 0.2)
-    and build one entry per served model (context window and system-prompt mode from the
-    server's model card when it gives them).
+    and build one entry per served model (context window, system-prompt mode and Vox pass@1 from
+    the server's model card when it gives them; else pass@1 from the exports in the state dir).
 
     Endpoints that serve the same model id with the same system-prompt mode are one model with
     several deployments (``CatalogEntry.deployments``, in ``urls`` order; the router
@@ -219,9 +219,12 @@ def probe_local(urls: list[str], timeout: float | None = None) -> tuple[list[Cat
     results = probe_all(urls, timeout=timeout)
     passes = export_pass_at_1() if any(r.up for r in results) else {}
     groups: dict[tuple[str, str | None], list[tuple[str, int | None]]] = {}
+    served_scores: dict[str, float] = {}  # pass@1 a server reports in its model card (vox serve)
     for r in results:
         for card in r.served:
             groups.setdefault((card.id, card.system_prompt_mode), []).append((r.base_url, card.context_window))
+            if card.vox_pass_at_1 is not None:
+                served_scores.setdefault(card.id, card.vox_pass_at_1)
     entries: list[CatalogEntry] = []
     seen: set[str] = set()
     for (name, mode), served in groups.items():
@@ -234,7 +237,8 @@ def probe_local(urls: list[str], timeout: float | None = None) -> tuple[list[Cat
             output_usd_per_mtok=0.0, context_window=min(windows) if windows else None, is_free=True,
             capabilities={"chat", "stream"}, speed_prior_tps=LOCAL_SPEED_TPS,
             source="ollama" if bases[0] == OLLAMA_URL else "local", api_base=bases[0],
-            vox_pass_at_1=passes.get(name), reachable=True, system_prompt_mode=mode, deployments=bases))
+            vox_pass_at_1=served_scores.get(name, passes.get(name)), reachable=True, system_prompt_mode=mode,
+            deployments=bases))
     return entries, local_status(results, len(entries))
 
 

@@ -33,11 +33,14 @@ class ServedModel:
         id: the served model id.
         context_window: ``max_model_len`` (prompt + answer tokens), ``None`` if not given.
         system_prompt_mode: ``"ssot"`` or ``"none"`` (``vox serve``), ``None`` if not given.
+        vox_pass_at_1: the export's Vox pass@1 (``vox serve``: ``pass_at_1`` of its
+            ``vox_mens.json``), ``None`` if not given.
     """
 
     id: str
     context_window: int | None = None
     system_prompt_mode: str | None = None
+    vox_pass_at_1: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,7 +97,10 @@ def _card(item: dict[str, object]) -> ServedModel:
     """A :class:`ServedModel` from one ``/models`` item (odd field values are ignored)."""
     ctx, mode = item.get("max_model_len"), item.get("system_prompt_mode")
     window = ctx if isinstance(ctx, int) and not isinstance(ctx, bool) and ctx > 0 else None
-    return ServedModel(str(item["id"]), window, mode if isinstance(mode, str) and mode in ("ssot", "none") else None)
+    score = item.get("vox_pass_at_1")
+    known = isinstance(score, (int, float)) and not isinstance(score, bool) and 0 <= score <= 1
+    return ServedModel(str(item["id"]), window, mode if isinstance(mode, str) and mode in ("ssot", "none") else None,
+                       float(score) if known else None)
 
 
 _CLIENT: httpx.Client | None = None

@@ -51,7 +51,9 @@ class Service:
         """The ``/v1/models`` entry of the served model."""
         # max_model_len: context window in tokens (vLLM's field name), for routers that read it.
         # system_prompt_mode (vox_mens.json): "none" means system messages are dropped here.
-        return {
+        # vox_pass_at_1 (vox_mens.json "pass_at_1", when the export has one): the router's Vox
+        # quality score, so that a catalog reads it from any client, wherever the export lives.
+        card = {
             "id": self.engine.model_id,
             "object": "model",
             "created": self.created,
@@ -59,6 +61,10 @@ class Service:
             "max_model_len": self.engine.max_context,
             "system_prompt_mode": self.engine.info.system_prompt_mode,
         }
+        score = (getattr(self.engine.info, "meta", None) or {}).get("pass_at_1")
+        if isinstance(score, (int, float)) and not isinstance(score, bool) and 0 <= score <= 1:
+            card["vox_pass_at_1"] = float(score)
+        return card
 
     def refuse(self, req: ChatRequest) -> JSONResponse | None:
         """The 4xx response for a well-formed request this server cannot honour, else ``None``."""

@@ -182,6 +182,15 @@ def test_unwritable_vox_home_warns_and_still_gives_a_catalog(tmp_path: Path, mon
         cat.load_or_build(require_saved=True, local_urls=[])  # `vox model discover`
 
 
+def test_a_local_entry_takes_the_vox_pass_at_1_its_server_reports(replay: Any) -> None:
+    # an export served from outside this state dir showed "Vox pass@1 n/a" (a new-user trial)
+    with replay.ReplayServer(["hi"], model="scored", card={"vox_pass_at_1": 0.36}) as server, \
+            replay.ReplayServer(["hi"], model="odd", card={"vox_pass_at_1": "high"}) as odd:
+        built = cat.build_catalog(openrouter_fetch=fake_openrouter, local_urls=[server.base_url, odd.base_url])
+    assert built.by_id()["local/scored"].vox_pass_at_1 == 0.36
+    assert built.by_id()["local/odd"].vox_pass_at_1 is None  # an odd value is ignored
+
+
 def test_local_entries_record_context_window_and_system_prompt_mode(replay: Any) -> None:
     card = {"max_model_len": 4096, "system_prompt_mode": "none"}
     with replay.ReplayServer(["hi"], model="carded", card=card) as server, \
@@ -190,6 +199,7 @@ def test_local_entries_record_context_window_and_system_prompt_mode(replay: Any)
     entry = built.by_id()["local/carded"]
     assert (entry.context_window, entry.system_prompt_mode) == (4096, "none")
     assert (built.by_id()["local/bare"].context_window, built.by_id()["local/bare"].system_prompt_mode) == (None, None)
+    assert entry.vox_pass_at_1 is None
     path = cat.save_catalog(built)
     assert cat.load_catalog(path).by_id()["local/carded"] == entry
     # a cache written before system_prompt_mode existed still loads (the field defaults to None)

@@ -487,6 +487,11 @@ def test_model_card_carries_system_prompt_mode_without_a_model() -> None:
     with TestClient(create_app(engine)) as http:  # type: ignore[arg-type]  # stand-in: only the fields these routes read
         card = http.get("/v1/models").json()["data"][0]
     assert card["id"] == "m" and card["max_model_len"] == 2048 and card["system_prompt_mode"] == "none"
+    assert "vox_pass_at_1" not in card  # no vox_mens.json pass@1: nothing claimed
+    scored = SimpleNamespace(model_id="m", max_context=2048,
+                             info=SimpleNamespace(system_prompt_mode="ssot", meta={"pass_at_1": 0.36}))
+    with TestClient(create_app(scored)) as http:  # type: ignore[arg-type]  # stand-in: only the fields these routes read
+        assert http.get("/v1/models").json()["data"][0]["vox_pass_at_1"] == 0.36
 
 
 @pytest.mark.parametrize(("body", "message"), [
