@@ -98,9 +98,11 @@ def _card(item: dict[str, object]) -> ServedModel:
     ctx, mode = item.get("max_model_len"), item.get("system_prompt_mode")
     window = ctx if isinstance(ctx, int) and not isinstance(ctx, bool) and ctx > 0 else None
     score = item.get("vox_pass_at_1")
-    known = isinstance(score, (int, float)) and not isinstance(score, bool) and 0 <= score <= 1
+    known: float | None = None
+    if isinstance(score, (int, float)) and not isinstance(score, bool) and 0 <= score <= 1:
+        known = float(score)
     return ServedModel(str(item["id"]), window, mode if isinstance(mode, str) and mode in ("ssot", "none") else None,
-                       float(score) if known else None)
+                       known)
 
 
 _CLIENT: httpx.Client | None = None
