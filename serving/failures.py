@@ -51,6 +51,11 @@ _CONTEXT: Final = re.compile(
     r"(?:prompt|input) (?:is )?too long|too many (?:input )?tokens|reduce the length of the (?:messages|prompt)|"
     r"this model's context is", re.IGNORECASE)
 
+#: the OpenAI client's whole message when nothing answered (connection refused, reset, DNS), which
+#: LiteLLM re-raises as ``InternalServerError`` with a stand-in status 500 (a new-user trial saw
+#: ``InternalServerError (HTTP 500): Connection error.`` for a stopped ``vox serve``)
+_NO_ANSWER: Final = re.compile(r"Connection error\.?", re.IGNORECASE)
+
 _BY_CLASS: Final = {  # LiteLLM / OpenAI client exception class names -> kind (checked after credit/context)
     "PaymentRequiredError": "credit",
     "RateLimitError": "rate_limit",
@@ -106,6 +111,8 @@ def _status(exc: BaseException, classes: list[str]) -> int | None:
         return None if status == 408 else status  # 408: LiteLLM's stand-in for a client-side timeout
     if "APIConnectionError" in classes:
         return None  # LiteLLM's stand-in 500: no server answered
+    if status == 500 and _NO_ANSWER.fullmatch(_message(exc)):
+        return None  # the OpenAI client's "Connection error." that LiteLLM re-raises as a 500
     return status
 
 
@@ -135,6 +142,8 @@ def classify(exc: BaseException) -> Failure:
     message = _message(exc)
     text = f"{exc} {_body_text(exc)}"
     error_type = type(exc).__name__
+    if status is None and _NO_ANSWER.fullmatch(message):
+        error_type, message = "APIConnectionError", "no answer from the server (connection refused or reset)"
     if status == 402 or _CREDIT.search(text):
         kind = "credit"
     elif "ContextWindowExceededError" in classes or status == 413 or (

@@ -425,3 +425,17 @@ def test_a_local_server_refusing_max_tokens_is_asked_again_within_its_room(monke
     assert len(retry) == 1 and retry[0].next_model == "local/tiny" and "max_tokens=354" in retry[0].reason
     assert isinstance(events[-1], Completed) and events[-1].text == "ok"
     assert cascade.reported_room(RuntimeError("max_tokens is wrong")) is None
+
+
+def test_a_connection_error_litellm_reraises_as_a_500_reads_as_no_answer() -> None:
+    # a stopped `vox serve` read "InternalServerError (HTTP 500): Connection error." (a new-user trial)
+    import litellm
+
+    from serving.failures import classify
+
+    failure = classify(litellm.InternalServerError(message="Connection error.", llm_provider="openai",
+                                                   model="vox-mens-tiny"))
+    assert (failure.kind, failure.status, failure.error_type) == ("server", None, "APIConnectionError")
+    assert failure.line() == "APIConnectionError: no answer from the server (connection refused or reset)"
+    real = classify(litellm.InternalServerError(message="boom", llm_provider="openai", model="m"))
+    assert (real.status, real.error_type) == (500, "InternalServerError")  # a server that answered 500
