@@ -93,3 +93,13 @@ def first_block_closed(text: str) -> bool:
     """True when ``text`` holds a ```vox block whose fence has closed (:func:`closing_fence`)."""
     m = OPEN.search(text)
     return m is not None and m.group(0).endswith("\n") and closing_fence(text[m.end():]) >= 0
+
+
+def after_first_block(text: str) -> str | None:
+    """What ``text`` holds after its first ```vox block's closing fence (``""`` right after it),
+    or ``None`` while no block has closed (:func:`first_block_closed`)."""
+    m = OPEN.search(text)
+    if m is None or not m.group(0).endswith("\n"):
+        return None
+    close = closing_fence(text[m.end():])
+    return None if close < 0 else text[m.end() + close + len(BACKTICKS):]

@@ -562,3 +562,16 @@ def test_each_choice_reports_its_own_retries_and_a_stream_reports_none_ran(
     streamed = engine.completions(engine.prepare(USER, max_tokens=budget, temperature=0.0, stream=True))[0]
     assert streamed.constraint is not None and streamed.constraint["retries"] == {"rounds": 0, "faulty": 0,
                                                                                   "retried": 0, "fixed": 0}
+
+
+def test_prose_after_the_block_is_bounded_where_the_answer_may_hold_prose(engine: Engine) -> None:
+    # the system prompt's "at most two short sentences" after the block (pipeline.decoding_prose)
+    from pipeline.decoding_prose import ProseCap
+
+    named = [{"role": "user", "content": "Write a Vox function `add(a: int, b: int) to int`."}]
+    for messages, code_only, capped in ((USER, False, True), (named, False, True), (USER, True, False)):
+        prepared = engine.prepare(messages, code_only=code_only)
+        procs = engine._processors(prepared)(2)
+        assert any(isinstance(p, ProseCap) for p in procs) == capped, (prepared.constraint, code_only)
+    off = engine.prepare(USER, vox_constrained=False)
+    assert engine._processors(off)(1) == []  # vox_constrained false: no masks, no bound
