@@ -107,7 +107,7 @@ def create_app(engine: Engine, *, default_max_tokens: int = 512, max_queue: int 
             "device": engine.device,
             "kv_cache": engine.use_cache,
             "busy": engine.busy,
-            "queued": service.pending,
+            "queued": max(0, service.pending - int(bool(engine.busy))),  # waiting, the one running left out
         }
 
     @app.get("/v1/models")

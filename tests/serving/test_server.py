@@ -588,3 +588,23 @@ def test_a_body_over_the_size_limit_is_a_413_before_it_is_parsed() -> None:
             error = response.json()["error"]
             assert error["code"] == "request_too_large" and str(MAX_BODY_BYTES) in error["message"]
             assert str(len(big)) in error["message"]
+
+
+def test_health_counts_waiting_requests_not_the_running_one() -> None:
+    # with 4 requests in flight (1 running) /health said "queued": 4 (a new-user trial)
+    from types import SimpleNamespace
+
+    from fastapi.testclient import TestClient
+
+    from serving.server import create_app
+
+    engine = SimpleNamespace(model_id="m", max_context=2048, device="cpu", use_cache=True, busy=True,
+                             info=SimpleNamespace(system_prompt_mode="ssot"))
+    app = create_app(engine)  # type: ignore[arg-type]  # stand-in: only the fields these routes read
+    app.state.service.pending = 4
+    with TestClient(app) as http:
+        body = http.get("/health").json()
+    assert (body["busy"], body["queued"]) == (True, 3)
+    engine.busy, app.state.service.pending = False, 0
+    with TestClient(app) as http:
+        assert http.get("/health").json()["queued"] == 0
