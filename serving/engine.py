@@ -283,6 +283,9 @@ class Engine:
         except ValueError as exc:
             raise RequestError(str(exc)) from exc
         wanted = vox_constrained is not False
+        if code_only and not wanted:  # code-only answers are the constraint's `code` mode
+            raise RequestError("vox_code_only needs the Vox constraint; drop \"vox_constrained\": false",
+                               param="vox_code_only")
         if wanted and self.grammar is None:
             return Prepared(prompt_ids, params, None, f"unconstrained: {self.grammar_error}", n=n)
         mode = answer_mode(messages, "code" if code_only else "response") if wanted else None

@@ -575,3 +575,10 @@ def test_prose_after_the_block_is_bounded_where_the_answer_may_hold_prose(engine
         assert any(isinstance(p, ProseCap) for p in procs) == capped, (prepared.constraint, code_only)
     off = engine.prepare(USER, vox_constrained=False)
     assert engine._processors(off)(1) == []  # vox_constrained false: no masks, no bound
+
+
+def test_code_only_without_the_constraint_is_a_request_error(engine: Engine) -> None:
+    # it was dropped silently (mode None) in a new-user trial
+    with pytest.raises(RequestError, match="vox_code_only needs the Vox constraint") as info:
+        engine.prepare(USER, code_only=True, vox_constrained=False)
+    assert info.value.param == "vox_code_only"
