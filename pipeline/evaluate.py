@@ -71,7 +71,7 @@ class EvalConfig:
     pass_threshold: float = 0.3  # blocking check: adapter headline pass@1 must reach this (and beat base)
     strict: bool = False  # check in strict mode (the headline is strict either way: warnings fail it)
     verify_n: int = 4  # candidates of the verified best-of-n policy (<= n_samples)
-    retries: int = 3  # constrained policy: compiler-checked retry rounds (decoding_retry.RETRIES, as vox serve)
+    retries: int = 4  # constrained policy: compiler-checked retry rounds (decoding_retry.RETRIES, as vox serve)
     retry_temperature: float = 0.7  # sampling temperature of those retries
     gate_metric: str = "compile"  # release gate on "compile" (headline pass@1) or "exec" (hidden checks pass)
     seed: int = 0  # sampling seed
