@@ -113,8 +113,7 @@ class NameMask(LogitsProcessor):
         self._id_tensors: dict[str, Any] = {}
         self._texts = [""] * len(specs)
         self._seen = [0] * len(specs)
-        special = set(getattr(tokenizer, "all_special_ids", ()) or ())
-        self._pieces = [("" if i in special else t) for i, t in enumerate(table.texts)]
+        self._pieces = table.pieces
 
     def _text(self, row: int, ids: Any, last: int) -> str:
         """The row's generated text, decoded incrementally (only the ids new since the last call;

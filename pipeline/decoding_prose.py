@@ -45,8 +45,8 @@ class ProseCap(LogitsProcessor):
     """Force an EOS id once a sequence's prose after its first block reaches the bound (module docstring).
 
     Args:
-        pieces: each token id's text (special tokens ``""``), e.g.
-            :attr:`pipeline.decoding_tokens.TokenTable.texts`.
+        pieces: each token id's text (special tokens ``""``):
+            :attr:`pipeline.decoding_tokens.TokenTable.pieces`.
         rows: sequences in the batch.
         prompt_len: padded prompt length of the batch.
         eos_ids: the ids that end a sequence (the first one is forced).

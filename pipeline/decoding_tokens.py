@@ -48,6 +48,9 @@ class TokenTable:
     empty_call_led: list[int] = field(default_factory=list)  # spaces/tabs, then "()"
     space_only: list[int] = field(default_factory=list)  # whitespace only (newlines included)
     bracket_led: list[int] = field(default_factory=list)  # spaces/tabs, then "["
+    #: every token's text as ``decode(skip_special_tokens=True)`` reads it (special tokens ``""``):
+    #: what incremental decoders append per sampled id
+    pieces: list[str] = field(default_factory=list)
 
 
 def token_table(tokenizer: Any) -> TokenTable:
@@ -90,8 +93,10 @@ def token_table(tokenizer: Any) -> TokenTable:
     empty_call = [i for i, t in enumerate(texts) if t.lstrip(" \t").startswith("()")]
     space = [i for i, t in enumerate(texts) if t and t.isspace()]
     bracket = [i for i, t in enumerate(texts) if t.lstrip(" \t").startswith("[")]
+    special = set(getattr(tokenizer, "all_special_ids", ()) or ())
+    pieces = ["" if i in special else t for i, t in enumerate(texts)]
     return TokenTable(lead_ends, lead_only, ws_lead_ends, ws_lead_only, glued, digit_led, terminators, ws_ident,
                       backtick, TokenIndex(texts), texts, tool, member_led=member, call_led=call,
                       operator_led=operator, blank=blank, number_led=number,
                       ws_number_led=ws_number, close_led=close, empty_call_led=empty_call, space_only=space,
-                      bracket_led=bracket)
+                      bracket_led=bracket, pieces=pieces)

@@ -83,14 +83,11 @@ class Engine:
         self.eos_ids = frozenset(eos_ids(model, tokenizer, info.eos_token_ids))
         self.grammar: VoxGrammar | None = None
         self.name_table: Any = None
-        self.pieces: list[str] = []  # each token's text, special tokens "" (ProseCap)
         self.grammar_error: str | None = None
         try:
             vocab = int(model.config.get_text_config().vocab_size)
             self.grammar = VoxGrammar(tokenizer, self.eos_ids, vocab)
             self.name_table = token_table(tokenizer)
-            special = set(getattr(tokenizer, "all_special_ids", ()) or ())
-            self.pieces = ["" if i in special else t for i, t in enumerate(self.name_table.texts)]
         except ConstraintUnavailable as exc:
             self.grammar_error = str(exc)
             log.warning("%s: Vox-constrained decoding unavailable, serving unconstrained: %s", info.path, exc)
@@ -362,9 +359,9 @@ class Engine:
             if prepared.names and self.name_table is not None:
                 procs.append(name_mask([prepared.request_text] * rows, self.tokenizer, self.name_table, prompt_len,
                                        sorted(self.eos_ids), budget=budget))
-            if prepared.constraint in ("first", "response") and self.eos_ids and self.pieces:
+            if prepared.constraint in ("first", "response") and self.eos_ids and self.name_table is not None:
                 # the system prompt's "at most two short sentences" after the block (pipeline.decoding_prose)
-                procs.append(ProseCap(self.pieces, rows, prompt_len, sorted(self.eos_ids)))
+                procs.append(ProseCap(self.name_table.pieces, rows, prompt_len, sorted(self.eos_ids)))
             return procs
 
         return make

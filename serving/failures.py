@@ -103,7 +103,7 @@ def _classes(exc: BaseException) -> list[str]:
     return [k.__name__ for k in type(exc).__mro__]
 
 
-def _status(exc: BaseException, classes: list[str]) -> int | None:
+def _status(exc: BaseException, classes: list[str], message: str) -> int | None:
     status = getattr(exc, "status_code", None)
     if not isinstance(status, int) or isinstance(status, bool) or not 100 <= status <= 599:
         return None
@@ -111,7 +111,7 @@ def _status(exc: BaseException, classes: list[str]) -> int | None:
         return None if status == 408 else status  # 408: LiteLLM's stand-in for a client-side timeout
     if "APIConnectionError" in classes:
         return None  # LiteLLM's stand-in 500: no server answered
-    if status == 500 and _NO_ANSWER.fullmatch(_message(exc)):
+    if status == 500 and _NO_ANSWER.fullmatch(message):
         return None  # the OpenAI client's "Connection error." that LiteLLM re-raises as a 500
     return status
 
@@ -138,8 +138,8 @@ def classify(exc: BaseException) -> Failure:
     ``vox serve``: 400 with their own context wording, which LiteLLM maps to ``BadRequestError``).
     """
     classes = _classes(exc)
-    status = _status(exc, classes)
     message = _message(exc)
+    status = _status(exc, classes, message)
     text = f"{exc} {_body_text(exc)}"
     error_type = type(exc).__name__
     if status is None and _NO_ANSWER.fullmatch(message):

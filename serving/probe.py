@@ -97,12 +97,16 @@ def _card(item: dict[str, object]) -> ServedModel:
     """A :class:`ServedModel` from one ``/models`` item (odd field values are ignored)."""
     ctx, mode = item.get("max_model_len"), item.get("system_prompt_mode")
     window = ctx if isinstance(ctx, int) and not isinstance(ctx, bool) and ctx > 0 else None
-    score = item.get("vox_pass_at_1")
-    known: float | None = None
-    if isinstance(score, (int, float)) and not isinstance(score, bool) and 0 <= score <= 1:
-        known = float(score)
     return ServedModel(str(item["id"]), window, mode if isinstance(mode, str) and mode in ("ssot", "none") else None,
-                       known)
+                       pass_rate(item.get("vox_pass_at_1")))
+
+
+def pass_rate(value: object) -> float | None:
+    """``value`` as a pass@1 in [0, 1] (a model card's ``vox_pass_at_1``, ``vox_mens.json``'s
+    ``pass_at_1``), or ``None`` when it is not a number there (booleans included)."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value <= 1:
+        return float(value)
+    return None
 
 
 _CLIENT: httpx.Client | None = None

@@ -21,6 +21,7 @@ from fastapi.responses import JSONResponse
 from serving.engine import MAX_CHOICES, Engine
 from serving.openai_wire import ChatRequest, error_response
 from serving.prepared import Completion, Prepared
+from serving.probe import pass_rate
 
 log = logging.getLogger(__name__)
 
@@ -61,9 +62,9 @@ class Service:
             "max_model_len": self.engine.max_context,
             "system_prompt_mode": self.engine.info.system_prompt_mode,
         }
-        score = (getattr(self.engine.info, "meta", None) or {}).get("pass_at_1")
-        if isinstance(score, (int, float)) and not isinstance(score, bool) and 0 <= score <= 1:
-            card["vox_pass_at_1"] = float(score)
+        score = pass_rate((getattr(self.engine.info, "meta", None) or {}).get("pass_at_1"))
+        if score is not None:
+            card["vox_pass_at_1"] = score
         return card
 
     def refuse(self, req: ChatRequest) -> JSONResponse | None:
