@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from serving.cascade import LOCAL_API_KEY, AttemptFailed, ChatEvent, Completed, TextDelta, import_litellm
-from serving.keys import redact
+from serving.failures import classify
 from serving.verify import verify_answer
 
 #: candidates per Vox request to a local model when ``--candidates`` is not given. 8, not 4: on the
@@ -222,8 +222,8 @@ def best_of_n_events(candidate: Any, messages: Sequence[Mapping[str, str]], n: i
     try:
         got = sample(candidate, messages, n)
     except Exception as exc:  # noqa: BLE001 - provider boundary: any failure falls back to the cascade
-        first = (str(exc).strip().splitlines() or [""])[0]
-        yield AttemptFailed(candidate.id, redact(f"best-of-{n}: {type(exc).__name__}: {first}")[:200])
+        failure = classify(exc)  # the cascade's own wording (redacted, one line)
+        yield AttemptFailed(candidate.id, f"best-of-{n}: {failure.line()}", failure=failure)
         yield from fallback()
         return
     chosen = pick(got.texts, request, check)

@@ -38,7 +38,7 @@ from vox_lang.requests import RequestedItem, extract_request, missing_items
 Message = Mapping[str, str]
 EXIT_COMMANDS = ("/exit", "/quit", ":q")
 HELP_COMMANDS = ("/help", "/?")
-#: what the REPL prints for /help (or another line that starts with ``/`` and one word)
+#: what the REPL prints for /help (with or without more words), a bare ``/`` or another ``/word``
 REPL_HELP = ("commands: /help (this), /exit, /quit or :q (end the session; so do Ctrl-D and an empty input "
              "stream); any other line is sent to the model\n")
 
@@ -172,8 +172,10 @@ def run_chat(send: Send, read_line: Callable[[str], str | None], write: Callable
                     continue
                 if text in EXIT_COMMANDS:
                     break
-                if text in HELP_COMMANDS or (text.startswith("/") and " " not in text and text[1:].isalpha()):
-                    if text not in HELP_COMMANDS:
+                word = text.split()[0]
+                if word in HELP_COMMANDS or text == "/" or (text.startswith("/") and " " not in text
+                                                            and text[1:].isalpha()):
+                    if word not in HELP_COMMANDS:
                         write(f"unknown command {text}; ")
                     write(REPL_HELP)  # never sent to the model
                     continue

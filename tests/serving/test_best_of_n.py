@@ -156,6 +156,18 @@ def test_failed_sampling_falls_back_to_the_cascade() -> None:
     assert isinstance(events[-1], Completed) and events[-1].text == GOOD
 
 
+def test_a_failed_best_of_n_call_is_worded_as_the_cascade_words_it() -> None:
+    # a stopped vox serve read "best-of-8: InternalServerError: litellm.InternalServerError: ..." (new-user trial)
+    import litellm
+
+    def gone(candidate: Any, messages: Any, n: int) -> Samples:
+        raise litellm.InternalServerError(message="Connection error.", llm_provider="openai", model="tiny")
+
+    events = list(best_of_n_events(Local(), [], 8, REQUEST, sample=gone, fallback=lambda: []))
+    assert isinstance(events[0], AttemptFailed) and events[0].failure is not None
+    assert events[0].reason == "best-of-8: APIConnectionError: no answer from the server (connection refused or reset)"
+
+
 def test_local_model_gets_its_candidates_in_one_request_end_to_end(replay: Any) -> None:
     # --candidates 4: the replay server scripts four answers
     from tests.serving.test_repair_loop import catalog_for

@@ -89,9 +89,10 @@ def test_repl_help_and_unknown_commands_are_never_sent_to_the_model() -> None:
     from serving.chat import REPL_HELP
 
     model = FakeModel("one")
-    text, result = transcript(model, None, ["/help", "/hepl", "/usr/bin/vox is a path, send it", "/exit"])
+    text, result = transcript(model, None, ["/help", "/hepl", "/help foo", "/", "/usr/bin/vox is a path, send it",
+                                            "/exit"])
     assert result.calls == 1 and model.calls[0][0][-1]["content"] == "/usr/bin/vox is a path, send it"
-    assert text.count(REPL_HELP) == 2 and "unknown command /hepl; " in text
+    assert text.count(REPL_HELP) == 4 and "unknown command /hepl; " in text and "unknown command /; " in text
 
 
 def test_repl_end_of_input_puts_the_summary_on_its_own_line() -> None:
