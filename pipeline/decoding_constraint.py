@@ -162,12 +162,14 @@ def allowed_masks(grammar: VoxGrammar, matchers: Sequence[Any], vocab_size: int)
         grammar.executor.unsafe_compute_mask_ptr([(m, i) for i, m in enumerate(matchers)], bitmask.ctypes.data,
                                                  words * 4, rows)
     else:
+        address = bitmask.ctypes.data
         for i, m in enumerate(matchers):
-            m.unsafe_compute_mask_ptr(bitmask[i].ctypes.data, words * 4)
+            m.unsafe_compute_mask_ptr(address + i * words * 4, words * 4)
     bits = np.unpackbits(bitmask.view(np.uint8), axis=1, bitorder="little").view(np.bool_)
+    if vocab_size <= bits.shape[1]:
+        return torch.from_numpy(bits[:, :vocab_size])  # a view: no copy
     out = np.zeros((rows, vocab_size), dtype=np.bool_)
-    n = min(vocab_size, bits.shape[1])
-    out[:, :n] = bits[:, :n]
+    out[:, :bits.shape[1]] = bits
     return torch.from_numpy(out)
 
 
@@ -254,7 +256,7 @@ class GrammarProcessor(LogitsProcessor):
             layout = self.layouts[row]
             cap = layout.mask(width) if layout is not None else None
             if cap is not None:
-                both = masks[k] & cap.numpy()
+                both = masks[k] & cap
                 if both.any():  # else: the grammar mask alone (never a dead end)
                     masks[k] = both
         if keep:

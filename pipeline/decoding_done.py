@@ -118,12 +118,12 @@ def decorator_line(code: str) -> bool:
 
 
 def allowed_after_done(texts: list[str], extras: Extras, width: int) -> Any:
-    """Bool tensor ``[width]``: tokens that may start what follows a finished block — whitespace,
+    """Bool numpy array ``[width]``: tokens that may start what follows a finished block — whitespace,
     a backtick (the closing fence), or a prefix/extension of one of ``extras.prefixes``."""
-    import torch
+    import numpy as np
 
     prefixes = extras.prefixes
-    out = torch.zeros(width, dtype=torch.bool)
+    out = np.zeros(width, dtype=np.bool_)
     for i, text in enumerate(texts[:width]):
         body = text.lstrip(" \t\r\n")
         if not body or body.startswith("`") or any(p.startswith(body) or body.startswith(p) for p in prefixes):
@@ -137,7 +137,7 @@ _BRACKETS: Final = frozenset(")]}`")  # closers that make progress (a bracket, t
 
 def closing_mask(texts: list[str], width: int, in_string: bool, newlines: bool = True,
                  line_start: bool = False) -> Any:
-    """Bool mask ``[width]`` of the tokens that wind a block down (see the module docstring):
+    """Bool numpy mask ``[width]`` of the tokens that wind a block down (see the module docstring):
     ``in_string``: tokens starting with ``"`` followed only by closers; otherwise tokens made only
     of closers and whitespace that hold at least one closer or newline (pure spaces would let the
     block idle to its end). ``newlines=False``: only those that hold a bracket or a backtick (a
@@ -145,9 +145,9 @@ def closing_mask(texts: list[str], width: int, in_string: bool, newlines: bool =
     Unless ``line_start`` (the block's text ends at a fresh line), a backtick must follow a newline
     in the token: the fence closes on its own line, as Markdown renderers require (``}````` is
     a closed block to the decoder, an open one to a chat UI)."""
-    import torch
+    import numpy as np
 
-    out = torch.zeros(width, dtype=torch.bool)
+    out = np.zeros(width, dtype=np.bool_)
     for i, text in enumerate(texts[:width]):
         body = text[1:] if in_string and text.startswith('"') else None if in_string else text
         if body is None or not text or not set(body) <= _CLOSERS:
@@ -165,13 +165,13 @@ FINISHERS: Final = frozenset({"{", "->", "_", "0"})
 
 
 def finisher_mask(texts: list[str], width: int, apart: bool = False) -> Any:
-    """Bool mask ``[width]`` of the tokens that are one of :data:`FINISHERS`, optionally after
+    """Bool numpy mask ``[width]`` of the tokens that are one of :data:`FINISHERS`, optionally after
     spaces: where a winding-down block allows no closer, the grammar picks which one fits.
     ``apart``: right after a word or number, only those that cannot extend it (``{``, ``->``, or
     led by a space: ``00`` and ``x_`` are not finishers)."""
-    import torch
+    import numpy as np
 
-    out = torch.zeros(width, dtype=torch.bool)
+    out = np.zeros(width, dtype=np.bool_)
     for i, text in enumerate(texts[:width]):
         body = text.lstrip(" ")
         out[i] = body in FINISHERS and not (apart and body in ("0", "_") and body == text)
@@ -179,12 +179,12 @@ def finisher_mask(texts: list[str], width: int, apart: bool = False) -> Any:
 
 
 def comment_end_mask(texts: list[str], width: int) -> Any:
-    """Bool mask ``[width]`` of the tokens that end a ``//`` comment while winding down: closers
+    """Bool numpy mask ``[width]`` of the tokens that end a ``//`` comment while winding down: closers
     and whitespace holding a newline (inside a comment a bracket is text, so allowing one alone
     would let the block idle in its comment to the token limit)."""
-    import torch
+    import numpy as np
 
-    out = torch.zeros(width, dtype=torch.bool)
+    out = np.zeros(width, dtype=np.bool_)
     for i, text in enumerate(texts[:width]):
         out[i] = bool(text) and "\n" in text and set(text) <= _CLOSERS
     return out

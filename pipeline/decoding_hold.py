@@ -20,6 +20,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from pipeline.decoding_declare import handler_header, handler_start, header, item_start
 from pipeline.decoding_derail import derailed_at
 from pipeline.decoding_done import (
@@ -54,9 +56,9 @@ class NameReport:
 
 
 def _any_left(finite: Any, mask: Any) -> bool:
-    """Whether ``mask`` (bool ``[vocab]``) leaves a token whose score is finite (``finite``: bool
-    ``[vocab]``, the row's ``torch.isfinite(scores)``)."""
-    return bool((finite & mask.to(finite.device)).any())
+    """Whether ``mask`` (bool numpy ``[vocab]``) leaves a token whose score is finite (``finite``:
+    bool numpy ``[vocab]``, the row's ``isfinite(scores)``)."""
+    return bool((finite & mask).any())
 
 
 class RequestHold:
@@ -103,8 +105,6 @@ class RequestHold:
             true when a requested header is being forced (the mask then allows only its
             continuation, and the caller applies it as it is).
         """
-        import torch
-
         width = int(finite.shape[0])
         missing = False
         if self.specs[row] and row not in self._satisfied:
@@ -116,7 +116,7 @@ class RequestHold:
         wind = short or self._derailed(row, code, missing)
         if missing:
             if self._hold is None or self._hold.shape[0] != width:
-                self._hold = torch.ones(width, dtype=torch.bool)
+                self._hold = np.ones(width, dtype=np.bool_)
                 self._hold[[i for i in self.table.backtick + self.eos_ids if i < width]] = False
             mask = self._hold if mask is None else mask & self._hold
         held = self._hold if missing else None
@@ -136,7 +136,7 @@ class RequestHold:
         if self.specs[row] and not self._no_force[row]:
             ids = self._force_ids(row, code)
             if ids is not None:
-                keep = torch.zeros(width, dtype=torch.bool)
+                keep = np.zeros(width, dtype=np.bool_)
                 keep[[i for i in ids if i < width]] = True
                 both = keep if mask is None else mask & keep
                 if mask is not unwound and not _any_left(finite, both):

@@ -133,7 +133,7 @@ class LayoutTable:
                    [bool(_GLUED.search(t)) for t in texts])
 
     def ends(self, what: str, width: int) -> Any:
-        """Bool tensor ``[width]``: tokens that end a word (``what="word"``: not starting with an
+        """Bool numpy array ``[width]``: tokens that end a word (``what="word"``: not starting with an
         identifier character) or close a string (``"string"``: starting with ``"``). Cached."""
         cached = self._ends.get((what, width))
         if cached is None:
@@ -142,7 +142,7 @@ class LayoutTable:
         return cached
 
     def unglued(self, after_code: int, width: int) -> Any:
-        """Bool tensor ``[width]`` of the tokens that glue no comment to code: never one holding
+        """Bool numpy array ``[width]`` of the tokens that glue no comment to code: never one holding
         ``//`` right after code (:data:`_GLUED`); ``after_code`` 1 (the line ends in code, not
         whitespace) none starting with ``//`` either; 2 (it ends in code and then ``/``) none
         starting with ``/``. Cached."""
@@ -154,7 +154,7 @@ class LayoutTable:
         return cached
 
     def mask(self, blank: int, comment: int, width: int, no_comment: int = 0) -> Any:
-        """Bool tensor ``[width]`` of the tokens the layout allows after ``blank`` newlines of the
+        """Bool numpy array ``[width]`` of the tokens the layout allows after ``blank`` newlines of the
         current whitespace run, ``comment`` characters into a ``//`` comment (0: none). Cached.
         ``no_comment``: 0 comments may start; 1 none may (tokens holding ``//`` are out); 2 none
         may and the line ends in a ``/`` (tokens starting with ``/`` are out too)."""
@@ -293,12 +293,12 @@ class LayoutState:
 
 
 def _flag_tensor(flags: list[bool], width: int) -> Any:
-    """Bool tensor ``[width]``: ``flags`` per token id, ``True`` past them (ids beyond the table)."""
-    import torch
+    """Bool numpy array ``[width]``: ``flags`` per token id, ``True`` past them (ids beyond the table)."""
+    import numpy as np
 
-    out = torch.ones(width, dtype=torch.bool)
+    out = np.ones(width, dtype=np.bool_)
     n = min(width, len(flags))
-    out[:n] = torch.tensor(flags[:n], dtype=torch.bool)
+    out[:n] = np.asarray(flags[:n], dtype=np.bool_)
     return out
 
 

@@ -36,6 +36,7 @@ import logging
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+import numpy as np
 from transformers import LogitsProcessor
 
 from pipeline.decoding_calls import CallRule, call_rule
@@ -78,6 +79,18 @@ __all__ = ["PRELUDE_NAMES", "NameMask", "NameReport", "declared_names", "positio
            "token_table"]
 
 
+def finite_scores(scores: Any) -> Any:
+    """Bool numpy ``[rows, vocab]``: which of ``scores`` (a ``[rows, vocab]`` tensor) are finite,
+    i.e. not masked by an earlier processor. Read straight from the tensor's memory when it is a
+    CPU float tensor (a fraction of a microsecond; ``torch.isfinite`` costs ~30 µs between two
+    forward passes, measured with ``bench/decoding.py``), else through torch."""
+    import torch
+
+    if scores.device.type == "cpu" and scores.dtype in (torch.float32, torch.float64, torch.float16):
+        return np.isfinite(scores.detach().numpy())
+    return torch.isfinite(scores).cpu().numpy()
+
+
 class NameMask(LogitsProcessor):
     """Mask identifier uses to resolvable names and hold the fence until requested items exist.
 
@@ -110,7 +123,7 @@ class NameMask(LogitsProcessor):
         self._masks: dict[tuple[Position, frozenset[str], int, frozenset[str], frozenset[str]], Any] = {}
         self._end_mask: Any = None  # see _word_end_mask
         self._suffix_masks: dict[tuple[Suffix, bool, int], Any] = {}  # see _suffix_mask
-        self._id_tensors: dict[str, Any] = {}
+        self._id_arrays: dict[str, Any] = {}
         self._texts = [""] * len(specs)
         self._seen = [0] * len(specs)
         self._pieces = table.pieces
@@ -147,12 +160,10 @@ class NameMask(LogitsProcessor):
 
     def _call_mask(self, rule: CallRule, width: int) -> Any:
         """Bool mask ``[width]`` for a prelude builtin's call (:func:`pipeline.decoding_calls.call_rule`)."""
-        import torch
-
         if rule.only_close:
             key = ("only_close", str(width))
             if key not in self.table.cache:
-                mask = torch.zeros(max(width, self._vocab), dtype=torch.bool)
+                mask = np.zeros(max(width, self._vocab), dtype=np.bool_)
                 mask[self._ids("close_led")] = True
                 mask[self._ids("space_only")] = True
                 self.table.cache[key] = mask[:width]
@@ -161,11 +172,9 @@ class NameMask(LogitsProcessor):
 
     def _without(self, name: str, width: int) -> Any:
         """Bool mask ``[width]`` with the table's id list ``name`` switched off (cached)."""
-        import torch
-
         key = ("without", f"{name}:{width}")
         if key not in self.table.cache:
-            mask = torch.ones(max(width, self._vocab), dtype=torch.bool)
+            mask = np.ones(max(width, self._vocab), dtype=np.bool_)
             mask[self._ids(name)] = False
             self.table.cache[key] = mask[:width]
         return self.table.cache[key]
@@ -186,8 +195,6 @@ class NameMask(LogitsProcessor):
 
     def _build_mask(self, pos: Position, names: frozenset[str], width: int, refused: frozenset[str],
                     fresh_refused: frozenset[str]) -> Any:
-        import torch
-
         off: list[Any] = []  # token classes switched off, then the compatible ids switched back on
         on: list[Any] = []
         cont = self._names_for(pos.cont, names)
@@ -205,7 +212,7 @@ class NameMask(LogitsProcessor):
         if fresh is not None and (cont is None or not pos.partial or pos.partial in cont):
             off.append(self._ids("ws_ident"))
             on += self._on_ids(pos.fresh, "", fresh, glued=False, refused=fresh_refused)
-        mask = torch.ones(max(width, self._vocab), dtype=torch.bool)  # ids past the logits are cut below
+        mask = np.ones(max(width, self._vocab), dtype=np.bool_)  # ids past the logits are cut below
         for ids in off:
             mask[ids] = False
         for ids in on:
@@ -216,12 +223,10 @@ class NameMask(LogitsProcessor):
 
     def _on_ids(self, kind: str, partial: str, names: Iterable[str], glued: bool,
                 refused: frozenset[str] = frozenset()) -> list[Any]:
-        """Id tensors of the tokens that keep an identifier a prefix of one of ``names``: glued on
+        """Id arrays of the tokens that keep an identifier a prefix of one of ``names``: glued on
         ``partial`` (``glued``) or starting a fresh one after whitespace. The prelude's share
         (most of the names, less ``refused``) is computed once per kind, ``partial`` and
         ``refused`` and kept in the table."""
-        import torch
-
         t = self.table
         starts, ends = (t.lead_only, t.lead_ends) if glued else (t.ws_lead_only, t.ws_lead_ends)
 
@@ -239,48 +244,42 @@ class NameMask(LogitsProcessor):
         static = t.cache.get(key)
         if static is None:
             common = (self._names_for(kind, PRELUDE_NAMES) or frozenset()) - refused
-            static = t.cache[key] = torch.tensor(ids(common), dtype=torch.long)
+            static = t.cache[key] = np.asarray(ids(common), dtype=np.int64)
         own = ids(n for n in names if n not in PRELUDE_NAMES)
-        return [static, torch.tensor(own, dtype=torch.long)] if own else [static]
+        return [static, np.asarray(own, dtype=np.int64)] if own else [static]
 
     def _digit_ids(self) -> Any:
         """Glued ids whose identifier characters are all digits (``5``, ``25)``), once per table."""
-        import torch
-
         key = ("number", "")
         if key not in self.table.cache:
             t = self.table
             ids = [i for m in (t.lead_only, t.lead_ends) for lead, group in m.items() if lead.isdigit() for i in group]
-            t.cache[key] = torch.tensor(ids, dtype=torch.long)
+            t.cache[key] = np.asarray(ids, dtype=np.int64)
         return self.table.cache[key]
 
     def _ids(self, name: str) -> Any:
-        """The table's id list ``name`` as a tensor (converted once per mask)."""
-        import torch
-
-        if name not in self._id_tensors:
-            self._id_tensors[name] = torch.tensor(getattr(self.table, name), dtype=torch.long)
-        return self._id_tensors[name]
+        """The table's id list ``name`` as an int64 array (converted once per mask)."""
+        if name not in self._id_arrays:
+            self._id_arrays[name] = np.asarray(getattr(self.table, name), dtype=np.int64)
+        return self._id_arrays[name]
 
     def _suffix_mask(self, no: Suffix, glued: bool, width: int) -> Any | None:
         """Bool mask ``[width]`` without the tokens :func:`~pipeline.decoding_position.no_suffix`
         rules out (``glued``: the operand's word ends the text, so it may still go on); ``None``
         if none is."""
-        import torch
-
         if no == Suffix():
             return None
         key = (no, glued, width)
         if key not in self._suffix_masks:
             if no.must_call:
-                mask = torch.zeros(max(width, self._vocab), dtype=torch.bool)
+                mask = np.zeros(max(width, self._vocab), dtype=np.bool_)
                 mask[self._ids("call_led")] = True
                 if no.newline:
                     mask[self._ids("blank")] = True
                 if glued:
                     mask[self._ids("glued")] = True
             else:
-                mask = torch.ones(max(width, self._vocab), dtype=torch.bool)
+                mask = np.ones(max(width, self._vocab), dtype=np.bool_)
                 for off, name in ((no.member, "member_led"), (no.call, "call_led"), (no.operator, "operator_led")):
                     if off:
                         mask[self._ids(name)] = False
@@ -291,12 +290,10 @@ class NameMask(LogitsProcessor):
         """Bool mask ``[width]`` refusing the tokens that would end the parameter name being
         written (``partial`` so far, ``""`` right after ``(``/``,``) as one of ``names``, the
         parameters already declared in the same parentheses (cached)."""
-        import torch
-
         key = ("duplicates", f"{partial}:{','.join(sorted(names))}:{width}")
         if key not in self.table.cache:
             t = self.table
-            mask = torch.ones(max(width, self._vocab), dtype=torch.bool)
+            mask = np.ones(max(width, self._vocab), dtype=np.bool_)
             for name in names:
                 if not name.startswith(partial):
                     continue
@@ -313,10 +310,8 @@ class NameMask(LogitsProcessor):
     def _word_end_mask(self, width: int) -> Any:
         """Fallback when no resolvable name fits: tokens that end the identifier here (no glued
         identifier characters), so an unresolvable word stays short instead of growing freely."""
-        import torch
-
         if self._end_mask is None or self._end_mask.shape[0] != width:
-            mask = torch.ones(max(width, self._vocab), dtype=torch.bool)
+            mask = np.ones(max(width, self._vocab), dtype=np.bool_)
             mask[self._ids("glued")] = False
             self._end_mask = mask[:width]
         return self._end_mask
@@ -326,7 +321,7 @@ class NameMask(LogitsProcessor):
 
         rows = min(len(self.specs), scores.shape[0])
         last = input_ids[:rows, -1].tolist()
-        finite: Any = None  # torch.isfinite(scores), computed once the first row needs it
+        finite: Any = None  # bool numpy [rows, vocab]: isfinite(scores), computed once the first row needs it
         chosen: list[tuple[int, Any, Any]] = []  # (row, mask, fallback mask when no name fits)
         apply: list[tuple[int, Any]] = []  # (row, the mask it gets)
         for row in range(rows):
@@ -370,7 +365,7 @@ class NameMask(LogitsProcessor):
                     mask = suffix if mask is None else mask & suffix
             if self.hold is not None:
                 if finite is None:
-                    finite = torch.isfinite(scores).cpu()
+                    finite = finite_scores(scores)
                 mask, is_forced = self.hold.step(row, code, self._seen[row], finite[row], mask)
                 if is_forced:
                     apply.append((row, mask))
@@ -379,9 +374,8 @@ class NameMask(LogitsProcessor):
                 chosen.append((row, mask, word_end))
         if chosen:
             if finite is None:
-                finite = torch.isfinite(scores).cpu()
-            index = torch.tensor([row for row, _, _ in chosen])
-            fits = (finite[index] & torch.stack([m for _, m, _ in chosen])).any(dim=1).tolist()
+                finite = finite_scores(scores)
+            fits = (finite[[row for row, _, _ in chosen]] & np.stack([m for _, m, _ in chosen])).any(axis=1).tolist()
             for (row, mask, word_end), ok in zip(chosen, fits):
                 if ok:
                     apply.append((row, mask))
@@ -394,8 +388,12 @@ class NameMask(LogitsProcessor):
                 self.report.skips += 1
                 self.report.skipped_rows.add(row)
         if apply:
-            index = torch.tensor([row for row, _ in apply], device=scores.device)
-            keep = torch.stack([m for _, m in apply]).to(scores.device)
-            scores[index] = scores[index].masked_fill(~keep, float("-inf"))
+            rows_applied = [row for row, _ in apply]
+            drop = torch.from_numpy(~np.stack([m for _, m in apply])).to(scores.device)
+            if rows_applied == list(range(scores.shape[0])):  # every row (one, or a batch all masked)
+                scores.masked_fill_(drop, float("-inf"))
+            else:
+                index = torch.tensor(rows_applied, device=scores.device)
+                scores[index] = scores[index].masked_fill(drop, float("-inf"))
             self.report.masked_steps += len(apply)
         return scores
