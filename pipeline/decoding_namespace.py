@@ -126,7 +126,7 @@ def namespace(code: str) -> str | None:
     tokens = [t for t in TOKENS.findall(code, start) if t != "\n" and not t.startswith(("//", "@"))]
     stack = [_Ctx("line")]
     kind = _line_kind(tokens)
-    if inner is not None and inner.kind == "record" and start >= inner.arm \
+    if inner is not None and inner.kind in ("record", "brace") and start >= inner.arm \
             and _TYPE_LINE.match(code, code.rfind("\n", 0, inner.arm) + 1):
         stack, kind = [_Ctx("fields")], "fields"  # a field line of a record type (`type P = {` above)
     prev = before = ""

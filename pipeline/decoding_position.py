@@ -130,7 +130,7 @@ def _after_open(frame: Frame | None) -> str:
     """The kind of a word right after ``(``, ``,`` or a line start inside ``frame``."""
     if frame is None or frame.kind == "block":
         return STMT if frame is not None else TOP
-    if frame.kind in ("decl", "record", "match"):
+    if frame.kind in ("decl", "record", "brace", "match"):
         return FREE
     if frame.kind == "call":
         return FREE if frame.callee in VIEW_ELEMENTS else USE

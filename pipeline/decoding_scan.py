@@ -66,14 +66,17 @@ class Frame:
     """One open bracket of the block: ``kind`` is ``call`` (``NAME(``: arguments; ``callee`` is
     NAME, ``""`` for a method ``x.NAME(``), ``decl`` (``fn f(``, ``on h(``, ``| V(``, ``fn(``:
     parameters, fields), ``paren`` (a parenthesized expression), ``index`` (``[``), ``block``,
-    ``record``, ``match``, ``actor`` or ``children`` (a ``{``); ``names``: what is declared in it
+    ``record``, ``brace`` (a block or a record literal, not decided yet: :func:`_decide`),
+    ``match``, ``actor`` or ``children`` (a ``{``); ``names``: what is declared in it
     (:attr:`Scan.visible`); ``arm`` is the offset where the current match arm starts, and for a
-    ``{``, a call's or a declaration's ``(`` the offset right after it."""
+    ``{``, a call's or a declaration's ``(`` the offset right after it; ``head``: an undecided
+    brace's first token."""
 
     kind: str
     arm: int = 0
     callee: str = ""
     names: frozenset[str] = frozenset()  # declared in this bracket: lets, params, loop and arm variables
+    head: str = ""
 
 
 @dataclass(frozen=True)
@@ -126,15 +129,29 @@ def _brace_kind(prev: str, line_head: str, pending_match: bool, closed: str = ""
     if prev in (")", "]", "else"):
         return "block"
     if prev in ("->", "{") or not prev:
-        return "record"  # an arm's value or a statement: a block or a record literal (free: never blocks)
+        return "brace"  # an arm's value or a statement: a block or a record literal (_decide)
     first = line_head.split(None, 1)[0] if line_head.strip() else ""
     if first == "actor":
         return "actor"  # its body holds handlers only
     if first in _BLOCK_HEADS or first == "}" or first.startswith("@"):
         return "block"
     if prev in _RECORD_AFTER or re.match(r"[A-Za-z_]\w*$", prev):
-        return "record"
+        return "brace"  # a record literal, a record type, or a block of an `if`/lambda used as a value
     return "block"
+
+
+def _decide(frame: Frame, tok: str) -> Frame:
+    """An undecided ``brace`` frame after its next significant token ``tok``: a record when its
+    first two tokens are a word or string and ``:`` (spec §2: ``rec_start = "{" NL* (WORD /
+    STRING) ":"``; ``arm = pattern "->" (!rec_start block / expr)``), else a block. Until then it
+    stays free, like a record, so its first word is never restricted; from its second statement
+    on, a block's words must resolve (before this, every arm body ``None -> { ... }`` and the body
+    of an ``if`` used as a value were free)."""
+    if not frame.head:
+        if tok[0].isalpha() or tok[0] == "_" or tok[0] == '"':
+            return replace(frame, head=tok)
+        return replace(frame, kind="block")
+    return replace(frame, kind="record" if tok == ":" else "block", head="")
 
 
 def _scan(code: str, start: int, state: Scan) -> Scan:
@@ -158,6 +175,8 @@ def _scan(code: str, start: int, state: Scan) -> Scan:
         if revert >= 0:
             line_start = revert if tok in L3_BEFORE else line_start
             revert = -1
+        if stack and stack[-1].kind == "brace":
+            stack[-1] = _decide(stack[-1], tok)
         if tok == "match":
             pending_match = True
         elif tok == "(":

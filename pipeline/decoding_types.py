@@ -154,7 +154,7 @@ def return_type(code: str) -> str | None:
     workflow, activity or lambda whose body the end of ``code`` stands in; ``None`` when there is
     none or its header cannot be read."""
     for frame in reversed(scan(code).stack):
-        if frame.kind not in ("block", "record", "match"):
+        if frame.kind not in ("block", "record", "brace", "match"):
             return None
         if frame.kind != "match":  # a lambda's body reads as a record when its return type ends in a name
             brace = frame.arm - 1

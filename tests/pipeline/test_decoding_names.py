@@ -483,6 +483,13 @@ def _first_blocked(src: str, spec: RequestSpec | None = None) -> str | None:
     ("fn greet(n: str, n: int) to str {\n  ret n\n}", "fn greet(n: str,"),
     ("fn greet(name: str,\n  name: int) {\n}", "\n  nam"),
     ("type S = | A(x: int, x: int)", "A(x: int,"),
+    # a `{` that may open a block or a record is a block unless `WORD :` opens it (spec §2 rec_start):
+    # from its second statement on, an arm's block, or an `if` used as a value, resolves its words
+    ("fn f(x: int) to int {\n  match x {\n    _ -> {\n      print(x)\n      Tatcher.hired(x)\n    }\n  }\n}",
+     "print(x)\n"),
+    ("fn f(x: int) to int {\n  let y = if x > 1 {\n    print(x)\n    zorb\n  } else { 0 }\n}", "print(x)\n"),
+    ("fn f(x: int) to int {\n  let y = if x > 1 {\n    x\n  } else {\n    print(x)\n    zorb\n  }\n}",
+     "print(x)\n"),
 ])
 def test_garbage_words_are_refused(src: str, refused_after: str) -> None:
     blocked = _first_blocked(src)
@@ -490,6 +497,10 @@ def test_garbage_words_are_refused(src: str, refused_after: str) -> None:
 
 
 @pytest.mark.parametrize("src", [
+    # a brace decided a record by its first two tokens (spec §2 rec_start), or a block
+    "fn f(x: int) to Map[str, int] {\n  match x {\n    0 -> {\n      \"zero\": 0\n    }\n    _ -> {}\n  }\n"
+    "  let m: Map[str, int] = {\n    \"a b\": 1,\n    anyname: 2\n  }\n  ret m\n}",
+    "fn f(x: int) to int {\n  let y = if x > 1 {\n    let z = x\n    z\n  } else {\n    0\n  }\n  ret y\n}",
     "fn g(value: int, total: int) to int {\n  ret value\n}\nfn f(a: int) to int {\n  ret g(value=a, total=a) + a\n}",
     "fn f(a: int, b: int) to bool {\n  ret a > 1 and b < 2 or not true\n}",
     "type P = {\n  name: str,\n  age: int\n}\nfn mk() to P {\n  ret {\n    name: \"a\",\n    age: 1\n  }\n}",
