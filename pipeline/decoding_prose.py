@@ -1,4 +1,4 @@
-"""The system prompt's bound on prose after the program, as a ``transformers`` LogitsProcessor.
+"""The system prompt's bounds on prose around the program, as a ``transformers`` LogitsProcessor.
 
 The system prompt (``pipeline/prompts/system_prompt.txt``) asks: "After the block, add at most two
 short sentences. Do not repeat the code." A model that keeps talking past that writes nothing the
@@ -13,32 +13,67 @@ closing fence holds :data:`SENTENCES` sentence ends or a blank line after some p
 applies it with the Vox constraint of ``first`` and ``response`` answers
 (``"vox_constrained": false`` turns both off); in ``code`` mode the closed block ends the answer
 anyway.
+
+**Before the block.** Where the last user message itself asks for a ```vox block
+(:func:`asks_for_block`: ``vox chat``'s repair, missing-item and failed-test turns end "reply with the
+complete corrected program in one ```vox block"), the system prompt wants one sentence naming the
+fault, then the program. There, once the prose before the first block reaches the same bound
+(:data:`SENTENCES` sentence ends, a blank line after prose, or :data:`MAX_BEFORE` tokens), the
+opening fence is forced (its tokens only, as far as the grammar allows them). In a new-user trial
+one repair answer opened with ~17 lines of loose code before its block. A conversation that asks
+no block (a question about Vox) keeps free prose: it may need no program at all.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any, Final
 
 from transformers import LogitsProcessor
 
-from pipeline.decoding_fence import after_first_block
+from pipeline.decoding_declare import TokenIndex
+from pipeline.decoding_fence import OPEN, after_first_block
+from pipeline.decoding_request import user_texts
 
 #: sentences allowed after the block (the system prompt: "at most two short sentences")
 SENTENCES: Final = 2
 #: tokens allowed after the block whatever the text (two short sentences are ~40 tokens)
 MAX_TOKENS: Final = 96
+#: tokens of prose allowed before the block of an answer that must hold one (one sentence naming
+#: the fault is ~10-30 tokens)
+MAX_BEFORE: Final = 64
+#: the opening fence forced when the prose before a block is done (the grammar's FENCE)
+FENCE: Final = "```vox\n"
+#: what a user message that asks for a block says (vox chat's repair turns: serving.chat_repair)
+_ASKS_BLOCK: Final = re.compile(r"```vox\b")
 _SENTENCE_END: Final = re.compile(r"[.!?](?=\s)")
 _BLANK_AFTER_PROSE: Final = re.compile(r"\S[^\n]*\n[ \t]*\n")
 
 
-def prose_done(after: str, tokens: int) -> bool:
+def prose_done(after: str, tokens: int, limit: int = MAX_TOKENS) -> bool:
     """Whether the prose ``after`` a block (``tokens`` tokens of it) has reached the bound: two
     sentence ends (a ``.``, ``!`` or ``?`` before whitespace), a blank line after some prose, or
-    :data:`MAX_TOKENS` tokens."""
-    return (tokens >= MAX_TOKENS or len(_SENTENCE_END.findall(after)) >= SENTENCES
+    ``limit`` tokens (:data:`MAX_TOKENS` after a block, :data:`MAX_BEFORE` before one)."""
+    return (tokens >= limit or len(_SENTENCE_END.findall(after)) >= SENTENCES
             or _BLANK_AFTER_PROSE.search(after) is not None)
+
+
+def asks_for_block(messages: Iterable[Any]) -> bool:
+    """Whether the last user message of ``messages`` asks for a ```vox block by name (it holds
+    the opening fence's text), as every repair turn of ``vox chat`` does."""
+    users = user_texts(messages)
+    return bool(users) and _ASKS_BLOCK.search(users[-1]) is not None
+
+
+def fence_rest(text: str) -> str:
+    """What is still to be written of the opening fence when it is forced after ``text``: the
+    rest of :data:`FENCE` when ``text`` ends in a start of it at a line start, the whole fence at
+    a line start, else a newline and the fence."""
+    line = text[text.rfind("\n") + 1:]
+    if FENCE.startswith(line) and line:
+        return FENCE[len(line):]
+    return FENCE if not text or text.endswith("\n") else "\n" + FENCE
 
 
 class ProseCap(LogitsProcessor):
@@ -50,19 +85,32 @@ class ProseCap(LogitsProcessor):
         rows: sequences in the batch.
         prompt_len: padded prompt length of the batch.
         eos_ids: the ids that end a sequence (the first one is forced).
+        index: the tokenizer's :class:`~pipeline.decoding_declare.TokenIndex`
+            (:attr:`pipeline.decoding_tokens.TokenTable.index`), needed to force a fence.
+        before: rows whose answer must hold a block (:func:`asks_for_block`): prose before it is
+            bounded too (the module docstring). Empty: none.
 
     Attributes:
+        before_rows: the rows whose prose before the block is bounded (``before``, when an
+            ``index`` is given).
         capped: rows that were ended here.
+        fenced: rows whose opening fence was forced.
     """
 
-    def __init__(self, pieces: Sequence[str], rows: int, prompt_len: int, eos_ids: Sequence[int]) -> None:
+    def __init__(self, pieces: Sequence[str], rows: int, prompt_len: int, eos_ids: Sequence[int],
+                 index: TokenIndex | None = None, before: Iterable[int] = ()) -> None:
         if not eos_ids:
             raise ValueError("ProseCap needs an EOS id to force")
         self.pieces, self.prompt_len, self.eos = pieces, prompt_len, int(sorted(eos_ids)[0])
+        self.index = index
+        self.before_rows = frozenset(before) if index is not None else frozenset()
+        self._before = set(self.before_rows)  # rows whose fence may still be forced
+        self._forcing: dict[int, tuple[str, int]] = {}  # row -> (fence text to write, offset where forcing began)
         self._texts = [""] * rows
         self._seen = 0
         self._tail: list[tuple[int, int] | None] = [None] * rows  # (text offset, generated count) at the fence's end
         self.capped: set[int] = set()
+        self.fenced: set[int] = set()
 
     def __call__(self, input_ids: Any, scores: Any) -> Any:
         count = int(input_ids.shape[1]) - self.prompt_len
@@ -76,6 +124,8 @@ class ProseCap(LogitsProcessor):
             if row in self.capped:
                 continue
             text, tail = self._texts[row], self._tail[row]
+            if row in self._before and tail is None:
+                self._fence(row, text, count, scores)
             if tail is None:
                 after = after_first_block(text)
                 if after is None:
@@ -86,3 +136,28 @@ class ProseCap(LogitsProcessor):
                 scores[row] = float("-inf")
                 scores[row, self.eos] = 0.0
         return scores
+
+    def _fence(self, row: int, text: str, count: int, scores: Any) -> None:
+        """Force ``row``'s opening fence once its prose before the block is done (module docstring)."""
+        import torch
+
+        forcing = self._forcing.get(row)
+        if forcing is None:
+            if OPEN.search(text) is not None or not prose_done(text, count, MAX_BEFORE):
+                return
+            forcing = self._forcing[row] = (fence_rest(text), len(text))
+        target, start = forcing
+        written = text[start:]
+        if OPEN.search(text) is not None or len(written) >= len(target) or not target.startswith(written):
+            self._before.discard(row)  # the fence is open (or the text left it): done
+            return
+        assert self.index is not None  # rows are only kept in _before with an index
+        ids = [i for i in self.index.continuing(target[len(written):]) if i < scores.shape[1]]
+        keep = torch.zeros(scores.shape[1], dtype=torch.bool, device=scores.device)
+        keep[ids] = True
+        keep &= torch.isfinite(scores[row])
+        if not bool(keep.any()):
+            self._before.discard(row)  # the grammar allows no fence token here: leave the row be
+            return
+        scores[row] = scores[row].masked_fill(~keep, float("-inf"))
+        self.fenced.add(row)

@@ -33,7 +33,7 @@ from pipeline.decoding import (
 )
 from pipeline.decoding_constraint import ConstraintUnavailable, VoxGrammar, answer_mode, name_mask
 from pipeline.decoding_names import request_spec, request_text, token_table
-from pipeline.decoding_prose import ProseCap
+from pipeline.decoding_prose import ProseCap, asks_for_block
 from pipeline.decoding_retry import RETRIES
 from serving.choice_text import ChoiceText
 from serving.errors import ModelLoadError, RequestError, ServingError, UsageError
@@ -291,7 +291,8 @@ class Engine:
                                param="vox_retries")
         retries = (0 if stream else RETRIES) if vox_retries is None else vox_retries
         return Prepared(prompt_ids, params, mode, None, request_spec(messages), vox_names is not False, n,
-                        request_text(messages), retries if mode is not None else 0)
+                        request_text(messages), retries if mode is not None else 0,
+                        block_asked=mode == "response" and asks_for_block(messages))
 
     def stream(self, prepared: Prepared, cancel: threading.Event | None = None) -> Iterator[StreamEvent]:
         """Generate the ``prepared.n`` choices of a request in one batch, yielding text as it
@@ -360,8 +361,10 @@ class Engine:
                 procs.append(name_mask([prepared.request_text] * rows, self.tokenizer, self.name_table, prompt_len,
                                        sorted(self.eos_ids), budget=budget))
             if prepared.constraint in ("first", "response") and self.eos_ids and self.name_table is not None:
-                # the system prompt's "at most two short sentences" after the block (pipeline.decoding_prose)
-                procs.append(ProseCap(self.name_table.pieces, rows, prompt_len, sorted(self.eos_ids)))
+                # the system prompt's "at most two short sentences" after the block, and one naming the
+                # fault before it where the turn asks for a block (pipeline.decoding_prose)
+                procs.append(ProseCap(self.name_table.pieces, rows, prompt_len, sorted(self.eos_ids),
+                                      self.name_table.index, range(rows) if prepared.block_asked else ()))
             return procs
 
         return make

@@ -31,6 +31,7 @@ class Prepared:
     n: int = 1  # choices (OpenAI ``n``)
     request_text: str = ""  # the last user message (the name mask reads what it names and asks for)
     retries: int = 0  # rounds of compiler-checked retries (pipeline.decoding_retry); constrained only
+    block_asked: bool = False  # the last user message asks for a ```vox block: prose before it is bounded
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,5 +1,6 @@
-"""The bound on prose after the block (pipeline.decoding_prose): the system prompt's "at most two
-short sentences", enforced by forcing EOS; nothing before the block closes."""
+"""The bounds on prose around the block (pipeline.decoding_prose): the system prompt's "at most two
+short sentences" after it, enforced by forcing EOS; before it, where the turn asks for a block, by
+forcing the opening fence."""
 
 from __future__ import annotations
 
@@ -47,3 +48,49 @@ def test_a_blank_line_after_prose_or_the_token_limit_ends_it() -> None:
     assert blank[-1] and not any(blank[:-1])
     assert prose_done("", MAX_TOKENS) and not prose_done("", MAX_TOKENS - 1)
     assert prose_done("One. Two. ", 5) and not prose_done("One. Two", 5)
+
+
+def test_prose_before_an_asked_block_is_bounded_by_forcing_the_fence() -> None:
+    """A turn that asks for a ```vox block (vox chat's repair turns): once the prose before the
+    block holds two sentence ends, the opening fence is forced; rows that ask none stay free."""
+    from pipeline.decoding_declare import TokenIndex
+
+    pieces = [""] + WORDS[1:]
+    cap = ProseCap(pieces, 2, prompt_len=1, eos_ids=[EOS], index=TokenIndex(pieces), before=[0])
+    ids = [7]
+    for word in ["Done", ". ", "It prints", " 1", "! "]:
+        ids.append(ID[word])
+    scores = cap(torch.tensor([ids, ids]), torch.zeros(2, len(WORDS)))
+    allowed = {WORDS[i] for i in range(len(WORDS)) if bool(torch.isfinite(scores[0, i]))}
+    assert allowed == {"\n"} and cap.fenced == {0}  # the fence goes on a line of its own
+    assert bool(torch.isfinite(scores[1]).all())  # row 1 asked no block: free
+    ids.append(ID["\n"])
+    scores = cap(torch.tensor([ids, ids]), torch.zeros(2, len(WORDS)))
+    assert {WORDS[i] for i in range(len(WORDS)) if bool(torch.isfinite(scores[0, i]))} == {"```", "```vox\n"}
+    ids.append(ID["```vox\n"])
+    scores = cap(torch.tensor([ids, ids]), torch.zeros(2, len(WORDS)))
+    assert bool(torch.isfinite(scores[0]).all())  # the block is open: the grammar's turn
+
+
+def test_a_fence_the_grammar_refuses_is_not_forced() -> None:
+    from pipeline.decoding_declare import TokenIndex
+
+    pieces = [""] + WORDS[1:]
+    cap = ProseCap(pieces, 1, prompt_len=1, eos_ids=[EOS], index=TokenIndex(pieces), before=[0])
+    ids = [7] + [ID[w] for w in ["Done", ". ", "It prints", " 1", "! ", "\n"]]
+    scores = torch.zeros(1, len(WORDS))
+    scores[0, [ID["```vox\n"], ID["```"]]] = float("-inf")  # an earlier mask refuses the fence here
+    out = cap(torch.tensor([ids]), scores.clone())
+    assert bool(torch.isfinite(out[0, ID["Done"]])) and cap.fenced == set()
+
+
+def test_fence_rest_and_asks_for_block() -> None:
+    from pipeline.decoding_prose import asks_for_block, fence_rest
+
+    assert fence_rest("Fix.") == "\n```vox\n" and fence_rest("Fix.\n") == "```vox\n"
+    assert fence_rest("Fix.\n``") == "`vox\n" and fence_rest("") == "```vox\n"
+    repair = "The Vox compiler reported 1 error(s)...\nFix every error and reply with the complete corrected " \
+             "program in one ```vox block."
+    assert asks_for_block([{"role": "user", "content": "Write `f() to int`"}, {"role": "user", "content": repair}])
+    assert not asks_for_block([{"role": "user", "content": repair}, {"role": "user", "content": "What is Vox?"}])
+    assert not asks_for_block([])

@@ -379,6 +379,29 @@ def test_code_only_answers_are_prefixes_of_valid_programs(engine: Engine) -> Non
     assert m.validate_tokens(ids) == len(ids)  # a random model, kept on the grammar
 
 
+def test_a_turn_asking_for_a_block_bounds_the_prose_before_it(engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
+    """vox chat's repair turn ends "reply with ... in one ```vox block": its answer's prose before
+    the block is bounded (pipeline.decoding_prose); a question asking no block keeps free prose."""
+    import serving.engine as engine_module
+    from pipeline.decoding_prose import ProseCap
+
+    repair = [*USER, {"role": "assistant", "content": "```vox\nfn f() to int {\n}\n```"},
+              {"role": "user", "content": "The Vox compiler reported 1 error(s) in your program:\n"
+                                          "E0508 ...\nFix every error and reply with the complete corrected "
+                                          "program in one ```vox block."}]
+    assert engine.prepare(repair).block_asked and not engine.prepare(USER).block_asked
+    assert not engine.prepare(repair, vox_constrained=False).block_asked
+    built: list[Any] = []
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        built.append(ProseCap(*args, **kwargs))
+        return built[-1]
+
+    monkeypatch.setattr(engine_module, "ProseCap", spy)
+    engine.completions(engine.prepare(repair, max_tokens=8, n=2, seed=1, vox_retries=0))
+    assert built and built[0].index is not None and built[0].before_rows == {0, 1}
+
+
 def test_constraint_can_be_turned_off_and_is_on_by_default(engine: Engine) -> None:
     assert engine.prepare(USER).constraint == "response"
     off = engine.chat(USER, max_tokens=4, temperature=0.0, vox_constrained=False)
