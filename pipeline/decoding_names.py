@@ -43,6 +43,7 @@ from pipeline.decoding_calls import CallRule, call_rule
 from pipeline.decoding_done import Extras
 from pipeline.decoding_fence import open_block
 from pipeline.decoding_hold import NameReport, RequestHold
+from pipeline.decoding_layout import in_literal
 from pipeline.decoding_namespace import namespace_refusals, parameters_so_far
 from pipeline.decoding_position import (
     AFTER_MODIFIER,
@@ -330,7 +331,7 @@ class NameMask(LogitsProcessor):
                 continue  # outside a block
             mask: Any = None
             word_end = None
-            if self.names:
+            if self.names and not in_literal(code):  # in a string or comment every word is free
                 visible = visible_names(code) | self.specs[row].names
                 pos = position(code)
                 # the declared types' rule for the word at the end, and for one after whitespace

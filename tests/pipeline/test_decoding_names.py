@@ -497,6 +497,9 @@ def test_garbage_words_are_refused(src: str, refused_after: str) -> None:
 
 
 @pytest.mark.parametrize("src", [
+    # in a string or a comment every word is free: escapes, `()` in a builtin's argument, numbers after `not`
+    'fn f(s: str) to str {\n  print("line\\n and more () len()")\n  ret s + "\\n Total: [1] (x) \\\\" + s\n}',
+    "fn g(b: bool) to bool {\n  ret not b // not 5 [1] len()\n}",
     # a brace decided a record by its first two tokens (spec §2 rec_start), or a block
     "fn f(x: int) to Map[str, int] {\n  match x {\n    0 -> {\n      \"zero\": 0\n    }\n    _ -> {}\n  }\n"
     "  let m: Map[str, int] = {\n    \"a b\": 1,\n    anyname: 2\n  }\n  ret m\n}",
