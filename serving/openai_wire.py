@@ -71,6 +71,11 @@ class ChatRequest(BaseModel):
     vox_code_only: bool = Field(default=False, strict=True)
     vox_names: bool | None = Field(default=None, strict=True)  # name- and request-aware masking (default on)
     vox_retries: int | None = Field(default=None, ge=0, strict=True)  # compiler-checked retry rounds (default RETRIES)
+    # sampling tunings this server does not apply (accepted and ignored, as OpenAI-compatible servers
+    # do), but typed: `"frequency_penalty": "x"` is a client's mistake, a 400 naming the field.
+    # Range: OpenAI's API reference, -2.0 to 2.0.
+    frequency_penalty: float | None = Field(default=None, ge=-2.0, le=2.0, strict=True)
+    presence_penalty: float | None = Field(default=None, ge=-2.0, le=2.0, strict=True)
     # OpenAI fields this server cannot honour (UNSUPPORTED_FIELDS): any type, so that a value
     # asking for them is refused as unsupported rather than as mistyped
     tools: Any = None
@@ -129,6 +134,8 @@ _FIELD_RULES = {
     "max_completion_tokens": "must be an integer >= 1",
     "seed": "must be an integer",
     "vox_retries": "must be an integer >= 0",
+    "frequency_penalty": "must be a number in [-2, 2]",
+    "presence_penalty": "must be a number in [-2, 2]",
     "response_format": 'must be an object like {"type": "text"}',  # only a mistyped value gets here
 }
 

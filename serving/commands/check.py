@@ -1,6 +1,7 @@
 """`vox check FILE... [--strict] [--format human|repair|json] [--fix [--diff]]`.
 
-Checks Vox files with the front end (``-`` reads standard input). Exit status: 0 no errors,
+Checks Vox files with the front end (``-`` reads standard input; a directory: every ``*.vox``
+file under it, :func:`serving.commands.inputs.vox_files`). Exit status: 0 no errors,
 1 errors (warnings count in ``--strict``), 2 usage error (bad option, unreadable or binary
 file, worded by :mod:`serving.commands.inputs` as for ``vox run`` and ``vox test``: a message on
 stderr, never a traceback). ``--format json`` prints one list of every diagnostic, each naming
@@ -122,7 +123,10 @@ def render(results: list[tuple[Input, CheckResult]], fmt: Format) -> str:
 
 
 def check(
-    files: Annotated[list[str], typer.Argument(help="Vox files to check (- reads standard input).", metavar="FILE")],
+    files: Annotated[list[str], typer.Argument(
+        help="Vox files, or directories holding them, to check (- reads standard input).",
+        metavar="FILE",
+    )],
     strict: Annotated[bool, typer.Option("--strict", help="Treat every warning as an error.")] = False,
     fmt: Annotated[Format, typer.Option("--format", "-f", help="Output: human, repair or json.")] = Format.human,
     fix: Annotated[bool, typer.Option("--fix", help="Rewrite compat and mechanical retired forms in place.")] = False,
@@ -133,7 +137,7 @@ def check(
     """Check Vox programs: exit 0 if there are no errors, 1 if there are, 2 on usage errors."""
     if diff and not fix:
         raise _fail("--diff only goes with --fix (use --fix --diff)")
-    inputs = read_inputs("check", files)
+    inputs = read_inputs("check", files, walk=True)
     import vox_lang
 
     results = []

@@ -3,7 +3,9 @@ read and words it, so the three commands say the same (``vox CMD: cannot read PA
 
 Every argument is read before anything is checked; ``-`` is standard input (once). A file that is
 not a regular file is never opened (a FIFO or ``/dev/zero`` would block or never end), and a
-file holding a NUL byte is refused once as binary instead of checked byte by byte.
+file holding a NUL byte is refused once as binary instead of checked byte by byte. `vox check`
+and `vox test` take directories too (:func:`vox_files`): every ``*.vox`` file under one, as
+linters and test runners walk a source tree; `vox run` runs one file.
 """
 
 from __future__ import annotations
@@ -83,8 +85,30 @@ def read_input(arg: str) -> Input:
     return item
 
 
-def read_inputs(cmd: str, files: list[str]) -> list[Input]:
-    """Read every argument of ``vox CMD`` before anything is checked.
+def vox_files(directory: str) -> list[str]:
+    """The ``*.vox`` files under ``directory``, recursively, sorted by path; directories whose
+    name starts with ``.`` (``.git``, ``.venv``) are skipped and symbolic links to directories
+    are not followed (a link cycle would never end), as ``ruff`` and ``pytest`` walk a tree.
+
+    Raises:
+        UsageError: ``cannot read DIR: no .vox files in this directory`` when there are none
+            (a typo in the path should not pass as "no errors"), or the directory cannot be listed.
+    """
+    found: list[str] = []
+    problems: list[OSError] = []
+    for root, dirs, names in os.walk(directory, onerror=problems.append):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        found += [os.path.join(root, n) for n in names if n.endswith(".vox")]
+    if problems and not found:
+        raise UsageError(f"cannot read {directory}: {problems[0].strerror or problems[0]}")
+    if not found:
+        raise UsageError(f"cannot read {directory}: no .vox files in this directory")
+    return sorted(found)
+
+
+def read_inputs(cmd: str, files: list[str], walk: bool = False) -> list[Input]:
+    """Read every argument of ``vox CMD`` before anything is checked; with ``walk``, a directory
+    stands for its ``*.vox`` files (:func:`vox_files`).
 
     Raises:
         typer.Exit: code 2 after printing ``vox CMD: cannot read ...`` for every argument that
@@ -97,7 +121,10 @@ def read_inputs(cmd: str, files: list[str]) -> list[Input]:
     problems: list[str] = []
     for arg in files:
         try:
-            inputs.append(read_input(arg))
+            if walk and arg != STDIN and os.path.isdir(arg):
+                inputs += [read_input(path) for path in vox_files(arg)]
+            else:
+                inputs.append(read_input(arg))
         except UsageError as exc:
             problems.append(str(exc))
     for problem in problems:

@@ -105,7 +105,10 @@ def run(
 
 
 def test(
-    files: Annotated[list[str], typer.Argument(help="Vox files whose @test functions to run.", metavar="FILE")],
+    files: Annotated[list[str], typer.Argument(
+        help="Vox files, or directories holding them, whose @test functions to run.",
+        metavar="FILE",
+    )],
     allow: Annotated[str, typer.Option("--allow", help="Grant capabilities: any of fs,process,net,env.")] = "",
     max_steps: Annotated[int, typer.Option("--max-steps", help="Step budget per test.")] = 10_000_000,
     timeout: Annotated[float, typer.Option("--timeout", help="Wall-clock limit per test, seconds.")] = 10.0,
@@ -113,7 +116,7 @@ def test(
 ) -> None:
     """Run every @test function: one line per test, then `N passed, M failed`; exit 0 only if all pass."""
     cfg = _config("test", allow, max_steps, timeout)
-    inputs = [(item.label, item.data) for item in read_inputs("test", files)]
+    inputs = [(item.label, item.data) for item in read_inputs("test", files, walk=True)]
     from vox_lang import check
     from vox_lang.runtime import run_tests_checked
 

@@ -122,7 +122,7 @@ def test_human_and_repair_show_the_first_diagnostics_then_a_count(runner: CliRun
     assert "not shown" not in small.stdout
 
 
-@pytest.mark.parametrize("args", [["nope.vox"], ["."], ["-", "-"], ["--diff", "x.vox"], [], ["-f", "xml", "x.vox"]])
+@pytest.mark.parametrize("args", [["nope.vox"], ["-", "-"], ["--diff", "x.vox"], [], ["-f", "xml", "x.vox"]])
 def test_usage_errors_exit_2_without_traceback(
     runner: CliRunner, tmp_path: Path, args: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -279,3 +279,27 @@ def test_fix_then_strict_is_clean_on_every_compat_spelling(runner: CliRunner, tm
     assert path.read_text(encoding="utf-8") == once
     res = runner.invoke(app, ["check", str(path), "--strict"])
     assert res.exit_code == 0, res.output
+
+
+def test_a_directory_is_checked_file_by_file(runner: CliRunner, tmp_path: Path) -> None:
+    """`vox check DIR` checks every *.vox file under DIR (sorted, recursively), skipping hidden
+    directories and other files; a directory without any is a usage error, not "no errors"."""
+    src = tmp_path / "src"
+    src.mkdir()
+    write(src, "a.vox", GOOD)
+    (src / "sub").mkdir()
+    write(src, "sub/b.vox", BAD)
+    write(src, "notes.txt", BAD)
+    (src / ".venv").mkdir()
+    write(src, ".venv/c.vox", BAD)
+    res = runner.invoke(app, ["check", str(src), "-f", "json"])
+    assert res.exit_code == 1
+    assert {d["file"] for d in json.loads(res.stdout)} == {str(src / "sub" / "b.vox")}
+    human = runner.invoke(app, ["check", str(src)])
+    assert human.exit_code == 1 and str(src / "sub" / "b.vox") in human.stdout and "c.vox" not in human.stdout
+    (tmp_path / "empty").mkdir()
+    res = runner.invoke(app, ["check", str(tmp_path / "empty"), str(src / "a.vox")])
+    assert (res.exit_code, res.stderr) == (2, f"vox check: cannot read {tmp_path / 'empty'}: no .vox files in this "
+                                              "directory\n")
+    res = runner.invoke(app, ["test", str(src)])  # vox test walks it too
+    assert res.exit_code != 2 and "cannot read" not in res.stderr

@@ -502,6 +502,11 @@ def test_model_card_carries_system_prompt_mode_without_a_model() -> None:
     # a string was refused as unsupported_parameter "(it answers in plain text)" (Found by a new-user helper)
     (b'{"model": "m", "messages": [{"role": "user", "content": "x"}], "response_format": "text"}',
      'response_format: must be an object like {"type": "text"}, got "text"'),
+    # accepted and ignored, but typed: "x" was accepted silently (new-user trial)
+    (b'{"model": "m", "messages": [{"role": "user", "content": "x"}], "frequency_penalty": "x"}',
+     'frequency_penalty: must be a number in [-2, 2], got "x"'),
+    (b'{"model": "m", "messages": [{"role": "user", "content": "x"}], "presence_penalty": 3}',
+     "presence_penalty: must be a number in [-2, 2], got 3"),
 ])
 def test_parameter_errors_name_the_request_field(body: bytes, message: str) -> None:
     # "stop": 5 was reported as param "stop.str"; a NaN temperature as "less than or equal to 2".
