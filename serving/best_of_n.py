@@ -59,19 +59,22 @@ Sampler = Callable[[Any, Sequence[Mapping[str, str]], int], Samples]
 class Verdict:
     """One candidate checked: ``errors`` (count; a missing program counts as one), ``missing``
     (requested items it does not declare), ``has_code`` (a ```vox block holding a program) and
-    ``cut`` (a block of it has no closing fence: the answer hit its token limit) and ``typed``
-    (names and types were checked: no syntax error stopped them, :attr:`vox_lang.CheckResult.typed`)."""
+    ``cut`` (a block of it has no closing fence: the answer hit its token limit), ``typed``
+    (names and types were checked: no syntax error stopped them, :attr:`vox_lang.CheckResult.typed`)
+    and ``idle`` (the request asks for a script and the program has no top-level statement, so
+    running it does nothing: :func:`vox_lang.requests.runs_nothing`)."""
 
     errors: int
     missing: tuple[str, ...] = ()
     has_code: bool = True
     cut: bool = False
     typed: bool = True
+    idle: bool = False
 
     @property
     def passed(self) -> bool:
-        """Zero errors and everything the request names declared."""
-        return self.errors == 0 and not self.missing
+        """Zero errors, everything the request names declared, and something that runs when a script was asked."""
+        return self.errors == 0 and not self.missing and not self.idle
 
 
 @dataclass(frozen=True)
@@ -93,7 +96,8 @@ class Pick:
             return (f"[best-of-{n}] {self.passed}/{n} candidates passed the check; "
                     f"answering with candidate {self.index + 1}")
         best = self.verdicts[self.index]
-        why = (f"it compiles but does not declare {', '.join(best.missing)}" if best.errors == 0
+        why = (f"it compiles but does not declare {', '.join(best.missing)}" if best.errors == 0 and best.missing
+               else "it compiles but has no top-level statement: a script was asked" if best.errors == 0
                else f"fewest errors: {best.errors}{', every candidate cut off' if best.cut else ''}" if best.has_code
                else "no candidate has a ```vox program")
         return f"[best-of-{n}] 0/{n} candidates passed the check; keeping candidate {self.index + 1} ({why})"
@@ -111,7 +115,7 @@ def check_candidate(text: str, request: str, check: Callable[[str], Any] | None 
     """Check one answer as the chat's verification does (:func:`serving.verify.verify_answer`: its
     ```vox blocks as one module, or the last complete block when only it passes; blocks holding
     only comments are no program), and what ``request`` names."""
-    from vox_lang.requests import extract_request, missing_items
+    from vox_lang.requests import extract_request, missing_items, runs_nothing
 
     if check is None:
         import vox_lang
@@ -123,8 +127,9 @@ def check_candidate(text: str, request: str, check: Callable[[str], Any] | None 
     if verified.result is None or verified.program is None:  # no block, or no program in it
         return Verdict(1, has_code=False)
     missing = tuple(missing_items(extract_request(request), verified.program))
-    return Verdict(len(verified.result.errors), missing, cut=verified.cut_off,
-                   typed=getattr(verified.result, "typed", True))
+    errors = len(verified.result.errors)
+    idle = errors == 0 and not missing and runs_nothing(request, verified.program)
+    return Verdict(errors, missing, cut=verified.cut_off, typed=getattr(verified.result, "typed", True), idle=idle)
 
 
 def pick(texts: Sequence[str], request: str, check: Callable[[str], Any] | None = None) -> Pick:

@@ -14,9 +14,11 @@ earlier on ties; :mod:`serving.chat_repair`): a repair that comes back no better
 again when a later answer was worse. The turn ends with ``vox-script-verify: PASS`` (zero errors,
 its ``@test`` functions pass, and it declares every item the request names:
 :func:`vox_lang.requests.missing_items`; a program that compiles without one is repaired like an
-error) or ``FAIL`` and the remaining diagnostics; when no model can take a repair call (e.g. the repair
-prompt does not fit any context window), repair stops with a ``[check] repair stopped: ...`` note
-and ``FAIL``. Model output is only ever parsed and checked, never executed.
+error, and so is one with no top-level statement where the request asks for a script,
+:func:`vox_lang.requests.runs_nothing`) or ``FAIL`` and the remaining diagnostics; when no
+model can take a repair call (e.g. the repair prompt does not fit any context window), repair
+stops with a ``[check] repair stopped: ...`` note and ``FAIL``. Model output is only ever parsed
+and checked, never executed, except its ``@test`` functions, run with no capabilities.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from serving.provider_status import ProviderHealth
 from serving.router import AttemptFailed, ChatEvent, Completed, TextDelta
 from serving.scoring import is_vox_request
 from serving.verify import verify_answer
-from vox_lang.requests import RequestedItem, extract_request, missing_items
+from vox_lang.requests import RequestedItem, extract_request, missing_items, runs_nothing
 
 Message = Mapping[str, str]
 EXIT_COMMANDS = ("/exit", "/quit", ":q")
@@ -211,11 +213,14 @@ def _turn(text: str, send: Send, write: Callable[[str], None], options: ChatOpti
         for note in verified.notes:
             write(f"[check] {note}\n")
         missing: list[RequestedItem] = []  # what the request names and a program that compiles lacks
+        idle = False  # a script was asked and the program has no top-level statement (runs nothing)
         if program is not None and result is not None and not result.errors:
             absent = set(missing_items(asked, program))
             missing = [item for item in asked.items if item.name in absent]
-        tests = program_tests(program) if result is not None and not result.errors and not missing else None
-        if result is not None and not result.errors and not missing and (tests is None or not tests.failed):
+            idle = not missing and runs_nothing(text, program)
+        complete = result is not None and not result.errors and not missing and not idle
+        tests = program_tests(program) if complete else None
+        if complete and result is not None and (tests is None or not tests.failed):
             if result.warnings:
                 write(f"[check] 0 errors, {len(result.warnings)} warning(s):\n{_render_repair(result.warnings)}\n")
             checked = f" ({tests.verify_note()})" if tests is not None else ""
@@ -223,7 +228,7 @@ def _turn(text: str, send: Send, write: Callable[[str], None], options: ChatOpti
             s.history[-1] = {"role": "assistant", "content": answer}
             s.verdicts.append("PASS")
             return
-        attempt = assess(repair, answer, verified, tests, _render_repair, missing)
+        attempt = assess(repair, answer, verified, tests, _render_repair, missing, idle)
         if best is None or attempt.better_than(best):
             best = attempt
         else:  # repair the best program again, never build on (or end with) a worse one

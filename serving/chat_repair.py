@@ -41,6 +41,14 @@ def repair_message(diagnostics: str, n_errors: int, n_blocks: int) -> str:
             "Fix every error and reply with the complete corrected program in one ```vox block.")
 
 
+#: the repair request for a program that compiles but runs nothing where a script was asked
+SCRIPT_MESSAGE: Final = (
+    "Your program compiles, but it has no top-level statement, so running it does nothing. The request "
+    "asks for a script: add the top-level statements that do the work (for example, call your function "
+    "and print its result) and reply with the complete program in one ```vox block.")
+SCRIPT_SUMMARY: Final = "compiles, but has no top-level statement (the request asks for a script)"
+
+
 def test_repair_message(failures: str, n_failed: int, n_tests: int) -> str:
     """The user message asking for a fix when the program compiles but its tests fail when run
     (each failure: the runtime error line in repair format and the Vox call stack)."""
@@ -140,12 +148,18 @@ class Attempt:
 
 
 def assess(round_: int, answer: str, verified: Verification, tests: Any,
-           render: Callable[[Sequence[Any]], str], missing: Sequence[RequestedItem] = ()) -> Attempt:
+           render: Callable[[Sequence[Any]], str], missing: Sequence[RequestedItem] = (),
+           idle: bool = False) -> Attempt:
     """The :class:`Attempt` of an ``answer`` that failed: ``verified`` is its
     :class:`serving.verify.Verification`, ``tests`` its :func:`program_tests` report (``None``
     unless it compiles and declares tests), ``render`` renders diagnostics in the repair format,
-    ``missing`` the requested items a program that compiles does not declare."""
+    ``missing`` the requested items a program that compiles does not declare, ``idle``: it
+    compiles and declares them, but the request asks for a script and it has no top-level
+    statement (:func:`vox_lang.requests.runs_nothing`; ranked with missing items)."""
     program, result = verified.program, verified.result
+    if idle and not missing:
+        return Attempt(round_, answer, program, MISSING_ITEMS, 1, SCRIPT_SUMMARY, SCRIPT_MESSAGE,
+                       SCRIPT_SUMMARY + "\n")
     if missing:
         summary = "compiles, but does not declare " + ", ".join(f"`{item.name}`" for item in missing)
         listed = "".join(f"  missing: {item.describe()}\n" for item in missing)

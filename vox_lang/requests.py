@@ -313,6 +313,31 @@ def missing_items(spec: RequestSpec, source: str | syntax.Module) -> list[str]:
     return [want.name for want in spec.items if not any(_matches(want, h) for h in have)]
 
 
+#: a request for a script: a file with top-level statements, which run when it is run (spec §11)
+_SCRIPT: Final = re.compile(r"\bscripts?\b", re.IGNORECASE)
+
+
+def asks_for_script(text: str) -> bool:
+    """Whether a request asks for a *script* (the word "script"): a program whose top-level
+    statements do the work when it is run (``vox run``). Never raises."""
+    return _SCRIPT.search(text) is not None
+
+
+def runs_nothing(text: str, source: str | syntax.Module) -> bool:
+    """Whether the program ``source`` answers a request ``text`` that asks for a script
+    (:func:`asks_for_script`) with no top-level statement (:attr:`vox_lang.syntax.Module.is_script`):
+    only declarations, so running it does nothing (a ``fn main()`` that nothing calls). ``False``
+    when the request asks for no script."""
+    if not asks_for_script(text):
+        return False
+    if isinstance(source, str):
+        from vox_lang.parser import parse_module
+
+        src = SourceFile(source, "<program>")
+        source = parse_module(src, DiagnosticSink(src))
+    return not source.is_script
+
+
 def requested_names(specs: Iterable[RequestSpec]) -> frozenset[str]:
     """Union of the names of several specs (e.g. every user turn of a conversation)."""
     return frozenset(n for s in specs for n in s.names)

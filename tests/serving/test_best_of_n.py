@@ -285,3 +285,18 @@ def test_best_of_n_requests_spread_over_the_deployments_of_a_local_model(monkeyp
     for _ in range(40):
         assert sample(two, [{"role": "user", "content": REQUEST}], 4).texts == (GOOD,) * 4
     assert set(seen) == {"http://127.0.0.1:9/v1", "http://127.0.0.1:10/v1"}
+
+
+def test_a_script_request_needs_a_statement_to_pass() -> None:
+    from serving.best_of_n import check_candidate, pick
+
+    request = "Write a Vox script that prints the sum of 2 and 3."
+    idle = "```vox\nfn add(a: int, b: int) to int {\n  ret a + b\n}\n```"
+    runs = "```vox\nfn add(a: int, b: int) to int {\n  ret a + b\n}\nprint(add(2, 3))\n```"
+    verdict = check_candidate(idle, request)
+    assert verdict.idle and not verdict.passed and verdict.errors == 0
+    assert check_candidate(runs, request).passed
+    assert check_candidate(idle, "Write a function `add(a: int, b: int) to int`.").passed  # no script asked
+    chosen = pick([idle, runs], request)
+    assert chosen.index == 1 and chosen.passed == 1
+    assert "has no top-level statement" in pick([idle], request).summary()

@@ -123,3 +123,17 @@ def test_an_answer_that_compiles_without_the_item_beats_one_with_errors(replay: 
     text, result, requests = _named_chat(replay, [RENAMED, broken], 1)
     assert result.verdicts == ("FAIL",) and len(requests) == 2
     assert "repair 1 is worse than the first answer" in text
+
+
+UNCALLED = "```vox\nfn add(a: int, b: int) to int {\n  ret a + b\n}\n```"  # compiles; running it does nothing
+
+
+def test_a_script_request_answered_without_statements_is_repaired_not_passed(chat: Chat) -> None:
+    """REQUEST asks for a script: a program of declarations only compiles but runs nothing; it
+    used to end in PASS (new-user trial)."""
+    text, result, requests = chat([UNCALLED, FIXED])
+    assert result.verdicts == ("PASS",) and len(requests) == 2
+    assert "[check] compiles, but has no top-level statement (the request asks for a script); repair 1/2" in text
+    assert "has no top-level statement, so running it does nothing" in requests[1]["messages"][-1]["content"]
+    _, stuck, _ = chat([UNCALLED], max_repairs=1)
+    assert stuck.verdicts == ("FAIL",)

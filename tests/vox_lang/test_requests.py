@@ -123,3 +123,14 @@ def test_missing_items_accepts_a_parsed_module() -> None:
 
     module = check(PROGRAM).module
     assert missing_items(extract_request("a function `late_orders` and a type `Nope`"), module) == ["Nope"]
+
+
+def test_a_script_request_needs_a_top_level_statement() -> None:
+    from vox_lang.requests import asks_for_script, runs_nothing
+
+    assert asks_for_script("Write a Vox script that prints 1 to 5") and asks_for_script("two SCRIPTS")
+    assert not asks_for_script("Write a function `f() to int`") and not asks_for_script("a description")
+    uncalled = "fn main() {\n  print(1)\n}\n"
+    assert runs_nothing("Write a script that prints 1", uncalled)
+    assert not runs_nothing("Write a script that prints 1", uncalled + "main()\n")
+    assert not runs_nothing("Write a function that prints 1", uncalled)  # no script asked
