@@ -17,10 +17,10 @@ anyway.
 **Before the block.** Where the last user message itself asks for a ```vox block
 (:func:`asks_for_block`: ``vox chat``'s repair, missing-item and failed-test turns end "reply with the
 complete corrected program in one ```vox block"), the system prompt wants one sentence naming the
-fault, then the program. There, once the prose before the first block reaches the same bound
-(:data:`SENTENCES` sentence ends, a blank line after prose, or :data:`MAX_BEFORE` tokens), the
-opening fence is forced (its tokens only, as far as the grammar allows them). In a new-user trial
-one repair answer opened with ~17 lines of loose code before its block. A conversation that asks
+fault, then the program. There, once the prose before the first block has a whole line, or
+:data:`SENTENCES` sentence ends, or :data:`MAX_BEFORE` tokens (:func:`before_done`), the opening
+fence is forced (its tokens only, as far as the grammar allows them). In new-user trials repair
+answers opened with 7 to 17 lines of loose code (no sentence end in them) before their block. A conversation that asks
 no block (a question about Vox) keeps free prose: it may need no program at all.
 """
 
@@ -49,14 +49,22 @@ FENCE: Final = "```vox\n"
 _ASKS_BLOCK: Final = re.compile(r"```vox\b")
 _SENTENCE_END: Final = re.compile(r"[.!?](?=\s)")
 _BLANK_AFTER_PROSE: Final = re.compile(r"\S[^\n]*\n[ \t]*\n")
+_LINE: Final = re.compile(r"\S[^\n]*\n")
 
 
-def prose_done(after: str, tokens: int, limit: int = MAX_TOKENS) -> bool:
+def prose_done(after: str, tokens: int) -> bool:
     """Whether the prose ``after`` a block (``tokens`` tokens of it) has reached the bound: two
     sentence ends (a ``.``, ``!`` or ``?`` before whitespace), a blank line after some prose, or
-    ``limit`` tokens (:data:`MAX_TOKENS` after a block, :data:`MAX_BEFORE` before one)."""
-    return (tokens >= limit or len(_SENTENCE_END.findall(after)) >= SENTENCES
+    :data:`MAX_TOKENS` tokens."""
+    return (tokens >= MAX_TOKENS or len(_SENTENCE_END.findall(after)) >= SENTENCES
             or _BLANK_AFTER_PROSE.search(after) is not None)
+
+
+def before_done(before: str, tokens: int) -> bool:
+    """Whether the prose ``before`` a block that must come (``tokens`` tokens of it) is done: it
+    holds a whole line (some text, then a line break), :data:`SENTENCES` sentence ends, or
+    :data:`MAX_BEFORE` tokens."""
+    return tokens >= MAX_BEFORE or _LINE.search(before) is not None or len(_SENTENCE_END.findall(before)) >= SENTENCES
 
 
 def asks_for_block(messages: Iterable[Any]) -> bool:
@@ -143,7 +151,7 @@ class ProseCap(LogitsProcessor):
 
         forcing = self._forcing.get(row)
         if forcing is None:
-            if OPEN.search(text) is not None or not prose_done(text, count, MAX_BEFORE):
+            if OPEN.search(text) is not None or not before_done(text, count):
                 return
             forcing = self._forcing[row] = (fence_rest(text), len(text))
         target, start = forcing

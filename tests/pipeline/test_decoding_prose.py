@@ -94,3 +94,18 @@ def test_fence_rest_and_asks_for_block() -> None:
     assert asks_for_block([{"role": "user", "content": "Write `f() to int`"}, {"role": "user", "content": repair}])
     assert not asks_for_block([{"role": "user", "content": repair}, {"role": "user", "content": "What is Vox?"}])
     assert not asks_for_block([])
+
+
+def test_a_line_of_loose_code_before_an_asked_block_is_enough() -> None:
+    """Repair answers opened with lines of code and no sentence end before their block: one whole
+    line of prose is the bound there (the system prompt's one sentence naming the fault)."""
+    from pipeline.decoding_declare import TokenIndex
+    from pipeline.decoding_prose import before_done
+
+    pieces = [""] + WORDS[1:]
+    cap = ProseCap(pieces, 1, prompt_len=1, eos_ids=[EOS], index=TokenIndex(pieces), before=[0])
+    ids = [7, ID["print(1)\n"]]
+    scores = cap(torch.tensor([ids]), torch.zeros(1, len(WORDS)))
+    assert {WORDS[i] for i in range(len(WORDS)) if bool(torch.isfinite(scores[0, i]))} == {"```", "```vox\n"}
+    assert before_done("The fault is `c`.\n", 6) and not before_done("The fault is `c`", 5)
+    assert before_done("x", 64) and not before_done("\n\n", 2)  # blank lines alone are no prose
