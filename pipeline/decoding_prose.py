@@ -45,8 +45,10 @@ MAX_TOKENS: Final = 96
 MAX_BEFORE: Final = 64
 #: the opening fence forced when the prose before a block is done (the grammar's FENCE)
 FENCE: Final = "```vox\n"
-#: what a user message that asks for a block says (vox chat's repair turns: serving.chat_repair)
-_ASKS_BLOCK: Final = re.compile(r"```vox\b")
+#: what a user message that asks for a block says: "(reply with ...) in one ```vox block", as every
+#: repair turn of vox chat does (serving.chat_repair). A message that only quotes a fenced program
+#: ("I found this: ```vox ... ``` Explain it, no code") asks for none.
+_ASKS_BLOCK: Final = re.compile(r"\bin (?:one|a|a single) ```vox (?:fenced )?block\b", re.IGNORECASE)
 _SENTENCE_END: Final = re.compile(r"[.!?](?=\s)")
 _BLANK_AFTER_PROSE: Final = re.compile(r"\S[^\n]*\n[ \t]*\n")
 _LINE: Final = re.compile(r"\S[^\n]*\n")
@@ -68,8 +70,9 @@ def before_done(before: str, tokens: int) -> bool:
 
 
 def asks_for_block(messages: Iterable[Any]) -> bool:
-    """Whether the last user message of ``messages`` asks for a ```vox block by name (it holds
-    the opening fence's text), as every repair turn of ``vox chat`` does."""
+    """Whether the last user message of ``messages`` asks for its answer in a ```vox block
+    ("... in one ```vox block"), as every repair turn of ``vox chat`` does; quoting a fenced
+    program is no such request."""
     users = user_texts(messages)
     return bool(users) and _ASKS_BLOCK.search(users[-1]) is not None
 

@@ -91,24 +91,28 @@ def vox_files(directory: str) -> list[str]:
     are not followed (a link cycle would never end), as ``ruff`` and ``pytest`` walk a tree.
 
     Raises:
-        UsageError: ``cannot read DIR: no .vox files in this directory`` when there are none
-            (a typo in the path should not pass as "no errors"), or the directory cannot be listed.
+        UsageError: ``cannot read DIR: ...`` when a directory of the tree cannot be listed (a
+            file under it would go unchecked: as for an unreadable file, nothing passes), or
+            when there are no ``*.vox`` files (a typo in the path should not pass as "no errors").
     """
     found: list[str] = []
     problems: list[OSError] = []
     for root, dirs, names in os.walk(directory, onerror=problems.append):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         found += [os.path.join(root, n) for n in names if n.endswith(".vox")]
-    if problems and not found:
-        raise UsageError(f"cannot read {directory}: {problems[0].strerror or problems[0]}")
+    if problems:
+        first = problems[0]
+        raise UsageError(f"cannot read {first.filename or directory}: {first.strerror or first}")
     if not found:
-        raise UsageError(f"cannot read {directory}: no .vox files in this directory")
+        raise UsageError(f"cannot read {directory}: no .vox files in this directory (hidden and symlinked "
+                         "directories are skipped)")
     return sorted(found)
 
 
 def read_inputs(cmd: str, files: list[str], walk: bool = False) -> list[Input]:
     """Read every argument of ``vox CMD`` before anything is checked; with ``walk``, a directory
-    stands for its ``*.vox`` files (:func:`vox_files`).
+    stands for its ``*.vox`` files (:func:`vox_files`). Each file is read once however often it is
+    named (twice, or by itself and inside a directory given too): by its resolved path.
 
     Raises:
         typer.Exit: code 2 after printing ``vox CMD: cannot read ...`` for every argument that
@@ -119,14 +123,22 @@ def read_inputs(cmd: str, files: list[str], walk: bool = False) -> list[Input]:
         raise typer.Exit(2)
     inputs: list[Input] = []
     problems: list[str] = []
+    seen: set[str] = set()
     for arg in files:
         try:
-            if walk and arg != STDIN and os.path.isdir(arg):
-                inputs += [read_input(path) for path in vox_files(arg)]
-            else:
-                inputs.append(read_input(arg))
+            paths = vox_files(arg) if walk and arg != STDIN and os.path.isdir(arg) else [arg]
         except UsageError as exc:
             problems.append(str(exc))
+            continue
+        for path in paths:
+            key = path if path == STDIN else os.path.realpath(path)
+            if key in seen:
+                continue
+            seen.add(key)
+            try:
+                inputs.append(read_input(path))
+            except UsageError as exc:
+                problems.append(str(exc))
     for problem in problems:
         typer.echo(f"vox {cmd}: {problem}", err=True)
     if problems:

@@ -94,6 +94,10 @@ def test_fence_rest_and_asks_for_block() -> None:
     assert asks_for_block([{"role": "user", "content": "Write `f() to int`"}, {"role": "user", "content": repair}])
     assert not asks_for_block([{"role": "user", "content": repair}, {"role": "user", "content": "What is Vox?"}])
     assert not asks_for_block([])
+    # quoting a program asks for no block (new-user trial: its explanation was cut to one line)
+    quoted = "I found this program:\n```vox\nprint(1)\n```\nExplain what it prints. No code please."
+    assert not asks_for_block([{"role": "user", "content": quoted}])
+    assert not asks_for_block([{"role": "user", "content": "Answer without any ```vox block."}])
 
 
 def test_a_line_of_loose_code_before_an_asked_block_is_enough() -> None:

@@ -27,3 +27,21 @@ def test_an_answer_whose_syntax_hides_its_types_is_worse_than_one_with_more_type
     assert typed.stage == COMPILE_ERRORS and typed.errors == 2
     assert hidden.stage == UNTYPED and hidden.errors == 1
     assert typed.better_than(hidden) and not hidden.better_than(typed)
+
+
+def test_every_repair_message_asks_for_a_block_as_the_server_reads_it() -> None:
+    """vox serve bounds the prose before the block of an answer whose turn asks for one
+    (pipeline.decoding_prose.asks_for_block): every repair message of vox chat must read so."""
+    from pipeline.decoding_prose import asks_for_block
+    from serving.chat_repair import (
+        NO_BLOCK_MESSAGE,
+        SCRIPT_MESSAGE,
+        missing_message,
+        repair_message,
+        test_repair_message,
+    )
+    from serving.verify import EMPTY_PROGRAM_MESSAGE
+
+    for message in (NO_BLOCK_MESSAGE, EMPTY_PROGRAM_MESSAGE, SCRIPT_MESSAGE, missing_message([]),
+                    test_repair_message("f", 1, 1), repair_message("Line 1, Col 1: error[E0401] x", 1, 1)):
+        assert asks_for_block([{"role": "user", "content": message}]), message

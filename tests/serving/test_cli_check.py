@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -68,7 +69,7 @@ def test_json_is_one_list_whatever_the_number_of_files(runner: CliRunner, tmp_pa
     res = runner.invoke(app, ["check", good, bad, bad, "-f", "json"])
     assert res.exit_code == 1
     both = json.loads(res.stdout)
-    assert [(d["file"], d["code"], d["col"]) for d in both] == [(bad, "E0101", 11)] * 2  # in file order
+    assert [(d["file"], d["code"], d["col"]) for d in both] == [(bad, "E0101", 11)]  # each file once
     assert json.loads(runner.invoke(app, ["check", good, good, "-f", "json"]).stdout) == []
     assert json.loads(runner.invoke(app, ["check", "-", "-f", "json"], input=BAD).stdout)[0]["file"] == "<stdin>"
 
@@ -300,6 +301,30 @@ def test_a_directory_is_checked_file_by_file(runner: CliRunner, tmp_path: Path) 
     (tmp_path / "empty").mkdir()
     res = runner.invoke(app, ["check", str(tmp_path / "empty"), str(src / "a.vox")])
     assert (res.exit_code, res.stderr) == (2, f"vox check: cannot read {tmp_path / 'empty'}: no .vox files in this "
-                                              "directory\n")
+                                              "directory (hidden and symlinked directories are skipped)\n")
     res = runner.invoke(app, ["test", str(src)])  # vox test walks it too
     assert res.exit_code != 2 and "cannot read" not in res.stderr
+    # each file once, however often it is named (a directory twice, a file inside a directory given too)
+    twice = runner.invoke(app, ["check", str(src), str(src), str(src / "sub" / "b.vox"), "-f", "json"])
+    once = runner.invoke(app, ["check", str(src), "-f", "json"])
+    assert len(json.loads(twice.stdout)) == len(json.loads(once.stdout))
+
+
+def test_a_directory_that_cannot_be_listed_stops_the_check(runner: CliRunner, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A subdirectory that cannot be listed was skipped and the rest passed ("checked 1 file: no
+    problems"); its files would go unchecked, so it is a usage error naming it, like an unreadable file."""
+    (tmp_path / "ok").mkdir()
+    write(tmp_path, "ok/a.vox", GOOD)
+    (tmp_path / "locked").mkdir()
+    write(tmp_path, "locked/bad.vox", BAD)
+    real_scandir = os.scandir
+
+    def deny(path: Any = ".") -> Any:
+        if str(path).endswith("locked"):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", deny)  # chmod 000 does not stop root
+    res = runner.invoke(app, ["check", str(tmp_path)])
+    assert (res.exit_code, res.stderr) == (2, f"vox check: cannot read {tmp_path / 'locked'}: Permission denied\n")
