@@ -313,14 +313,20 @@ def missing_items(spec: RequestSpec, source: str | syntax.Module) -> list[str]:
     return [want.name for want in spec.items if not any(_matches(want, h) for h in have)]
 
 
-#: a request for a script: a file with top-level statements, which run when it is run (spec §11)
-_SCRIPT: Final = re.compile(r"\bscripts?\b", re.IGNORECASE)
+#: a request for a script: a file with top-level statements, which run when it is run (spec §11);
+#: not "not a script" / "no script", nor a script that is not the program asked for ("a module my
+#: build script can import": a word right before it other than an article or "Vox")
+_SCRIPT: Final = re.compile(r"(?:^|[^\w\s]\s*|\b(?:a|an|the|this|that|my|your|vox|one|two|three|simple|small|short"
+                            r"|quick)\s+)scripts?\b", re.IGNORECASE)
+_NOT_SCRIPT: Final = re.compile(r"\b(?:not|no)\s+(?:a\s+)?scripts?\b", re.IGNORECASE)
 
 
 def asks_for_script(text: str) -> bool:
-    """Whether a request asks for a *script* (the word "script"): a program whose top-level
-    statements do the work when it is run (``vox run``). Never raises."""
-    return _SCRIPT.search(text) is not None
+    """Whether a request asks for a *script*: a program whose top-level statements do the work
+    when it is run (``vox run``). The word "script" counts at a sentence start, after
+    punctuation, or after an article or a plain adjective ("Write a Vox script", "Script please:",
+    "a small script"), unless negated ("not a script"). Never raises."""
+    return _SCRIPT.search(text) is not None and _NOT_SCRIPT.search(text) is None
 
 
 def runs_nothing(text: str, source: str | syntax.Module) -> bool:

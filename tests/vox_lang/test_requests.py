@@ -128,8 +128,12 @@ def test_missing_items_accepts_a_parsed_module() -> None:
 def test_a_script_request_needs_a_top_level_statement() -> None:
     from vox_lang.requests import asks_for_script, runs_nothing
 
-    assert asks_for_script("Write a Vox script that prints 1 to 5") and asks_for_script("two SCRIPTS")
+    assert asks_for_script("Write a Vox script that prints 1 to 5") and asks_for_script("Write two SCRIPTS")
     assert not asks_for_script("Write a function `f() to int`") and not asks_for_script("a description")
+    assert asks_for_script("Script please: read todo.txt") and asks_for_script("Write a small script that prints 1")
+    # not the thing asked for (new-user trial): negated, or another script that is not the program
+    assert not asks_for_script("Write a library module (not a script, no top-level code)")
+    assert not asks_for_script("Write a module my build script can import")
     uncalled = "fn main() {\n  print(1)\n}\n"
     assert runs_nothing("Write a script that prints 1", uncalled)
     assert not runs_nothing("Write a script that prints 1", uncalled + "main()\n")
