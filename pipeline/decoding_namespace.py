@@ -68,17 +68,11 @@ class Declared:
     functions: frozenset[str] = frozenset()
 
 
-@lru_cache(maxsize=64)  # one text is read several times per step (both namespaces, the suffix rule)
-def declared(code: str) -> Declared:
-    """The items and variants ``code`` declares, strings and comments skipped (a name after
-    ``type``/``actor``/``fn``/``workflow``/``activity`` or after a variant's ``|``; ``|>`` is a
-    token of its own)."""
-    types: set[str] = set()
-    actors: set[str] = set()
-    values: set[str] = set()
-    functions: set[str] = set()
-    prev = ""
-    for tok in TOKENS.findall(code):
+def _declared_from(code: str, start: int, base: Declared, prev: str) -> tuple[Declared, str]:
+    """:class:`Declared` of ``code`` given ``base``, what ``code[:start]`` declares, and ``prev``,
+    its last significant token (``start`` a line start); returns the last token too."""
+    types, actors, values, functions = set(base.types), set(base.actors), set(base.values), set(base.functions)
+    for tok in TOKENS.findall(code, start):
         if tok == "\n" or tok.startswith(("//", '"')):
             continue
         if _NAME.match(tok):
@@ -91,7 +85,26 @@ def declared(code: str) -> Declared:
                 if prev != "|":
                     functions.add(tok)
         prev = tok
-    return Declared(frozenset(types), frozenset(actors), frozenset(values), frozenset(functions))
+    return Declared(frozenset(types), frozenset(actors), frozenset(values), frozenset(functions)), prev
+
+
+@lru_cache(maxsize=512)
+def _declared_lines(prefix: str) -> tuple[Declared, str]:
+    """:func:`_declared_from` of ``prefix`` (whole lines: ``""`` or ending in a newline), line by
+    line, each line's result cached: while a block is decoded, only its last line is re-read."""
+    if not prefix:
+        return Declared(), ""
+    cut = prefix.rfind("\n", 0, len(prefix) - 1) + 1
+    return _declared_from(prefix, cut, *_declared_lines(prefix[:cut]))
+
+
+@lru_cache(maxsize=64)  # one text is read several times per step (both namespaces, the suffix rule)
+def declared(code: str) -> Declared:
+    """The items and variants ``code`` declares, strings and comments skipped (a name after
+    ``type``/``actor``/``fn``/``workflow``/``activity`` or after a variant's ``|``; ``|>`` is a
+    token of its own). Finished lines come from a line cache; the last line is re-read."""
+    cut = code.rfind("\n") + 1
+    return _declared_from(code, cut, *_declared_lines(code[:cut]))[0]
 
 
 class _Ctx:

@@ -29,7 +29,7 @@ statement), and the rules that read "the line" read that one.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Final
 
@@ -106,6 +106,12 @@ class Scan:
     closed_callee: str = ""  # when ``prev`` is ``)`` closing a call ``NAME(...)``: that NAME
     stmt_start: int = 0  # offset where the logical line (the statement or header) being written starts
     revert_to: int = -1  # after a newline that may yet be dropped (L3: the next token decides), the previous start
+    closed_kind: str = ""  # when ``prev`` closed a bracket: that frame's kind (a ``{`` after ``NAME(...)`` reads it)
+    #: ``(offset, scan of the text up to it)``: where a longer text that extends this one may be
+    #: scanned on from: the start of the first token that more text could still change (the
+    #: regex looks at most one character past a token), else the end. ``None``: from the last
+    #: line start.
+    resume: tuple[int, Scan] | None = field(default=None, compare=False, repr=False)
 
     @property
     def visible(self) -> frozenset[str]:
@@ -159,9 +165,17 @@ def _scan(code: str, start: int, state: Scan) -> Scan:
     stack = list(state.stack)
     pending_match, prev, before = state.pending_match, state.prev, state.before
     decl = _Declarations(state.top, set(state.pending), list(state.lets), state.params, set(state.loop))
-    line_start, revert, closed, callee = state.stmt_start, state.revert_to, "", state.closed_callee
+    line_start, revert, closed, callee = state.stmt_start, state.revert_to, state.closed_kind, state.closed_callee
+    end = len(code)
+    resume: tuple[int, Scan] | None = None
     for m in TOKENS.finditer(code, start):
         tok = m.group(0)
+        if resume is None and m.end() >= end - 1:
+            # a token a longer text may change: the last one, or one a character before the end
+            # (that character may join it: `1.` + `5`, a string's `\` + `n`): resume before it
+            resume = (m.start(), Scan(tuple(stack), pending_match, prev, before, decl.top, frozenset(decl.pending),
+                                      tuple(decl.lets), decl.params, frozenset(decl.loop), callee, line_start,
+                                      revert, closed))
         if tok == "\n":
             if stack and stack[-1].kind == "match":
                 stack[-1] = replace(stack[-1], arm=m.end())
@@ -209,8 +223,9 @@ def _scan(code: str, start: int, state: Scan) -> Scan:
             decl.pending.add(prev)  # a parameter (or a variant's field: dropped at the next header)
             decl.params |= {prev}
         prev, before = tok, prev
-    return Scan(tuple(stack), pending_match, prev, before, decl.top, frozenset(decl.pending), tuple(decl.lets),
-                decl.params, frozenset(decl.loop), callee if prev == ")" else "", line_start, revert)
+    out = Scan(tuple(stack), pending_match, prev, before, decl.top, frozenset(decl.pending), tuple(decl.lets),
+               decl.params, frozenset(decl.loop), callee if prev == ")" else "", line_start, revert, closed)
+    return replace(out, resume=resume if resume is not None else (end, out))
 
 
 def _is_name(tok: str) -> bool:
@@ -289,13 +304,38 @@ def _scan_lines(prefix: str) -> Scan:
     return _scan(prefix, cut, _scan_lines(prefix[:cut]))
 
 
-@lru_cache(maxsize=64)
+#: recent :func:`scan` results by text (cleared when full: a miss only costs a rescan)
+_SCANS: dict[str, Scan] = {}
+_SCANS_MAX: Final = 4096
+#: how far back (characters) :func:`scan` looks for a scanned shorter text to go on from: a
+#: decoding step adds one token (rarely over 16 characters)
+_RESUME_BACK: Final = 24
+
+
 def scan(code: str) -> Scan:
-    """The bracket scan of ``code`` (finished lines from the cache, the last line re-read).
-    Cached too: at each decoding step the name mask's position, scope and suffix rules each ask
-    for the scan of the same text."""
+    """The bracket scan of ``code``. Incremental, as decoding is: when a text up to
+    :data:`_RESUME_BACK` characters shorter that this one extends was scanned (the previous
+    step's text, or it without the word being written), the scan goes on from that scan's
+    :attr:`Scan.resume` point, re-reading one or two tokens; else finished lines come from a
+    line cache and the last line is re-read. Cached: at each step the position, scope and suffix
+    rules each ask for the scan of the same text."""
+    hit = _SCANS.get(code)
+    if hit is not None:
+        return hit
     cut = code.rfind("\n") + 1
-    return _scan(code, cut, _scan_lines(code[:cut]))
+    out: Scan | None = None
+    for back in range(1, min(_RESUME_BACK, len(code) - cut) + 1):
+        prior = _SCANS.get(code[:-back])
+        if prior is not None and prior.resume is not None:
+            at, state = prior.resume
+            out = _scan(code, at, state)
+            break
+    if out is None:
+        out = _scan(code, cut, _scan_lines(code[:cut]))
+    if len(_SCANS) >= _SCANS_MAX:
+        _SCANS.clear()
+    _SCANS[code] = out
+    return out
 
 
 def in_pattern(code: str, stack: list[Frame], end: int | None = None) -> bool:

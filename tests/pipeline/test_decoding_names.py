@@ -611,3 +611,17 @@ def test_a_dead_end_skips_the_name_mask_and_is_counted_per_row() -> None:
     out = proc(torch.tensor(rows), scores.clone())
     assert out[0, unknown] == 1.0 and proc.report.skipped_rows == {0} and proc.report.skips == 1
     assert not bool(torch.isfinite(out[1, unknown]))
+
+
+def test_declared_items_read_line_by_line_equal_a_whole_read() -> None:
+    """``declared`` reads finished lines from a cache and re-reads the last one; at every prefix
+    of the examples it equals one read of the whole text (a header split over lines included)."""
+    from pathlib import Path
+
+    from pipeline.decoding_namespace import Declared, _declared_from, declared
+
+    texts = [p.read_text() for p in sorted(Path("examples").glob("*.vox"))[:5]]
+    texts.append("type\nShape = | A\n  | B(x: int)\nactor\n  Box {}\nfn\n f() {}\n// fn g\n")
+    for text in texts:
+        for end in range(0, len(text) + 1, 3):
+            assert declared(text[:end]) == _declared_from(text[:end], 0, Declared(), "")[0], text[:end][-30:]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from pipeline.decoding_scan import scan, visible_names
 
@@ -63,3 +64,46 @@ def test_children_braces_and_blocks() -> None:
     assert scan("fn f() to Element {\n  ret card(padding=1) {\n    ").stack[-1].kind == "children"
     assert scan("fn f(x: int) {\n  if ok(x) {\n    ").stack[-1].kind == "block"
     assert scan("fn f(x: int) {\n  while ok(x) {\n    ").stack[-1].kind == "block"
+
+
+_TRICKY = (
+    'fn f(x: float) to str {\n  let s = "a\\nb \\"q\\" // not a comment"\n  let y = 1.5 + x // note: 2.\n'
+    '  ret g(x) {\n    text(value=s)\n  }\n}\nlet r = { a: 1, b: [2, 3] } |> h\n'
+)
+
+
+def _fresh(code: str) -> object:
+    from pipeline.decoding_scan import Scan, _scan
+
+    return _scan(code, 0, Scan())
+
+
+@pytest.mark.parametrize("name", ["examples", "tricky"])
+def test_incremental_scan_equals_a_fresh_scan_at_every_prefix(name: str) -> None:
+    """:func:`scan` goes on from the scan of a shorter text (the previous decoding step's); at
+    every prefix, grown one character or several at a time as a decoder grows it, it equals a
+    scan from the start (tokens a longer text may change, `1.` + `5` or a string's `\\` + `n`,
+    are re-read)."""
+    from pathlib import Path
+
+    import pipeline.decoding_scan as ds
+
+    texts = [_TRICKY] if name == "tricky" else [p.read_text() for p in sorted(Path("examples").glob("*.vox"))[:6]]
+    for text in texts:
+        for stride in (1, 3, 7):
+            ds._SCANS.clear()
+            for end in range(0, len(text) + 1, stride):
+                assert ds.scan(text[:end]) == _fresh(text[:end]), (stride, text[:end][-40:])
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.text(alphabet='ab1.5 "\\\n/{}()[]=-<>:|,_@', min_size=1, max_size=4), max_size=40))
+def test_incremental_scan_on_random_text(pieces: list[str]) -> None:
+    """Any text, grown by random pieces: the incremental scan equals a scan from the start."""
+    import pipeline.decoding_scan as ds
+
+    ds._SCANS.clear()
+    text = ""
+    for piece in pieces:
+        text += piece
+        assert ds.scan(text) == _fresh(text), repr(text)
