@@ -14,7 +14,10 @@ kind                  recognised by                                          the
 ``not_found``         HTTP 404 (the model id is gone)                        next model
 ``context``           LiteLLM's ``ContextWindowExceededError`` and the       next model with a larger
                       wordings of other servers (vLLM, llama.cpp, TGI,        context window
-                      OpenRouter, Mistral, ``vox serve``...), HTTP 413
+                      OpenRouter, Mistral, ``vox serve``...)
+``too_large``         HTTP 413: the request *body* is over this server's     next model (a limit in
+                      size limit (``vox serve``: 4 MiB; Anthropic: 32 MB)     bytes, not in tokens: no
+                                                                              window is ruled out)
 ``request``           any other 4xx (an invalid parameter, a refused         stops: the same request
                       prompt): the request itself is at fault                 would fail everywhere
 ====================  =====================================================  ==========================
@@ -33,7 +36,8 @@ from typing import Any, Final
 from serving.keys import redact
 
 #: kinds after which the next model of the cascade may try
-MOVES_ON: Final = frozenset({"credit", "rate_limit", "timeout", "server", "auth", "not_found", "context"})
+MOVES_ON: Final = frozenset({"credit", "rate_limit", "timeout", "server", "auth", "not_found", "context",
+                            "too_large"})
 
 #: out-of-credit wordings (402 bodies, and providers that answer 429/403/400 for an empty balance)
 _CREDIT: Final = re.compile(
@@ -146,9 +150,12 @@ def classify(exc: BaseException) -> Failure:
         error_type, message = "APIConnectionError", "no answer from the server (connection refused or reset)"
     if status == 402 or _CREDIT.search(text):
         kind = "credit"
-    elif "ContextWindowExceededError" in classes or status == 413 or (
-            (status is None or 400 <= status < 500) and (_CONTEXT.search(text) or _litellm_says_context(text))):
+    elif "ContextWindowExceededError" in classes or (
+            (status is None or 400 <= status < 500) and status != 413
+            and (_CONTEXT.search(text) or _litellm_says_context(text))):
         kind = "context"
+    elif status == 413:
+        kind = "too_large"
     else:
         kind = next((_BY_CLASS[c] for c in classes if c in _BY_CLASS), "")
         if not kind or kind == "request":

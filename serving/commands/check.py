@@ -10,8 +10,9 @@ its ``file``, whatever the number of files; the human and repair formats show at
 file in place (atomically) with :func:`vox_lang.fix`, says on stderr which files it rewrote and
 then reports what is left; ``--fix --diff`` prints the change as a unified diff and writes
 nothing (what would be left is one line per file on stderr, as for ``--fix`` on standard
-input). Only typer, the standard library and the small :mod:`serving.commands.inputs` are
-imported at load time (``vox_lang`` inside the command), so the command starts fast.
+input; ``--format json``/``repair`` do not go with either, a usage error). Only typer, the
+standard library and the small :mod:`serving.commands.inputs` are imported at load time
+(``vox_lang`` inside the command), so the command starts fast.
 """
 
 from __future__ import annotations
@@ -137,6 +138,10 @@ def check(
     """Check Vox programs: exit 0 if there are no errors, 1 if there are, 2 on usage errors."""
     if diff and not fix:
         raise _fail("--diff only goes with --fix (use --fix --diff)")
+    if fix and fmt is not Format.human and (diff or STDIN in files):
+        # stdout holds the diff or the fixed source: a report there would corrupt both
+        raise _fail(f"--format {fmt.value} does not go with --fix on standard input or with --diff (standard "
+                    "output holds the fixed source or the diff); run vox check without --fix for the report")
     inputs = read_inputs("check", files, walk=True)
     import vox_lang
 

@@ -86,9 +86,11 @@ def read_input(arg: str) -> Input:
 
 
 def vox_files(directory: str) -> list[str]:
-    """The ``*.vox`` files under ``directory``, recursively, sorted by path; directories whose
-    name starts with ``.`` (``.git``, ``.venv``) are skipped and symbolic links to directories
-    are not followed (a link cycle would never end), as ``ruff`` and ``pytest`` walk a tree.
+    """The ``*.vox`` files under ``directory``, recursively, sorted by path; hidden entries, files
+    and directories whose name starts with ``.`` (``.git``, ``.venv``, an editor's ``.#a.vox``
+    lock link or ``.a.vox.swp``-style scratch copy), are skipped and symbolic links to
+    directories are not followed (a link cycle would never end), as ``pytest`` walks a tree. A
+    hidden file named on the command line is checked like any other.
 
     Raises:
         UsageError: ``cannot read DIR: ...`` when a directory of the tree cannot be listed (a
@@ -99,13 +101,13 @@ def vox_files(directory: str) -> list[str]:
     problems: list[OSError] = []
     for root, dirs, names in os.walk(directory, onerror=problems.append):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        found += [os.path.join(root, n) for n in names if n.endswith(".vox")]
+        found += [os.path.join(root, n) for n in names if n.endswith(".vox") and not n.startswith(".")]
     if problems:
         first = problems[0]
         raise UsageError(f"cannot read {first.filename or directory}: {first.strerror or first}")
     if not found:
-        raise UsageError(f"cannot read {directory}: no .vox files in this directory (hidden and symlinked "
-                         "directories are skipped)")
+        raise UsageError(f"cannot read {directory}: no .vox files in this directory (hidden files and "
+                         "directories and symlinked directories are skipped)")
     return sorted(found)
 
 

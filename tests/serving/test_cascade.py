@@ -163,8 +163,11 @@ def _provider_errors() -> list[tuple[str, Any, str, int | None]]:
         ("context-mistral", litellm.BadRequestError(
             message="Prompt contains 40000 tokens and 0 draft tokens, too large for model with 32768 maximum "
                     "context length", **kw), "context", 400),
-        ("context-413", litellm.APIError(status_code=413, message="request entity too large", request=request,
-                                         **kw), "context", 413),
+        ("413", litellm.APIError(status_code=413, message="request entity too large", request=request, **kw),
+         "too_large", 413),
+        ("413-vox-serve", litellm.APIError(status_code=413, message="the request body is 5000000 bytes; this server "
+                                           "accepts at most 4194304 (request_too_large)", request=request, **kw),
+         "too_large", 413),
         ("400", litellm.BadRequestError(message="Unsupported value: 'temperature' does not support 0.0", **kw),
          "request", 400),
         ("422", litellm.UnprocessableEntityError(message="messages: field required", response=status(422), **kw),
@@ -247,6 +250,24 @@ def test_context_overflow_moves_on_only_to_a_larger_window() -> None:
     with pytest.raises(AllProvidersFailed, match=r"not tried: openai/model-2 \(context window 4000 is not larger "
                                                  r"than 8000\)"):
         run(small, mock=mock)
+
+
+def test_a_body_too_large_moves_on_to_the_next_model_whatever_its_window() -> None:
+    """413 is a limit on the request's bytes, not its tokens: the next model is tried even with a
+    smaller context window (a context overflow would skip it)."""
+    import httpx
+    import litellm
+
+    request = httpx.Request("POST", "https://api.example.test/v1/chat/completions")
+    d = decision(windowed(1, 8000), windowed(2, 4000))
+    mock = {"openai/model-1": litellm.APIError(status_code=413, message="request entity too large", request=request,
+                                               llm_provider="openai", model="gpt-4o-mini"),
+            "openai/model-2": "from the small one"}
+    events = run(d, mock=mock)
+    failed = [e for e in events if isinstance(e, AttemptFailed)]
+    assert [(f.model, f.next_model) for f in failed] == [("openai/model-1", "openai/model-2")]
+    assert failed[0].failure is not None and failed[0].failure.kind == "too_large"
+    assert isinstance(events[-1], Completed) and events[-1].model == "openai/model-2"
 
 
 def test_out_of_credit_skips_the_providers_paid_models_and_is_remembered(tmp_path: Any) -> None:

@@ -189,6 +189,21 @@ def test_fix_of_stdin_prints_the_fixed_source(runner: CliRunner) -> None:
     assert res.stdout == "let a = 1\nprint(a)\n"
 
 
+@pytest.mark.parametrize("args", [["-", "--fix"], ["x.vox", "--fix", "--diff"]])
+@pytest.mark.parametrize("fmt", ["json", "repair"])
+def test_a_report_format_does_not_go_with_fixed_text_on_stdout(
+    runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str], fmt: str
+) -> None:
+    """With --fix on stdin (stdout: the fixed source) or --diff (stdout: the diff) a JSON or repair
+    report has no place: a usage error naming both, before anything is fixed."""
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path, "x.vox", COMPAT)
+    res = runner.invoke(app, ["check", *args, "--format", fmt], input=COMPAT)
+    assert res.exit_code == 2 and res.stdout == ""
+    assert f"--format {fmt} does not go with --fix on standard input or with --diff" in res.stderr
+    assert (tmp_path / "x.vox").read_text() == COMPAT
+
+
 def test_fix_leaves_non_utf8_files_alone(runner: CliRunner, tmp_path: Path) -> None:
     data = b"let s = 1 # \xff\n"
     path = write(tmp_path, "raw.vox", data)
@@ -284,7 +299,7 @@ def test_fix_then_strict_is_clean_on_every_compat_spelling(runner: CliRunner, tm
 
 def test_a_directory_is_checked_file_by_file(runner: CliRunner, tmp_path: Path) -> None:
     """`vox check DIR` checks every *.vox file under DIR (sorted, recursively), skipping hidden
-    directories and other files; a directory without any is a usage error, not "no errors"."""
+    files and directories and other files; a directory without any is a usage error, not "no errors"."""
     src = tmp_path / "src"
     src.mkdir()
     write(src, "a.vox", GOOD)
@@ -293,15 +308,20 @@ def test_a_directory_is_checked_file_by_file(runner: CliRunner, tmp_path: Path) 
     write(src, "notes.txt", BAD)
     (src / ".venv").mkdir()
     write(src, ".venv/c.vox", BAD)
+    write(src, ".scratch.vox", BAD)  # a hidden file: skipped in the walk, checked when named
+    (src / ".#a.vox").symlink_to("user@host.1234")  # an editor's lock link (dangling): never read
     res = runner.invoke(app, ["check", str(src), "-f", "json"])
     assert res.exit_code == 1
     assert {d["file"] for d in json.loads(res.stdout)} == {str(src / "sub" / "b.vox")}
+    named = runner.invoke(app, ["check", str(src / ".scratch.vox"), "-f", "json"])
+    assert named.exit_code == 1 and {d["file"] for d in json.loads(named.stdout)} == {str(src / ".scratch.vox")}
     human = runner.invoke(app, ["check", str(src)])
     assert human.exit_code == 1 and str(src / "sub" / "b.vox") in human.stdout and "c.vox" not in human.stdout
     (tmp_path / "empty").mkdir()
     res = runner.invoke(app, ["check", str(tmp_path / "empty"), str(src / "a.vox")])
     assert (res.exit_code, res.stderr) == (2, f"vox check: cannot read {tmp_path / 'empty'}: no .vox files in this "
-                                              "directory (hidden and symlinked directories are skipped)\n")
+                                              "directory (hidden files and directories and symlinked "
+                                              "directories are skipped)\n")
     res = runner.invoke(app, ["test", str(src)])  # vox test walks it too
     assert res.exit_code != 2 and "cannot read" not in res.stderr
     # each file once, however often it is named (a directory twice, a file inside a directory given too)

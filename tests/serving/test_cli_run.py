@@ -59,8 +59,8 @@ def test_run_check_and_test_word_an_unreadable_input_alike(runner: CliRunner, tm
         path = str(tmp_path / name)
         for cmd in ("check", "run", "test"):
             # check and test walk a directory (an empty one is named as such); run takes one file
-            said = ("no .vox files in this directory (hidden and symlinked directories are skipped)"
-                    if name == "dir.vox" and cmd != "run" else reason)
+            said = ("no .vox files in this directory (hidden files and directories and symlinked directories "
+                    "are skipped)" if name == "dir.vox" and cmd != "run" else reason)
             res = runner.invoke(app, [cmd, path])
             assert (res.exit_code, res.stderr) == (2, f"vox {cmd}: cannot read {path}: {said}\n"), (cmd, name)
     every = [str(tmp_path / name) for name in why]
