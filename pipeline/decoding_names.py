@@ -275,8 +275,8 @@ class NameMask(LogitsProcessor):
             if no.must_call:
                 mask = np.zeros(max(width, self._vocab), dtype=np.bool_)
                 mask[self._ids("call_led")] = True
-                if no.newline:
-                    mask[self._ids("blank")] = True
+                if no.newline:  # inside `(`/`[` whitespace, line breaks included, may come first (L1)
+                    mask[self._ids("space_only")] = True
                 if glued:
                     mask[self._ids("glued")] = True
             else:

@@ -183,6 +183,7 @@ def _scan(code: str, start: int, state: Scan) -> Scan:
             if not (stack and stack[-1].kind in L1_FRAMES) and (prev not in L2_AFTER or prev == "{"):
                 revert = line_start if revert < 0 else revert
                 line_start = m.end()  # a new logical line, unless the next token is an L3 literal
+                closed = ""  # a `{` there starts a statement, not the children of a call before the break
             continue
         if tok.startswith("//"):
             continue

@@ -51,7 +51,8 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
-from pipeline.decoding_scan import IDENT_CHARS, TOKENS, scan
+from pipeline.decoding_scan import IDENT_CHARS, L1_FRAMES, TOKENS, scan
+from vox_lang.layout import L2_AFTER
 from vox_lang.prelude import BUILTINS, VIEW_ELEMENTS, Sig
 from vox_lang.types import TCon, TOneOf
 
@@ -214,6 +215,21 @@ def expected_base(head: str) -> str | None:
     return _expected(head, *_line_tokens(head))
 
 
+def _across_newline(head: str, declared: frozenset[str]) -> HeadRule | None:
+    """:func:`head_rule` where the expression starts on a line with nothing written yet before
+    it: when layout drops the line break (inside ``(``/``[``, spec §1 L1, or after an operator,
+    ``not``, ``=``, ``,``..., L2), the left context is the line before (``not`` + newline +
+    ``Some``, ``len(`` + newline + ``str``); else the line starts a statement: no rule."""
+    prev = head.rstrip()
+    _, tokens = _line_tokens(prev)
+    if not tokens:
+        return None  # a comment or nothing before: no left context read
+    stack = scan(head).stack
+    if not (stack and stack[-1].kind in L1_FRAMES) and tokens[-1] not in L2_AFTER:
+        return None
+    return head_rule(prev + " ", declared)
+
+
 def head_rule(code: str, declared: frozenset[str]) -> HeadRule | None:
     """What may not start the expression whose first word (or number) is being written at the end
     of ``code`` (an open ```vox block), from the types the left context declares (see the module
@@ -223,6 +239,8 @@ def head_rule(code: str, declared: frozenset[str]) -> HeadRule | None:
     if head[-1:] not in (" ", "\t", "(", ","):
         return None  # the word being written is glued to something: not a fresh start
     line, tokens = _line_tokens(head)
+    if not tokens and "\n" in head:
+        return _across_newline(head, declared)
     last = tokens[-1] if tokens else ""
     if last in ("ret", "="):
         base = _expected(head, line, tokens)

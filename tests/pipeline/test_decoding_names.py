@@ -479,6 +479,12 @@ def _first_blocked(src: str, spec: RequestSpec | None = None) -> str | None:
     ("fn wc(s: str) to int {\n  ret 1\n}\nfn f() to int {\n  ret len(wc)\n}", "ret len(wc"),
     ("fn f(n: int) to int {\n  ret len(str)\n}", "ret len(str"),
     ('fn f(n: int) to str {\n  ret "Total: " + set([n])\n}', 'ret "Total: "'),   # E0510: a Set is no str
+    # ... also across a line break layout drops (L1 inside `(`, L2 after an operator; L3 before `.`)
+    ("fn f(n: int) to int {\n  ret len(set\n  )\n}", "ret len(set\n"),          # E0504
+    ("fn wf(n: int) to int {\n  ret (2 * wf\n  )\n}", "* wf\n"),                    # E0510
+    ("fn f(n: int) to int {\n  ret match set\n    .size()\n}", "match set\n"),   # E0512
+    ("fn f(n: int) to str {\n  ret str(not\n    len(\"a\"))\n}", "(not\n"),      # E0510: `not` takes a bool
+    ("fn f(n: int) to int {\n  ret len(\n    3)\n}", "ret len(\n"),              # E0504
     # E0402: a parameter declared twice in one list
     ("fn greet(n: str, n: int) to str {\n  ret n\n}", "fn greet(n: str,"),
     ("fn greet(name: str,\n  name: int) {\n}", "\n  nam"),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from pipeline.decoding_scan import scan, visible_names
+from pipeline.decoding_scan import Scan, _scan, scan, visible_names
 
 PROGRAM = (
     "import std.fs as files\n"
@@ -72,9 +72,7 @@ _TRICKY = (
 )
 
 
-def _fresh(code: str) -> object:
-    from pipeline.decoding_scan import Scan, _scan
-
+def _fresh(code: str) -> Scan:
     return _scan(code, 0, Scan())
 
 
@@ -107,3 +105,16 @@ def test_incremental_scan_on_random_text(pieces: list[str]) -> None:
     for piece in pieces:
         text += piece
         assert ds.scan(text) == _fresh(text), repr(text)
+
+
+@pytest.mark.parametrize(("code", "kind"), [
+    ('fn f() to Element {\n  ret column(gap=1) {', "children"),        # a view call's children
+    ('fn f() to Element {\n  ret g(column(gap=1)\n  {', "children"),   # L1: the newline is dropped
+    ('fn f() to Element {\n  text(value="a")\n  {', "block"),          # a new statement
+    ('fn f() to Element {\n  ret column(gap=1)\n  {', "block"),
+])
+def test_a_brace_after_a_call_and_a_line_break(code: str, kind: str) -> None:
+    """A ``{`` right after ``NAME(...)`` opens the call's children; after a line break that
+    layout keeps (spec §1: none of L1-L3 drops it) it starts a statement, read whole or line by
+    line alike."""
+    assert scan(code).stack[-1].kind == kind == _fresh(code).stack[-1].kind
