@@ -10,7 +10,8 @@ then runs ``--rounds`` rounds of retries at ``--temperature`` on the same first 
 comparison: the gain is the retries' alone) and prints the same figures with the retry counts
 (faulty, retried, replaced, fixed) and their seconds.
 
-Run: ``.venv/bin/python bench/retries.py [--rounds 1] [--temperature 0.7] [--base] [--seed 0]``.
+Run: ``.venv/bin/python bench/retries.py [--rounds 1] [--temperature 0.7] [--first-temperature T] [--base]
+[--seed 0]``.
 Exits 2 when there is no stored run.
 """
 
@@ -27,15 +28,19 @@ sys.path.insert(0, str(ROOT))
 
 
 def figures(tasks: list[Any], texts: list[list[str]]) -> str:
-    """``pass@1 .., compiled .., declares .., cut N`` of ``texts`` (``n`` per task; "declares":
+    """``pass@1 .., best-of-n .., compiled .., declares .., cut N`` of ``texts`` (``n`` per task;
+    best-of-n: the share of tasks with a passing sample, the eval's verified policy; "declares":
     the share of samples whose task names items that declare them all)."""
     from pipeline.eval_scoring import score_completion, vox_checker
 
     checker = vox_checker(False)
-    flat = [score_completion(x, t.prompt, checker) for t, row in zip(tasks, texts) for x in row]
+    rows = [[score_completion(x, t.prompt, checker) for x in row] for t, row in zip(tasks, texts)]
+    flat = [s for row in rows for s in row]
     n = max(1, len(flat))
     named = [s for s in flat if s.named]
-    return (f"pass@1 {sum(s.passed for s in flat) / n:.3f}, compiled {sum(s.compiled for s in flat) / n:.3f}, "
+    best = sum(any(s.passed for s in row) for row in rows) / max(1, len(rows))
+    return (f"pass@1 {sum(s.passed for s in flat) / n:.3f}, best-of-{len(texts[0]) if texts else 0} {best:.3f}, "
+            f"compiled {sum(s.compiled for s in flat) / n:.3f}, "
             f"declares {sum(s.declared for s in named) / max(1, len(named)):.3f}, "
             f"cut {sum(s.truncated for s in flat)} of {len(flat)}")
 
@@ -45,7 +50,9 @@ def main() -> int:
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=1)
-    parser.add_argument("--temperature", type=float, default=0.7)
+    parser.add_argument("--temperature", type=float, default=0.7, help="the retries' temperature")
+    parser.add_argument("--first-temperature", type=float, default=None,
+                        help="the first pass's temperature (default: the default recipe's eval.temperature)")
     parser.add_argument("--max-new", type=int, default=None,
                         help="token limit per answer (default: the default recipe's eval.max_new_tokens)")
     add_run_arguments(parser)
@@ -64,15 +71,17 @@ def main() -> int:
     cfg = stage_config(EvalConfig, "eval")  # the default recipe's eval section
     budget = args.max_new or cfg.max_new_tokens
     tok = run.tokenizer
-    gen = run.generator(budget, cfg.temperature, args.seed)
+    first_t = cfg.temperature if args.first_temperature is None else args.first_temperature
+    gen = run.generator(budget, first_t, args.seed)
     tasks = load_tasks(None)
     conversations = run.conversations([t.prompt for t in tasks])
     torch.manual_seed(args.seed)
     start = time.perf_counter()
     ids: list[list[list[int]]] = []
-    first = SamplingParams(budget, cfg.temperature, cfg.top_p, seed=args.seed)  # seeded: the pass repeats
+    first = SamplingParams(budget, first_t, cfg.top_p, seed=args.seed)  # seeded: the pass repeats
     texts = gen._decode(conversations, cfg.n_samples, first, ids)
-    print(f"{'base' if args.base else 'adapter'}, constrained, {budget} tokens, first pass: {figures(tasks, texts)}"
+    print(f"{'base' if args.base else 'adapter'}, constrained, {budget} tokens, first pass at {first_t}: "
+          f"{figures(tasks, texts)}"
           f" ({time.perf_counter() - start:.0f} s)")
     start = time.perf_counter()
     stats = retry_faults(gen._decode, conversations, texts, ids, tok,
