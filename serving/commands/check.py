@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import os
 import stat
 from enum import Enum
 from pathlib import Path
@@ -96,6 +97,34 @@ def _fix_one(item: Input, diff: bool) -> bytes:
     return fixed.encode("utf-8")
 
 
+def _refuse_unwritable(inputs: list[Input]) -> None:
+    """Before ``--fix`` writes anything: every file it would rewrite must be writable (the file,
+    and its directory for the atomic replace), else a usage error naming them and nothing is
+    written (a read-only file late in the list used to leave the earlier ones rewritten)."""
+    import vox_lang
+
+    blocked = []
+    for item in inputs:
+        if item.arg == STDIN or not _is_utf8(item.data):
+            continue
+        text = item.data.decode("utf-8")
+        if vox_lang.fix(text) == text:
+            continue
+        target = Path(item.arg).resolve()
+        if not (os.access(target, os.W_OK) and os.access(target.parent, os.W_OK | os.X_OK)):
+            blocked.append(item.arg)
+    if blocked:
+        raise _fail(f"cannot write {', '.join(blocked)}: permission denied; nothing was fixed")
+
+
+def _is_utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
 def _diff_name(side: str, label: str) -> str:
     """``a/rel/path`` as git writes it; absolute paths and ``<stdin>`` stay as they are."""
     return label if label.startswith(("/", "<")) else f"{side}/{label}"
@@ -140,11 +169,14 @@ def check(
         raise _fail("--diff only goes with --fix (use --fix --diff)")
     if fix and fmt is not Format.human and (diff or STDIN in files):
         # stdout holds the diff or the fixed source: a report there would corrupt both
-        raise _fail(f"--format {fmt.value} does not go with --fix on standard input or with --diff (standard "
-                    "output holds the fixed source or the diff); run vox check without --fix for the report")
+        what = "--fix --diff (standard output holds the diff)" if diff else \
+            "--fix on standard input (standard output holds the fixed source)"
+        raise _fail(f"--format {fmt.value} does not go with {what}; run vox check without --fix for the report")
     inputs = read_inputs("check", files, walk=True)
     import vox_lang
 
+    if fix and not diff:
+        _refuse_unwritable(inputs)
     results = []
     fixed_any: list[bool] = []  # per input: did --fix change it
     for item in inputs:
@@ -159,7 +191,8 @@ def check(
     else:  # stdout holds the diff or the fixed text: say on stderr why the exit status is 1
         for (item, result), changed in zip(results, fixed_any):
             if not result.ok:
-                how = "after the fix" if changed else "no mechanical fix applies"
+                how = "after the fix" if changed else "not fixed (not valid UTF-8)" if not _is_utf8(item.data) \
+                    else "no mechanical fix applies"
                 typer.echo(f"vox check: {item.label}: {how}, {len(result.errors)} error(s) remain (vox check "
                            "without --fix lists them)", err=True)
     if any(not r.ok for _, r in results):

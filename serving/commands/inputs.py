@@ -60,8 +60,8 @@ def read_input(arg: str) -> Input:
     """Read one argument (``-``: standard input).
 
     Raises:
-        UsageError: ``cannot read ARG: why`` (no such file, not a regular file, permission
-            denied, standard input closed, binary).
+        UsageError: ``cannot read ARG: why`` (no such file, a broken symbolic link, not a regular
+            file, permission denied, standard input closed, binary).
     """
     if arg == STDIN:
         try:
@@ -75,6 +75,9 @@ def read_input(arg: str) -> Input:
                 raise UsageError(f"cannot read {arg}: {kind}")
             item = Input(arg, arg, Path(arg).read_bytes())
         except FileNotFoundError:
+            if os.path.islink(arg):  # the link exists, what it points to does not
+                raise UsageError(f"cannot read {arg}: broken symbolic link (to {os.readlink(arg)}, which does "
+                                 "not exist)") from None
             raise UsageError(f"cannot read {arg}: no such file") from None
         except IsADirectoryError:  # turned into one between the stat and the read
             raise UsageError(f"cannot read {arg}: is a directory, not a regular file") from None
@@ -95,7 +98,7 @@ def vox_files(directory: str) -> list[str]:
     Raises:
         UsageError: ``cannot read DIR: ...`` when a directory of the tree cannot be listed (a
             file under it would go unchecked: as for an unreadable file, nothing passes), or
-            when there are no ``*.vox`` files (a typo in the path should not pass as "no errors").
+            ``no .vox files in DIR`` (a typo in the path should not pass as "no errors").
     """
     found: list[str] = []
     problems: list[OSError] = []
@@ -106,8 +109,8 @@ def vox_files(directory: str) -> list[str]:
         first = problems[0]
         raise UsageError(f"cannot read {first.filename or directory}: {first.strerror or first}")
     if not found:
-        raise UsageError(f"cannot read {directory}: no .vox files in this directory (hidden files and "
-                         "directories and symlinked directories are skipped)")
+        raise UsageError(f"no .vox files in {directory} (hidden files and directories and symlinked "
+                         "directories are skipped)")
     return sorted(found)
 
 

@@ -200,8 +200,34 @@ def test_a_report_format_does_not_go_with_fixed_text_on_stdout(
     write(tmp_path, "x.vox", COMPAT)
     res = runner.invoke(app, ["check", *args, "--format", fmt], input=COMPAT)
     assert res.exit_code == 2 and res.stdout == ""
-    assert f"--format {fmt} does not go with --fix on standard input or with --diff" in res.stderr
+    what = "--fix --diff (standard output holds the diff)" if "--diff" in args else \
+        "--fix on standard input (standard output holds the fixed source)"
+    assert f"--format {fmt} does not go with {what}" in res.stderr
     assert (tmp_path / "x.vox").read_text() == COMPAT
+
+
+def test_fix_diff_of_a_non_utf8_file_says_why_it_was_not_fixed(
+    runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path, "raw.vox", b"fn f() to int {\n  return 1 # \xe9\n}\n")
+    res = runner.invoke(app, ["check", "raw.vox", "--fix", "--diff"])
+    assert res.exit_code == 1 and "raw.vox: not fixed (not valid UTF-8)" in res.stderr
+    assert "no mechanical fix applies" not in res.stderr
+
+
+def test_fix_writes_nothing_when_a_file_it_would_rewrite_is_not_writable(
+    runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A read-only file late in the list used to leave the earlier ones rewritten (exit 2)."""
+    import os
+
+    first, last = write(tmp_path, "a.vox", COMPAT), write(tmp_path, "z.vox", COMPAT)
+    real = os.access
+    monkeypatch.setattr(os, "access", lambda p, mode: False if str(p).endswith("z.vox") else real(p, mode))
+    res = runner.invoke(app, ["check", str(first), str(last), "--fix"])
+    assert res.exit_code == 2 and f"cannot write {last}: permission denied; nothing was fixed" in res.stderr
+    assert first.read_text() == COMPAT and last.read_text() == COMPAT
 
 
 def test_fix_leaves_non_utf8_files_alone(runner: CliRunner, tmp_path: Path) -> None:
@@ -319,9 +345,8 @@ def test_a_directory_is_checked_file_by_file(runner: CliRunner, tmp_path: Path) 
     assert human.exit_code == 1 and str(src / "sub" / "b.vox") in human.stdout and "c.vox" not in human.stdout
     (tmp_path / "empty").mkdir()
     res = runner.invoke(app, ["check", str(tmp_path / "empty"), str(src / "a.vox")])
-    assert (res.exit_code, res.stderr) == (2, f"vox check: cannot read {tmp_path / 'empty'}: no .vox files in this "
-                                              "directory (hidden files and directories and symlinked "
-                                              "directories are skipped)\n")
+    assert (res.exit_code, res.stderr) == (2, f"vox check: no .vox files in {tmp_path / 'empty'} (hidden files "
+                                              "and directories and symlinked directories are skipped)\n")
     res = runner.invoke(app, ["test", str(src)])  # vox test walks it too
     assert res.exit_code != 2 and "cannot read" not in res.stderr
     # each file once, however often it is named (a directory twice, a file inside a directory given too)

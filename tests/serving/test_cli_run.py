@@ -53,17 +53,20 @@ def test_run_check_and_test_word_an_unreadable_input_alike(runner: CliRunner, tm
         return real_read(self)
 
     monkeypatch.setattr(Path, "read_bytes", deny)  # chmod 000 does not stop root
+    (tmp_path / "gone.vox").symlink_to("nowhere.vox")  # a dangling link: named as such
     why = {"missing.vox": "no such file", "dir.vox": "is a directory, not a regular file",
-           "blob.vox": "binary file (NUL byte at offset 9), not Vox source", "secret.vox": "Permission denied"}
+           "blob.vox": "binary file (NUL byte at offset 9), not Vox source", "secret.vox": "Permission denied",
+           "gone.vox": "broken symbolic link (to nowhere.vox, which does not exist)"}
     for name, reason in why.items():
         path = str(tmp_path / name)
         for cmd in ("check", "run", "test"):
             # check and test walk a directory (an empty one is named as such); run takes one file
-            said = ("no .vox files in this directory (hidden files and directories and symlinked directories "
-                    "are skipped)" if name == "dir.vox" and cmd != "run" else reason)
+            said = (f"vox {cmd}: no .vox files in {path} (hidden files and directories and symlinked directories "
+                    "are skipped)" if name == "dir.vox" and cmd != "run"
+                    else f"vox {cmd}: cannot read {path}: {reason}")
             res = runner.invoke(app, [cmd, path])
-            assert (res.exit_code, res.stderr) == (2, f"vox {cmd}: cannot read {path}: {said}\n"), (cmd, name)
-    every = [str(tmp_path / name) for name in why]
+            assert (res.exit_code, res.stderr) == (2, f"{said}\n"), (cmd, name)
+    every = [str(tmp_path / name) for name in why if name != "dir.vox"]
     for cmd in ("check", "test"):  # every unreadable argument is named, not only the first
         res = runner.invoke(app, [cmd, *every])
         assert res.exit_code == 2 and res.stderr.count(f"vox {cmd}: cannot read ") == 4
