@@ -154,7 +154,8 @@ def render(results: list[tuple[Input, CheckResult]], fmt: Format) -> str:
 
 def check(
     files: Annotated[list[str], typer.Argument(
-        help="Vox files, or directories holding them, to check (- reads standard input).",
+        help="Vox files, or directories holding them (every *.vox under one; hidden files and directories "
+             "and symlinked directories are skipped), to check (- reads standard input).",
         metavar="FILE",
     )],
     strict: Annotated[bool, typer.Option("--strict", help="Treat every warning as an error.")] = False,

@@ -63,6 +63,8 @@ def read_input(arg: str) -> Input:
         UsageError: ``cannot read ARG: why`` (no such file, a broken symbolic link, not a regular
             file, permission denied, standard input closed, binary).
     """
+    if not arg:
+        raise UsageError("cannot read '': an empty path names no file")
     if arg == STDIN:
         try:
             item = Input(arg, "<stdin>", sys.stdin.buffer.read())

@@ -106,7 +106,8 @@ def run(
 
 def test(
     files: Annotated[list[str], typer.Argument(
-        help="Vox files, or directories holding them, whose @test functions to run.",
+        help="Vox files, or directories holding them (every *.vox under one; hidden files and directories "
+             "and symlinked directories are skipped), whose @test functions to run.",
         metavar="FILE",
     )],
     allow: Annotated[str, typer.Option("--allow", help="Grant capabilities: any of fs,process,net,env.")] = "",

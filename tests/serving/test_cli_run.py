@@ -66,6 +66,9 @@ def test_run_check_and_test_word_an_unreadable_input_alike(runner: CliRunner, tm
                     else f"vox {cmd}: cannot read {path}: {reason}")
             res = runner.invoke(app, [cmd, path])
             assert (res.exit_code, res.stderr) == (2, f"{said}\n"), (cmd, name)
+    for cmd in ("check", "run", "test"):  # an empty argument (a shell variable that was not set)
+        res = runner.invoke(app, [cmd, ""])
+        assert (res.exit_code, res.stderr) == (2, f"vox {cmd}: cannot read '': an empty path names no file\n")
     every = [str(tmp_path / name) for name in why if name != "dir.vox"]
     for cmd in ("check", "test"):  # every unreadable argument is named, not only the first
         res = runner.invoke(app, [cmd, *every])
