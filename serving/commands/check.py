@@ -65,17 +65,27 @@ def render_capped(result: CheckResult, fmt: str) -> str:
     return text + f"\n… {rest} more diagnostic{'s' if rest != 1 else ''} not shown (--format json lists all)"
 
 
-def _fix_one(item: Input, diff: bool) -> bytes:
-    """Fix one input; return the bytes to check afterwards."""
+def _fixed(item: Input) -> tuple[str, str] | None:
+    """``(text, fixed text)`` of one input (:func:`vox_lang.fix`), ``None`` when it is not UTF-8
+    (then it is never fixed)."""
     import vox_lang
-    from pipeline import atomic
 
     try:
         text = item.data.decode("utf-8")
     except UnicodeDecodeError:
+        return None
+    return text, vox_lang.fix(text)
+
+
+def _fix_one(item: Input, fix: tuple[str, str] | None, diff: bool) -> bytes:
+    """Apply one input's :func:`_fixed` result (print the diff, the fixed source of standard
+    input, or rewrite the file); return the bytes to check afterwards."""
+    from pipeline import atomic
+
+    if fix is None:
         typer.echo(f"vox check: {item.label}: not valid UTF-8, not fixed", err=True)
         return item.data
-    fixed = vox_lang.fix(text)
+    text, fixed = fix
     if diff:
         lines = difflib.unified_diff(
             text.splitlines(keepends=True), fixed.splitlines(keepends=True),
@@ -97,32 +107,20 @@ def _fix_one(item: Input, diff: bool) -> bytes:
     return fixed.encode("utf-8")
 
 
-def _refuse_unwritable(inputs: list[Input]) -> None:
-    """Before ``--fix`` writes anything: every file it would rewrite must be writable (the file,
-    and its directory for the atomic replace), else a usage error naming them and nothing is
-    written (a read-only file late in the list used to leave the earlier ones rewritten)."""
-    import vox_lang
-
+def _refuse_unwritable(inputs: list[Input], fixes: list[tuple[str, str] | None]) -> None:
+    """Before ``--fix`` writes anything: every file it would rewrite (``fixes``: :func:`_fixed`
+    per input) must be writable (the file, and its directory for the atomic replace), else a
+    usage error naming them and nothing is written (a read-only file late in the list used to
+    leave the earlier ones rewritten)."""
     blocked = []
-    for item in inputs:
-        if item.arg == STDIN or not _is_utf8(item.data):
-            continue
-        text = item.data.decode("utf-8")
-        if vox_lang.fix(text) == text:
+    for item, fix in zip(inputs, fixes):
+        if item.arg == STDIN or fix is None or fix[0] == fix[1]:
             continue
         target = Path(item.arg).resolve()
         if not (os.access(target, os.W_OK) and os.access(target.parent, os.W_OK | os.X_OK)):
             blocked.append(item.arg)
     if blocked:
         raise _fail(f"cannot write {', '.join(blocked)}: permission denied; nothing was fixed")
-
-
-def _is_utf8(data: bytes) -> bool:
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    return True
 
 
 def _diff_name(side: str, label: str) -> str:
@@ -176,12 +174,13 @@ def check(
     inputs = read_inputs("check", files, walk=True)
     import vox_lang
 
+    fixes: list[tuple[str, str] | None] = [_fixed(item) if fix else None for item in inputs]
     if fix and not diff:
-        _refuse_unwritable(inputs)
+        _refuse_unwritable(inputs, fixes)
     results = []
     fixed_any: list[bool] = []  # per input: did --fix change it
-    for item in inputs:
-        data = _fix_one(item, diff) if fix else item.data
+    for item, one in zip(inputs, fixes):
+        data = _fix_one(item, one, diff) if fix else item.data
         fixed_any.append(data != item.data)
         results.append((item, vox_lang.check(data, path=item.label, strict=strict)))
     quiet = fix and (diff or any(i.arg == STDIN for i in inputs))
@@ -190,9 +189,9 @@ def check(
         if out:
             typer.echo(out)
     else:  # stdout holds the diff or the fixed text: say on stderr why the exit status is 1
-        for (item, result), changed in zip(results, fixed_any):
+        for (item, result), changed, one in zip(results, fixed_any, fixes):
             if not result.ok:
-                how = "after the fix" if changed else "not fixed (not valid UTF-8)" if not _is_utf8(item.data) \
+                how = "after the fix" if changed else "not fixed (not valid UTF-8)" if one is None \
                     else "no mechanical fix applies"
                 typer.echo(f"vox check: {item.label}: {how}, {len(result.errors)} error(s) remain (vox check "
                            "without --fix lists them)", err=True)
