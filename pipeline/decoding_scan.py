@@ -168,14 +168,17 @@ def _scan(code: str, start: int, state: Scan) -> Scan:
     line_start, revert, closed, callee = state.stmt_start, state.revert_to, state.closed_kind, state.closed_callee
     end = len(code)
     resume: tuple[int, Scan] | None = None
+
+    def snapshot(called: str) -> Scan:
+        return Scan(tuple(stack), pending_match, prev, before, decl.top, frozenset(decl.pending), tuple(decl.lets),
+                    decl.params, frozenset(decl.loop), called, line_start, revert, closed)
+
     for m in TOKENS.finditer(code, start):
         tok = m.group(0)
         if resume is None and m.end() >= end - 1:
             # a token a longer text may change: the last one, or one a character before the end
             # (that character may join it: `1.` + `5`, a string's `\` + `n`): resume before it
-            resume = (m.start(), Scan(tuple(stack), pending_match, prev, before, decl.top, frozenset(decl.pending),
-                                      tuple(decl.lets), decl.params, frozenset(decl.loop), callee, line_start,
-                                      revert, closed))
+            resume = (m.start(), snapshot(callee))
         if tok == "\n":
             if stack and stack[-1].kind == "match":
                 stack[-1] = replace(stack[-1], arm=m.end())
@@ -224,8 +227,7 @@ def _scan(code: str, start: int, state: Scan) -> Scan:
             decl.pending.add(prev)  # a parameter (or a variant's field: dropped at the next header)
             decl.params |= {prev}
         prev, before = tok, prev
-    out = Scan(tuple(stack), pending_match, prev, before, decl.top, frozenset(decl.pending), tuple(decl.lets),
-               decl.params, frozenset(decl.loop), callee if prev == ")" else "", line_start, revert, closed)
+    out = snapshot(callee if prev == ")" else "")
     return replace(out, resume=resume if resume is not None else (end, out))
 
 
