@@ -361,7 +361,8 @@ class NameMask(LogitsProcessor):
                 if call is not None:
                     calls = self._call_mask(call, scores.shape[1])
                     mask = calls if mask is None else mask & calls
-                suffix = self._suffix_mask(no_suffix(code, visible), code[-1:] in IDENT_CHARS, scores.shape[1])
+                suffix = self._suffix_mask(no_suffix(code, visible, self.specs[row].functions),
+                                           code[-1:] in IDENT_CHARS, scores.shape[1])
                 if suffix is not None:
                     mask = suffix if mask is None else mask & suffix
             if self.hold is not None:

@@ -206,21 +206,24 @@ def _builtin_call(code: str, declared: frozenset[str]) -> bool:
 _DECLARING: Final = frozenset({".", "fn", "workflow", "activity", "on", "type", "actor", "|"})
 
 
-def _module_function(code: str, word: str, before: str) -> bool:
+def _module_function(code: str, word: str, before: str, requested: frozenset[str] = frozenset()) -> bool:
     """Whether ``word``, ending ``code`` after ``before``, names a function the program declares
-    at top level (``fn``/``workflow``/``activity``, not a variant) that no parameter, ``let`` or
-    loop variable shadows there, and is not a member (after ``.``)."""
+    at top level (``fn``/``workflow``/``activity``, not a variant) or a function the request names
+    (``requested``: it may be used before it is declared) that no parameter, ``let`` or loop
+    variable shadows there, and is not a member (after ``.``)."""
     if before in _DECLARING or not word or word[0].isdigit():
         return False  # a member, or the name being declared
-    if word not in declared_items(code).functions:
+    if word not in requested and word not in declared_items(code).functions:
         return False
     state = scan(code[:len(code) - len(word)])
     return not any(word in frame.names for frame in state.stack) and word not in state.pending
 
 
-def no_suffix(code: str, declared: frozenset[str]) -> Suffix:
+def no_suffix(code: str, declared: frozenset[str], requested: frozenset[str] = frozenset()) -> Suffix:
     """What cannot follow the operand ending ``code`` (an open block), by what it is, whatever
-    its types (``declared``: names in scope besides the prelude, which may shadow it). These were
+    its types (``declared``: names in scope besides the prelude, which may shadow it;
+    ``requested``: the functions, workflows and activities the request names, which are functions
+    before the program declares them, :attr:`vox_lang.requests.RequestSpec.functions`). These were
     most of the E0512s, E0502s and a quarter of the E0510s in the completed blocks of the eval.
 
     - no member after ``true``/``false`` or a prelude function or view element named bare
@@ -245,7 +248,7 @@ def no_suffix(code: str, declared: frozenset[str]) -> Suffix:
     cut = code.rfind("\n") + 1
     line = TOKENS.findall(code, cut)
     if not line and cut:
-        return _across_newline(code, declared)
+        return _across_newline(code, declared, requested)
     last = line[-1] if line else ""
     if not last or last.startswith("//"):
         return _NONE
@@ -259,7 +262,7 @@ def no_suffix(code: str, declared: frozenset[str]) -> Suffix:
     if last in ("true", "false"):
         return Suffix(member=True, call=True)
     head = code[:len(code) - len(last)]
-    if last in _FUNCTIONS and last not in declared or _module_function(code, last, before):
+    if last in _FUNCTIONS and last not in declared or _module_function(code, last, before, requested):
         if last in _CONVERSIONS and namespace(head) != VALUE:
             return Suffix(member=True)  # also a type name (`x: int`) where the reading cannot tell
         typed = before in ("ret", "=") and expected_base(head) not in (None, "fn")
@@ -276,7 +279,7 @@ def no_suffix(code: str, declared: frozenset[str]) -> Suffix:
     return _NONE
 
 
-def _across_newline(code: str, declared: frozenset[str]) -> Suffix:
+def _across_newline(code: str, declared: frozenset[str], requested: frozenset[str] = frozenset()) -> Suffix:
     """:func:`no_suffix` on a line with nothing written yet: the operand before the line break
     may go on across it. Inside ``(``/``[`` the newline is dropped (spec §1 L1), so its whole
     rule holds (``len(set`` + newline + ``)`` was E0504, ``"a: " + ship_order`` + newline E0510:
@@ -286,7 +289,7 @@ def _across_newline(code: str, declared: frozenset[str]) -> Suffix:
     head = code.rstrip()
     if not head or head.endswith("\n"):
         return _NONE
-    rule = no_suffix(head, declared)
+    rule = no_suffix(head, declared, requested)
     if rule == _NONE:
         return _NONE
     stack = scan(code).stack

@@ -100,6 +100,12 @@ class RequestSpec:
         return frozenset(i.name for i in self.items)
 
     @property
+    def functions(self) -> frozenset[str]:
+        """The requested names whose kind is ``function``, ``workflow`` or ``activity``: values
+        that are functions (a decoder may hold them to a call where one is needed before they exist)."""
+        return frozenset(i.name for i in self.items if i.kind in ("function", "workflow", "activity"))
+
+    @property
     def actors(self) -> frozenset[str]:
         """The requested names whose kind is ``actor`` (what ``spawn`` may take before it exists)."""
         return frozenset(i.name for i in self.items if i.kind == "actor")

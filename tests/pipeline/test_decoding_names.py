@@ -571,6 +571,20 @@ def test_valid_forms_pass_the_name_mask(src: str) -> None:
     assert _first_blocked(src) is None
 
 
+def test_a_requested_function_is_called_where_it_is_an_operand_before_it_is_declared() -> None:
+    """A function the request names may be used before its declaration (a forward reference):
+    bare as an operator's operand it is E0510 (``"sent: " + ship_order`` in a workflow answering a
+    request that named ``ship_order``, three times in one constrained eval run), so there it is
+    held to a call as a declared function is; a pipe stage or an argument stays free."""
+    spec = extract_request("Write a workflow `dispatch` that calls the activity `ship_order(id: str) to str`.")
+    assert spec.functions == {"dispatch", "ship_order"}
+    blocked = _first_blocked('workflow dispatch(id: str) to str {\n  ret "sent: " + ship_order + id\n}', spec)
+    assert blocked is not None and blocked.endswith("ship_order' + ' +'"), blocked  # the bare name, then `+`
+    assert _first_blocked('workflow dispatch(id: str) to str {\n  ret "sent: " + ship_order(id)\n}\n'
+                          'fn g(id: str) to str {\n  ret id |> ship_order\n}', spec) is None
+    assert extract_request("Write a type `Order` and an actor `Clerk`.").functions == frozenset()
+
+
 def test_examples_pass_the_name_mask_token_by_token() -> None:
     for path in sorted(Path(__file__).parents[2].joinpath("examples").glob("*.vox")):
         assert _first_blocked(path.read_text(encoding="utf-8")) is None, path.name
