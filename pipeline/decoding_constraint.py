@@ -28,6 +28,7 @@ from typing import Any, Final
 from transformers import LogitsProcessor
 
 from pipeline.decoding_layout import LayoutState, LayoutTable
+from pipeline.decoding_logits import mask_rows
 from pipeline.decoding_request import user_texts
 from pipeline.errors import PipelineError
 
@@ -140,8 +141,11 @@ def _threads() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def allowed_masks(grammar: VoxGrammar, matchers: Sequence[Any], vocab_size: int) -> Any:
+def allowed_masks(grammar: VoxGrammar, matchers: Sequence[Any], vocab_size: int, buffer: Any = None) -> Any:
     """Bool tensor ``[len(matchers), vocab_size]``: the tokens each matcher allows next.
+
+    ``buffer``: an int32 numpy array of at least ``[len(matchers), words]`` to write the bitmask
+    into (reused from step to step by :class:`GrammarProcessor`); by default a new one.
 
     The masks go into one int32 bitmask (32 token ids per word, llguidance's layout, bits little
     endian), unpacked in one vectorized step (numpy: a few microseconds where torch's per-op
@@ -157,7 +161,9 @@ def allowed_masks(grammar: VoxGrammar, matchers: Sequence[Any], vocab_size: int)
 
     rows = len(matchers)
     words = (grammar.lltok.vocab_size + 31) // 32
-    bitmask = np.full((rows, words), -1, dtype=np.int32)
+    if buffer is None or buffer.shape[0] < rows or buffer.shape[1] != words:
+        buffer = np.empty((rows, words), dtype=np.int32)
+    bitmask = buffer[:rows]  # llguidance writes every word of each row's mask
     if rows >= PARALLEL_ROWS:
         grammar.executor.unsafe_compute_mask_ptr([(m, i) for i, m in enumerate(matchers)], bitmask.ctypes.data,
                                                  words * 4, rows)
@@ -192,6 +198,7 @@ class GrammarProcessor(LogitsProcessor):
         self.grammar, self.prompt_len, self.modes = grammar, prompt_len, modes
         self.report = ConstraintReport()
         self.matchers: list[Any | None] = []
+        self._bits: Any = None  # the int32 bitmask buffer of allowed_masks, reused step to step
         table = grammar.layout
         self.layouts: list[LayoutState | None] = [
             LayoutState(table, in_block=m == "program") if table is not None else None for m in modes]
@@ -215,7 +222,7 @@ class GrammarProcessor(LogitsProcessor):
         log.warning("Vox constraint: %s", line)
 
     def __call__(self, input_ids: Any, scores: Any) -> Any:
-        import torch
+        import numpy as np
 
         if not self.matchers:
             return scores
@@ -245,7 +252,9 @@ class GrammarProcessor(LogitsProcessor):
         if not live:
             return scores
         width = scores.shape[1]
-        masks = allowed_masks(self.grammar, [self.matchers[r] for r in live], width).numpy()  # a view
+        if self._bits is None:
+            self._bits = np.empty((len(self.matchers), (self.grammar.lltok.vocab_size + 31) // 32), dtype=np.int32)
+        masks = allowed_masks(self.grammar, [self.matchers[r] for r in live], width, self._bits).numpy()  # a view
         dead = ~masks.any(axis=1)
         keep: list[int] = []
         for k, row in enumerate(live):  # numpy per row: microseconds, where torch ops cost tens
@@ -260,13 +269,7 @@ class GrammarProcessor(LogitsProcessor):
                 if both.any():  # else: the grammar mask alone (never a dead end)
                     masks[k] = both
         if keep:
-            chosen = torch.from_numpy(masks[keep] if len(keep) < len(live) else masks).to(scores.device)
-            rows = [live[k] for k in keep]
-            if rows == list(range(scores.shape[0])):  # every row (one, or a batch still all running)
-                scores.masked_fill_(~chosen, float("-inf"))
-            else:
-                index = torch.tensor(rows, device=scores.device)
-                scores[index] = scores[index].masked_fill(~chosen, float("-inf"))
+            mask_rows(scores, [live[k] for k in keep], [masks[k] for k in keep])
         return scores
 
 

@@ -38,7 +38,13 @@ from pipeline.decoding_layout import comment_length, ends_in_string
 from pipeline.decoding_scan import IDENT_CHARS, scan
 from pipeline.decoding_scope import declared_names, imported_std
 from pipeline.decoding_tokens import TokenTable
+from vox_lang.parser import TreeMemo
 from vox_lang.requests import RequestSpec, missing_items
+
+#: items of a block remembered by their parse trees (:class:`vox_lang.parser.TreeMemo`): up to
+#: this many tokens each (a block is at most a few hundred), this many trees per batch
+_MEMO_TOKENS = 2048
+_MEMO_SIZE = 256
 
 
 @dataclass
@@ -88,9 +94,10 @@ class RequestHold:
         self._forced: list[set[str]] = [set() for _ in specs]  # requested names already forced per row
         self._forcing: list[tuple[str, int, str] | None] = [None] * len(specs)  # (header, start in code, name)
         self._no_force = [False] * len(specs)
-        self._done_masks: dict[tuple[Extras, int], Any] = {}
         self._derail: set[int] = set()  # rows whose block derailed and winds down (pipeline.decoding_derail)
         self._derail_checked: dict[int, int] = {}  # row -> length of the text already looked at
+        # parse trees of the items already written, shared by the rows' parses of their growing blocks
+        self._trees = TreeMemo(max_tokens=_MEMO_TOKENS, size=_MEMO_SIZE)
 
     def step(self, row: int, code: str, seen: int, finite: Any, mask: Any | None) -> tuple[Any | None, bool]:
         """One decoding step of ``row`` inside its open block ``code``, ``seen`` tokens generated.
@@ -188,6 +195,8 @@ class RequestHold:
             self._forcing[row] = None  # complete (a last token may run past it): the next item may start here
             if written.lstrip("\n").startswith("@"):
                 self._forced[row].discard(name)  # a decorator came first: force on the next line
+        if row in self._satisfied:
+            return None  # every requested item is declared: nothing left to force
         at_handler = False
         if not item_start(code):
             at_handler = handler_start(code)
@@ -224,7 +233,7 @@ class RequestHold:
         and the same text comes back while blank lines follow a closing ``}``."""
         cached = self._parsed.get(row)
         if cached is None or cached[0] != code:
-            cached = self._parsed[row] = (code, frozenset(missing_items(self.specs[row], code)))
+            cached = self._parsed[row] = (code, frozenset(missing_items(self.specs[row], code, self._trees)))
         return set(cached[1])
 
     def _derailed(self, row: int, code: str, missing: bool) -> bool:
@@ -301,7 +310,7 @@ class RequestHold:
             extras = self.extras[row]
         if not boundary(code):
             return None
-        key = (extras, width)
-        if key not in self._done_masks:
-            self._done_masks[key] = allowed_after_done(self.table.texts, extras, width)
-        return self._done_masks[key]
+        key = ("done", f"{width}:{extras!r}")
+        if key not in self.table.cache:  # in the token table: built once per tokenizer (~2 ms), not per request
+            self.table.cache[key] = allowed_after_done(self.table.texts, extras, width)
+        return self.table.cache[key]

@@ -44,6 +44,7 @@ from pipeline.decoding_done import Extras
 from pipeline.decoding_fence import open_block
 from pipeline.decoding_hold import NameReport, RequestHold
 from pipeline.decoding_layout import in_literal
+from pipeline.decoding_logits import finite_scores, mask_rows
 from pipeline.decoding_namespace import namespace_refusals, parameters_so_far
 from pipeline.decoding_position import (
     AFTER_MODIFIER,
@@ -80,18 +81,6 @@ __all__ = ["PRELUDE_NAMES", "NameMask", "NameReport", "declared_names", "positio
            "token_table"]
 
 
-def finite_scores(scores: Any) -> Any:
-    """Bool numpy ``[rows, vocab]``: which of ``scores`` (a ``[rows, vocab]`` tensor) are finite,
-    i.e. not masked by an earlier processor. Read straight from the tensor's memory when it is a
-    CPU float tensor (a fraction of a microsecond; ``torch.isfinite`` costs ~30 µs between two
-    forward passes, measured with ``bench/decoding.py``), else through torch."""
-    import torch
-
-    if scores.device.type == "cpu" and scores.dtype in (torch.float32, torch.float64, torch.float16):
-        return np.isfinite(scores.detach().numpy())
-    return torch.isfinite(scores).cpu().numpy()
-
-
 class NameMask(LogitsProcessor):
     """Mask identifier uses to resolvable names and hold the fence until requested items exist.
 
@@ -122,9 +111,6 @@ class NameMask(LogitsProcessor):
         self._vocab = len(tokenizer)
         # (position, names, width, refused, fresh_refused)
         self._masks: dict[tuple[Position, frozenset[str], int, frozenset[str], frozenset[str]], Any] = {}
-        self._end_mask: Any = None  # see _word_end_mask
-        self._suffix_masks: dict[tuple[Suffix, bool, int], Any] = {}  # see _suffix_mask
-        self._id_arrays: dict[str, Any] = {}
         self._texts = [""] * len(specs)
         self._seen = [0] * len(specs)
         self._pieces = table.pieces
@@ -259,10 +245,12 @@ class NameMask(LogitsProcessor):
         return self.table.cache[key]
 
     def _ids(self, name: str) -> Any:
-        """The table's id list ``name`` as an int64 array (converted once per mask)."""
-        if name not in self._id_arrays:
-            self._id_arrays[name] = np.asarray(getattr(self.table, name), dtype=np.int64)
-        return self._id_arrays[name]
+        """The table's id list ``name`` as an int64 array (converted once per token table)."""
+        key = ("ids", name)
+        found = self.table.cache.get(key)
+        if found is None:
+            found = self.table.cache[key] = np.asarray(getattr(self.table, name), dtype=np.int64)
+        return found
 
     def _suffix_mask(self, no: Suffix, glued: bool, width: int) -> Any | None:
         """Bool mask ``[width]`` without the tokens :func:`~pipeline.decoding_position.no_suffix`
@@ -270,8 +258,8 @@ class NameMask(LogitsProcessor):
         if none is."""
         if no == Suffix():
             return None
-        key = (no, glued, width)
-        if key not in self._suffix_masks:
+        key = ("suffix", f"{no!r}:{glued}:{width}")  # in the table: built once per tokenizer, not per request
+        if key not in self.table.cache:
             if no.must_call:
                 mask = np.zeros(max(width, self._vocab), dtype=np.bool_)
                 mask[self._ids("call_led")] = True
@@ -284,8 +272,8 @@ class NameMask(LogitsProcessor):
                 for off, name in ((no.member, "member_led"), (no.call, "call_led"), (no.operator, "operator_led")):
                     if off:
                         mask[self._ids(name)] = False
-            self._suffix_masks[key] = mask[:width]
-        return self._suffix_masks[key]
+            self.table.cache[key] = mask[:width]
+        return self.table.cache[key]
 
     def _duplicate_mask(self, partial: str, names: frozenset[str], width: int) -> Any:
         """Bool mask ``[width]`` refusing the tokens that would end the parameter name being
@@ -311,15 +299,14 @@ class NameMask(LogitsProcessor):
     def _word_end_mask(self, width: int) -> Any:
         """Fallback when no resolvable name fits: tokens that end the identifier here (no glued
         identifier characters), so an unresolvable word stays short instead of growing freely."""
-        if self._end_mask is None or self._end_mask.shape[0] != width:
+        key = ("word_end", str(width))
+        if key not in self.table.cache:
             mask = np.ones(max(width, self._vocab), dtype=np.bool_)
             mask[self._ids("glued")] = False
-            self._end_mask = mask[:width]
-        return self._end_mask
+            self.table.cache[key] = mask[:width]
+        return self.table.cache[key]
 
     def __call__(self, input_ids: Any, scores: Any) -> Any:
-        import torch
-
         rows = min(len(self.specs), scores.shape[0])
         last = input_ids[:rows, -1].tolist()
         finite: Any = None  # bool numpy [rows, vocab]: isfinite(scores), computed once the first row needs it
@@ -377,7 +364,11 @@ class NameMask(LogitsProcessor):
         if chosen:
             if finite is None:
                 finite = finite_scores(scores)
-            fits = (finite[[row for row, _, _ in chosen]] & np.stack([m for _, m, _ in chosen])).any(axis=1).tolist()
+            if len(chosen) == 1:  # one row (a served request): no stacking
+                fits = [bool((finite[chosen[0][0]] & chosen[0][1]).any())]
+            else:
+                stacked = np.stack([m for _, m, _ in chosen])
+                fits = (finite[[row for row, _, _ in chosen]] & stacked).any(axis=1).tolist()
             for (row, mask, word_end), ok in zip(chosen, fits):
                 if ok:
                     apply.append((row, mask))
@@ -390,12 +381,6 @@ class NameMask(LogitsProcessor):
                 self.report.skips += 1
                 self.report.skipped_rows.add(row)
         if apply:
-            rows_applied = [row for row, _ in apply]
-            drop = torch.from_numpy(~np.stack([m for _, m in apply])).to(scores.device)
-            if rows_applied == list(range(scores.shape[0])):  # every row (one, or a batch all masked)
-                scores.masked_fill_(drop, float("-inf"))
-            else:
-                index = torch.tensor(rows_applied, device=scores.device)
-                scores[index] = scores[index].masked_fill(drop, float("-inf"))
+            mask_rows(scores, [row for row, _ in apply], [m for _, m in apply])
             self.report.masked_steps += len(apply)
         return scores

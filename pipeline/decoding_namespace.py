@@ -68,24 +68,34 @@ class Declared:
     functions: frozenset[str] = frozenset()
 
 
+#: the words after which a name is declared (:func:`_declared_from`)
+_DECLARING_WORDS: Final = frozenset({"type", "actor", "fn", "workflow", "activity", "|"})
+
+
 def _declared_from(code: str, start: int, base: Declared, prev: str) -> tuple[Declared, str]:
     """:class:`Declared` of ``code`` given ``base``, what ``code[:start]`` declares, and ``prev``,
     its last significant token (``start`` a line start); returns the last token too."""
-    types, actors, values, functions = set(base.types), set(base.actors), set(base.values), set(base.functions)
+    types: list[str] = []
+    actors: list[str] = []
+    values: list[str] = []
+    functions: list[str] = []
     for tok in TOKENS.findall(code, start):
         if tok == "\n" or tok.startswith(("//", '"')):
             continue
-        if _NAME.match(tok):
+        if prev in _DECLARING_WORDS and _NAME.match(tok):
             if prev == "type":
-                types.add(tok)
+                types.append(tok)
             elif prev == "actor":
-                actors.add(tok)
-            elif prev in ("fn", "workflow", "activity", "|"):  # `|` before a name starts a variant only
-                values.add(tok)
+                actors.append(tok)
+            else:  # `|` before a name starts a variant only
+                values.append(tok)
                 if prev != "|":
-                    functions.add(tok)
+                    functions.append(tok)
         prev = tok
-    return Declared(frozenset(types), frozenset(actors), frozenset(values), frozenset(functions)), prev
+    if not (types or actors or values):
+        return base, prev  # most lines declare nothing: no new sets
+    return Declared(base.types.union(types), base.actors.union(actors), base.values.union(values),
+                    base.functions.union(functions)), prev
 
 
 @lru_cache(maxsize=512)

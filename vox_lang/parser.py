@@ -134,10 +134,20 @@ class TreeMemo:
     item whose codes repeat an earlier item's (a script of one-line statements, or many joined
     by ``;`` on one line) is visited with its own tokens without being matched again. Only
     successful matches are kept: a syntax error is matched again to report it.
+
+    Args:
+        max_tokens: items with more tokens are not remembered (default :data:`MEMO_MAX_TOKENS`:
+            within one module only small items repeat).
+        size: trees kept (default :data:`MEMO_SIZE`).
+
+    A memo may be shared by the parses of one program as it grows (:func:`parse_module`'s
+    ``trees``; a decoder re-reading its block): the items already written are then not matched
+    again.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, max_tokens: int = MEMO_MAX_TOKENS, size: int = MEMO_SIZE) -> None:
         self._trees: dict[str, Node] = {}
+        self.max_tokens, self.size = max_tokens, size
 
     def get(self, text: str) -> Node | None:
         """The tree matched for ``text`` earlier in this module, or ``None``."""
@@ -147,10 +157,10 @@ class TreeMemo:
         return node
 
     def put(self, text: str, node: Node, tokens: int) -> None:
-        """Remember ``node`` for ``text`` when the item has at most :data:`MEMO_MAX_TOKENS` tokens."""
-        if tokens > MEMO_MAX_TOKENS:
+        """Remember ``node`` for ``text`` when the item has at most ``max_tokens`` tokens."""
+        if tokens > self.max_tokens:
             return
-        if len(self._trees) >= MEMO_SIZE:
+        if len(self._trees) >= self.size:
             del self._trees[next(iter(self._trees))]
         self._trees[text] = node
 
@@ -172,8 +182,11 @@ def joined_text(tokens: tuple[Token, ...] | list[Token]) -> tuple[str, dict[int,
     return "".join(t.code + " " for t in tokens) + END_CODE, index
 
 
-def parse_module(source: SourceFile, sink: DiagnosticSink) -> syntax.Module:
+def parse_module(source: SourceFile, sink: DiagnosticSink, trees: TreeMemo | None = None) -> syntax.Module:
     """Lex and parse ``source`` item by item, reporting into ``sink``.
+
+    ``trees``: a memo shared with earlier parses (see :class:`TreeMemo`); by default one fresh
+    for this module.
 
     Items holding lexical, bracket or markup errors, nesting beyond 200 levels (E0206) or a
     syntax error are left out of the returned module. An item nested deeper than this
@@ -184,7 +197,7 @@ def parse_module(source: SourceFile, sink: DiagnosticSink) -> syntax.Module:
     layout = tokenize(source, sink)
     budget = level_budget(PARSE_FRAMES_PER_LEVEL)
     items: list[syntax.Item] = []
-    trees = TreeMemo()
+    trees = trees if trees is not None else TreeMemo()
     for item in layout.items:
         if not item.parse:
             continue

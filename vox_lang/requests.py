@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from vox_lang import syntax
 from vox_lang.diagnostics import DiagnosticSink
@@ -34,6 +34,9 @@ from vox_lang.lexer import KEYWORDS
 from vox_lang.prelude import BUILTIN_TYPES, BUILTINS, CONSTRUCTORS, VIEW_ELEMENTS
 from vox_lang.printer import unparse
 from vox_lang.source import SourceFile
+
+if TYPE_CHECKING:
+    from vox_lang.parser import TreeMemo
 
 #: item kinds a request can ask for
 KINDS: Final = ("function", "workflow", "activity", "type", "actor", "handler")
@@ -297,13 +300,15 @@ def _matches(want: RequestedItem, have: _Declared) -> bool:
     return have.signature.rsplit(")", 1)[0] + ")" == want.signature
 
 
-def missing_items(spec: RequestSpec, source: str | syntax.Module) -> list[str]:
+def missing_items(spec: RequestSpec, source: str | syntax.Module, trees: TreeMemo | None = None) -> list[str]:
     """Names of requested items the program does not declare (with the exact signature when given).
 
     Args:
         spec: from :func:`extract_request`.
         source: the program text (parsed here; items with syntax errors count as absent) or an
             already parsed :class:`vox_lang.syntax.Module`.
+        trees: a parse memo shared with earlier calls on the same growing program
+            (:class:`vox_lang.parser.TreeMemo`): its items already written are not matched again.
 
     Returns:
         The missing items' names, in request order; empty when everything asked for is declared.
@@ -314,7 +319,7 @@ def missing_items(spec: RequestSpec, source: str | syntax.Module) -> list[str]:
         from vox_lang.parser import parse_module
 
         src = SourceFile(source, "<program>")
-        source = parse_module(src, DiagnosticSink(src))
+        source = parse_module(src, DiagnosticSink(src), trees)
     have = declared_items(source)
     return [want.name for want in spec.items if not any(_matches(want, h) for h in have)]
 

@@ -309,7 +309,7 @@ def test_processor_masks_and_falls_back_on_a_dead_end(monkeypatch: pytest.Monkey
     scores = proc(prompt, torch.zeros(1, len(tok)))
     allowed = torch.isfinite(scores[0]).nonzero().flatten().tolist()
     assert allowed and all(tok.decode([t]) and "`".startswith(tok.decode([t])[:1]) for t in allowed)
-    monkeypatch.setattr(dc, "allowed_masks", lambda g, ms, v: torch.zeros(len(ms), v, dtype=torch.bool))
+    monkeypatch.setattr(dc, "allowed_masks", lambda g, ms, v, buffer=None: torch.zeros(len(ms), v, dtype=torch.bool))
     proc = grammar().processor(rows=1, prompt_len=3, mode="code")
     scores = proc(prompt, torch.zeros(1, len(tok)))
     assert torch.isfinite(scores).all()  # nothing masked: unconstrained from here
