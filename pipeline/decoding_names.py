@@ -111,6 +111,7 @@ class NameMask(LogitsProcessor):
         self._vocab = len(tokenizer)
         # (position, names, width, refused, fresh_refused)
         self._masks: dict[tuple[Position, frozenset[str], int, frozenset[str], frozenset[str]], Any] = {}
+        self._scopes: dict[tuple[frozenset[str], frozenset[str]], tuple[frozenset[str], frozenset[str]]] = {}
         self._texts = [""] * len(specs)
         self._seen = [0] * len(specs)
         self._pieces = table.pieces
@@ -128,6 +129,19 @@ class NameMask(LogitsProcessor):
             self._texts[row] += self.tokenizer.decode(new, skip_special_tokens=True)
         self._seen[row] = count
         return self._texts[row]
+
+    def _in_scope(self, scanned: frozenset[str], requested: frozenset[str]) -> tuple[frozenset[str], frozenset[str]]:
+        """``(visible, allowed)``: the names in scope (``scanned``) with the ``requested`` ones,
+        and those with the prelude's. The same sets come back for the same names, step after step
+        (a set built anew each step costs its union and, as a cache key, its hash)."""
+        key = (scanned, requested)
+        found = self._scopes.get(key)
+        if found is None:
+            if len(self._scopes) >= 256:
+                self._scopes.clear()
+            visible = scanned | requested
+            found = self._scopes[key] = (visible, visible | PRELUDE_NAMES)
+        return found
 
     def _name_mask(self, pos: Position, names: frozenset[str], width: int,
                    refused: frozenset[str] = frozenset(), fresh_refused: frozenset[str] = frozenset()) -> Any | None:
@@ -319,12 +333,11 @@ class NameMask(LogitsProcessor):
             mask: Any = None
             word_end = None
             if self.names and not in_literal(code):  # in a string or comment every word is free
-                visible = visible_names(code) | self.specs[row].names
+                visible, allowed = self._in_scope(visible_names(code), self.specs[row].names)
                 pos = position(code)
                 # the declared types' rule for the word at the end, and for one after whitespace
                 rule = head_rule(code, visible)
                 fresh_rule = rule if code[-1:] in (" ", "\t") else head_rule(code + " ", visible)
-                allowed = visible | PRELUDE_NAMES
                 refused, fresh_refused = namespace_refusals(code, pos.partial, pos.cont == USE, pos.fresh == USE,
                                                             allowed, self.specs[row].actors)
                 mask = self._name_mask(pos, allowed, scores.shape[1],

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Final
 
 from vox_lang.layout import L2_AFTER, L3_BEFORE
@@ -113,11 +113,12 @@ class Scan:
     #: line start.
     resume: tuple[int, Scan] | None = field(default=None, compare=False, repr=False)
 
-    @property
+    @cached_property
     def visible(self) -> frozenset[str]:
         """Names a use may resolve to here (besides the prelude): module names, those of every
         open frame, and a header's pending ones. Names declared inside a closed ``{...}`` (a
-        finished function's parameters and ``let``s, a record type's fields) are not visible."""
+        finished function's parameters and ``let``s, a record type's fields) are not visible.
+        Computed once per scan (several rules ask at each decoding step)."""
         out = self.top | self.pending
         for frame in self.stack:
             out |= frame.names
