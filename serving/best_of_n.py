@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from serving.cascade import LOCAL_API_KEY, AttemptFailed, ChatEvent, Completed, TextDelta, import_litellm
+from serving.chat_repair import program_tests
 from serving.failures import classify
 from serving.verify import verify_answer
 
@@ -62,7 +63,10 @@ class Verdict:
     ``cut`` (a block of it has no closing fence: the answer hit its token limit), ``typed``
     (names and types were checked: no syntax error stopped them, :attr:`vox_lang.CheckResult.typed`)
     and ``idle`` (the request asks for a script and the program has no top-level statement, so
-    running it does nothing: :func:`vox_lang.requests.runs_nothing`)."""
+    running it does nothing: :func:`vox_lang.requests.runs_nothing`); ``tests_failed``: of its
+    ``@test`` functions, run as the chat's check runs them (:func:`serving.chat_repair.program_tests`),
+    how many failed (a new-user trial saw "3/8 candidates passed the check" and then the chosen
+    one's tests fail)."""
 
     errors: int
     missing: tuple[str, ...] = ()
@@ -70,11 +74,13 @@ class Verdict:
     cut: bool = False
     typed: bool = True
     idle: bool = False
+    tests_failed: int = 0
 
     @property
     def passed(self) -> bool:
-        """Zero errors, everything the request names declared, and something that runs when a script was asked."""
-        return self.errors == 0 and not self.missing and not self.idle
+        """Zero errors, everything the request names declared, something that runs when a script
+        was asked, and no failing ``@test``."""
+        return self.errors == 0 and not self.missing and not self.idle and not self.tests_failed
 
 
 @dataclass(frozen=True)
@@ -97,7 +103,8 @@ class Pick:
                     f"answering with candidate {self.index + 1}")
         best = self.verdicts[self.index]
         why = (f"it compiles but does not declare {', '.join(best.missing)}" if best.errors == 0 and best.missing
-               else "it compiles but has no top-level statement: a script was asked" if best.errors == 0
+               else "it compiles but has no top-level statement: a script was asked" if best.errors == 0 and best.idle
+               else f"it compiles but {best.tests_failed} test(s) fail" if best.errors == 0
                else f"fewest errors: {best.errors}{', every candidate cut off' if best.cut else ''}" if best.has_code
                else "no candidate has a ```vox program")
         return f"[best-of-{n}] 0/{n} candidates passed the check; keeping candidate {self.index + 1} ({why})"
@@ -115,7 +122,8 @@ def check_candidate(text: str, request: str, check: Callable[[str], Any] | None 
     """Check one answer as the chat's verification does (:func:`serving.verify.verify_answer`: its
     ```vox blocks as one module, or the last complete block when only it passes; blocks holding
     only comments are no program), and what ``request`` names."""
-    from vox_lang.requests import extract_request, missing_items, runs_nothing
+    from vox_lang.pasted import asked_items
+    from vox_lang.requests import missing_items, runs_nothing
 
     if check is None:
         import vox_lang
@@ -126,10 +134,12 @@ def check_candidate(text: str, request: str, check: Callable[[str], Any] | None 
     verified = verify_answer(text, check)
     if verified.result is None or verified.program is None:  # no block, or no program in it
         return Verdict(1, has_code=False)
-    missing = tuple(missing_items(extract_request(request), verified.program))
+    missing = tuple(missing_items(asked_items(request), verified.program))
     errors = len(verified.result.errors)
     idle = errors == 0 and not missing and runs_nothing(request, verified.program)
-    return Verdict(errors, missing, cut=verified.cut_off, typed=getattr(verified.result, "typed", True), idle=idle)
+    tests = program_tests(verified.program) if errors == 0 and not missing and not idle else None
+    return Verdict(errors, missing, cut=verified.cut_off, typed=getattr(verified.result, "typed", True), idle=idle,
+                   tests_failed=tests.failed if tests is not None else 0)
 
 
 def pick(texts: Sequence[str], request: str, check: Callable[[str], Any] | None = None) -> Pick:

@@ -35,7 +35,8 @@ from serving.provider_status import ProviderHealth
 from serving.router import AttemptFailed, ChatEvent, Completed, TextDelta
 from serving.scoring import is_vox_request
 from serving.verify import verify_answer
-from vox_lang.requests import RequestedItem, extract_request, missing_items, runs_nothing
+from vox_lang.pasted import asked_items
+from vox_lang.requests import RequestedItem, missing_items, runs_nothing
 
 Message = Mapping[str, str]
 EXIT_COMMANDS = ("/exit", "/quit", ":q")
@@ -206,7 +207,7 @@ def _turn(text: str, send: Send, write: Callable[[str], None], options: ChatOpti
     if not vox:
         return
     best: Attempt | None = None  # the attempt with the fewest errors so far (the earlier on ties)
-    asked = extract_request(text)
+    asked = asked_items(text)  # backticked items, and those of code pasted to be fixed
     for repair in range(options.max_repairs + 1):
         verified = verify_answer(answer, check, finish_reason=s.finish_reason)
         program, result = verified.program, verified.result

@@ -107,11 +107,27 @@ def infer_category(text: str) -> str:
     return "chat"
 
 
+#: a question about the language rather than a request for code: it opens with a question word
+#: and asks for nothing to be written (:data:`_WRITE`), e.g. "what is an actor in Vox?"
+_QUESTION = re.compile(
+    r"^\W*(?:what|why|how|when|where|which|who|whose|is|are|was|were|does|do|did|can|could|should|would|"
+    r"explain|describe|tell me)\b", re.IGNORECASE)
+_WRITE = re.compile(
+    r"```|\b(?:write|create|generate|make|build|implement|fix|repair|port|convert|translate|rewrite|"
+    r"show me|give me|examples?)\b", re.IGNORECASE)
+
+
 def is_vox_request(text: str) -> bool:
     """True when the request asks for Vox code: it mentions Vox and a code action, or it gives a
     backticked signature in Vox syntax (`` `is_adult(u: User) to bool` ``, :data:`_VOX_SIGNATURE`;
-    a new-user trial's request that named no language went unchecked)."""
-    return bool(_VOX.search(text) and _VOX_ACTION.search(text)) or bool(_VOX_SIGNATURE.search(text))
+    a new-user trial's request that named no language went unchecked). A question about the
+    language that asks for nothing to be written ("what is an actor in Vox?", :data:`_QUESTION`)
+    is not one: a new-user trial got a made-up function and ``vox-script-verify: PASS`` for it."""
+    if _VOX_SIGNATURE.search(text):
+        return True
+    if not (_VOX.search(text) and _VOX_ACTION.search(text)):
+        return False
+    return not (_QUESTION.search(text) and not _WRITE.search(text))
 
 
 def quality(entry: CatalogEntry, category: str, vox: bool) -> tuple[float, str]:

@@ -1,4 +1,4 @@
-"""Training-pair generators: nine organic template families, synthetic script and web pairs,
+"""Training-pair generators: ten organic template families, synthetic script and web pairs,
 and preflight repair pairs derived from every generated program.
 
 :func:`generate_pairs` is deterministic for a given :class:`GenPlan` (each program's RNG is
@@ -27,7 +27,7 @@ from pipeline.generators.preflight import break_program, ordered_kinds, repair_p
 from pipeline.generators.themes import THEMES
 from pipeline.generators.web import views, web_pairs
 
-#: every program family, in generation order (the organic nine first)
+#: every program family, in generation order (the organic ten first)
 FAMILIES: Final[tuple[Family, ...]] = (
     Family("organic", "functions", functions),
     Family("organic", "types_match", types_match),
@@ -79,7 +79,7 @@ class GenPlan:
 def plan(pairs: int, weights: Mapping[str, float], seed: int, paraphrase_rate: float = 0.25) -> GenPlan:
     """Split a target of ``pairs`` rows over the families according to source ``weights``.
 
-    Organic rows are shared equally by the nine organic families; preflight rows are derived
+    Organic rows are shared equally by the ten organic families; preflight rows are derived
     from all programs (``repair_rate`` per program).
 
     Raises:

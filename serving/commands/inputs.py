@@ -39,7 +39,24 @@ def binary_reason(data: bytes) -> str | None:
     E0106 of its own (a minute of checking and a gigabyte of output for 5 MB).
     """
     at = data.find(b"\x00")
-    return None if at < 0 else f"binary file (NUL byte at offset {at}), not Vox source"
+    if at < 0:
+        return None
+    if _utf16(data):
+        return "UTF-16 text, not UTF-8: Vox source is UTF-8 (save the file as UTF-8)"
+    return f"binary file (NUL byte at offset {at}), not Vox source"
+
+
+def _utf16(data: bytes) -> bool:
+    """Whether ``data`` reads as UTF-16 text: a UTF-16 byte order mark, or (no mark) NUL in every
+    other byte of its start, as ASCII text saved as UTF-16 has (Windows editors' "Unicode")."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return True
+    head = data[:256]
+    if len(head) < 4 or len(head) % 2:
+        head = head[: len(head) - len(head) % 2]
+    evens, odds = head[0::2], head[1::2]
+    return len(head) >= 4 and (evens.count(0) == len(evens) and odds.count(0) == 0
+                               or odds.count(0) == len(odds) and evens.count(0) == 0)
 
 
 def _not_regular(mode: int) -> str | None:

@@ -87,8 +87,10 @@ def serve(
 ) -> None:
     """Serve an exported MENS model: /v1/models, /v1/chat/completions (streaming too), /health.
 
-    Exit 2 on a usage error, 1 on a runtime failure (see the module docstring).
-    """
+    Exit 2 on a usage error (no export to serve, a MODEL_DIR or --adapter that is not a model directory, an unknown --device, a --host not of this machine); 1 on a runtime failure (port in use, weights that do not load).
+
+    On another port than 8000, point clients at it: VOX_LOCAL_ENDPOINTS=http://127.0.0.1:PORT/v1, then `vox model discover --force`.
+    """  # noqa: E501 - typer shows each docstring line as a line of --help
     from serving.errors import ServingError, UsageError
 
     try:

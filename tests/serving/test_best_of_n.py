@@ -300,3 +300,25 @@ def test_a_script_request_needs_a_statement_to_pass() -> None:
     chosen = pick([idle, runs], request)
     assert chosen.index == 1 and chosen.passed == 1
     assert "has no top-level statement" in pick([idle], request).summary()
+
+
+def test_a_candidate_whose_tests_fail_does_not_pass() -> None:
+    """The check the summary reports is the chat's whole check: a candidate whose ``@test``
+    functions fail does not pass (a new-user trial read "3/8 candidates passed the check" and
+    then "2/2 test(s) failed" for the chosen one)."""
+    failing = ("```vox\nfn double(n: int) to int { ret n * 3 }\n@test\nfn test_double() {\n"
+               "  assert(double(2) == 4)\n}\n```")
+    passing = failing.replace("n * 3", "n * 2")
+    verdict = check_candidate(failing, REQUEST)
+    assert verdict.errors == 0 and verdict.tests_failed == 1 and not verdict.passed
+    assert check_candidate(passing, REQUEST).passed
+    chosen = pick([failing, passing], REQUEST)
+    assert chosen.index == 1 and chosen.passed == 1 and "1/2 candidates passed" in chosen.summary()
+    alone = pick([failing], REQUEST)
+    assert alone.index == 0 and "1 test(s) fail" in alone.summary()
+
+
+def test_a_fix_request_needs_the_items_of_its_pasted_code() -> None:
+    request = "Fix this Vox code: fn double(x: int) -> int { return x * 2 }"
+    assert check_candidate(WRONG_NAME, request).missing == ("double",)
+    assert check_candidate(GOOD, request).passed

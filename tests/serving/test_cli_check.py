@@ -100,6 +100,11 @@ def test_a_binary_file_is_refused_once_not_checked_byte_by_byte(runner: CliRunne
     res = runner.invoke(app, ["check", "-"], input=b"let x = 1\n\x00")
     assert res.exit_code == 2
     assert res.stderr == "vox check: cannot read <stdin>: binary file (NUL byte at offset 10), not Vox source\n"
+    # UTF-16 text (a Windows editor's "Unicode"), with or without its byte order mark, is named as such
+    for name, data in (("bom.vox", "fn f() { }\n".encode("utf-16")), ("le.vox", "fn f() { }\n".encode("utf-16-le")),
+                       ("be.vox", "fn f() { }\n".encode("utf-16-be"))):
+        res = runner.invoke(app, ["check", str(write(tmp_path, name, data))])
+        assert res.exit_code == 2 and "UTF-16 text, not UTF-8" in res.stderr and "save the file as UTF-8" in res.stderr
 
 
 def test_human_and_repair_show_the_first_diagnostics_then_a_count(runner: CliRunner, tmp_path: Path) -> None:

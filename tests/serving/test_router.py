@@ -86,6 +86,13 @@ def test_category_and_vox_inference() -> None:
     assert is_vox_request("Implement `fn pick(xs: List[int], f: fn(int) to bool) to List[int]`")
     assert not is_vox_request("Write `is_adult(u: User) -> bool` in Python")
     assert not is_vox_request("convert `x` to int")
+    # a question about the language asks for no code (a new-user trial got a made-up function and PASS)
+    for question in ("what is an actor in Vox?", "How do workflows work in Vox?", "Explain Vox's type rules",
+                     "Is a Vox function allowed to return nothing?", "  Why does Vox use `ret`?"):
+        assert not is_vox_request(question), question
+    for ask in ("How do I write a workflow in Vox?", "Can you fix this Vox function?", "what would a Vox actor "
+                "look like? give me an example", "Vox function that counts words", "Make a Vox actor `Clerk`"):
+        assert is_vox_request(ask), ask
 
 
 @pytest.mark.parametrize("mode", list(MODES))

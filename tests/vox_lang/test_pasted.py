@@ -1,0 +1,32 @@
+"""Items of code pasted into a fix request (vox_lang/pasted.py)."""
+
+from __future__ import annotations
+
+from vox_lang.pasted import asked_items, pasted_items
+from vox_lang.requests import RequestedItem, missing_items
+
+
+def test_a_fix_request_asks_for_the_items_its_pasted_code_declares() -> None:
+    text = "Fix this Vox code: fn double(x: int) -> int { return x * 2 }"
+    assert pasted_items(text) == (RequestedItem("function", "double"),)
+    spec = asked_items(text)
+    assert missing_items(spec, 'fn pigu_tag(n: int) to str {\n  ret "[" + str(n)\n}') == ["double"]
+    assert missing_items(spec, "fn double(x: int) to int {\n  ret x * 2\n}") == []
+
+
+def test_every_kind_of_item_is_read_from_fenced_or_inline_code() -> None:
+    text = ("This doesn't compile, why?\n```vox\ntype Shape = | Dot | Disc(r: float)\ntype Box<T> = { v: T }\n"
+            "actor Clerk {\n  on ask(n: int) to int { ret n }\n}\npub async workflow ship(id: str) to str {\n"
+            "  ret id\n}\nactivity pack(id: str) to str { ret id }\nfn double<T>(x: T) to T { ret x }\n```")
+    assert [(i.kind, i.name) for i in pasted_items(text)] == [
+        ("type", "Shape"), ("type", "Box"), ("actor", "Clerk"), ("workflow", "ship"), ("activity", "pack"),
+        ("function", "double")]
+
+
+def test_only_fix_requests_count_and_backticks_come_first() -> None:
+    assert pasted_items("Rename fn double(x: int) to twice") == ()  # not a fix: left to its backticks
+    assert pasted_items("Write a function that doubles a number") == ()
+    assert pasted_items("fix it: x.fn(1) and my_fn(2) call nothing") == ()  # members and calls declare nothing
+    spec = asked_items("Fix `double(x: int) to int`: fn double(x: int) -> int { return x * 2 }")
+    assert [(i.kind, i.name, i.signature) for i in spec.items] == [("function", "double", "(x: int) to int")]
+    assert asked_items("Write a function `greet`").items == (RequestedItem("function", "greet"),)
