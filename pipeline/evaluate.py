@@ -268,8 +268,11 @@ def summarize(tasks: list[Task], scores: list[list[SampleScore]], texts: list[li
 
 
 def sample_and_score(generate: Generator, tasks: list[Task], cfg: EvalConfig, mode: str,
-                     checker: Checker | None = None) -> tuple[list[list[str]], list[list[SampleScore]], float]:
-    """Generate ``n`` completions per task (presented under ``mode``) and score each.
+                     checker: Checker | None = None, label: str = "") -> tuple[list[list[str]], list[list[SampleScore]],
+                                                                          float]:
+    """Generate ``n`` completions per task (presented under ``mode``) and score each; with a
+    ``label`` (``"adapter, constrained"``), log a line when it starts and one when it is done
+    (the eval runs for minutes; a new-user trial took its silence for a hang).
 
     Returns:
         ``(texts, scores, seconds)``, both lists indexed like ``tasks``.
@@ -280,11 +283,16 @@ def sample_and_score(generate: Generator, tasks: list[Task], cfg: EvalConfig, mo
     start = time.perf_counter()
     n = cfg.n_samples if cfg.temperature > 0 else 1
     checker = checker or vox_checker(cfg.strict)
+    if label:
+        log.info("eval: sampling %s (%d tasks x %d)", label, len(tasks), n)
     outputs = generate([user_turn(t.prompt, check_mode(mode)) for t in tasks], n)
     if len(outputs) != len(tasks) or any(len(o) != n for o in outputs):
         raise DataError(f"generator returned {[len(o) for o in outputs][:5]}... for {len(tasks)} tasks x {n}")
     scores = [[score_completion(text, task.prompt, checker) for text in completions]
               for task, completions in zip(tasks, outputs)]
+    if label:
+        log.info("eval: %s done in %.0f s: %d of %d samples compile", label, time.perf_counter() - start,
+                 sum(x.compiled for row in scores for x in row), sum(map(len, scores)))
     return outputs, scores, time.perf_counter() - start
 
 
@@ -393,13 +401,13 @@ def run_eval(base_gen: Generator, adapter_gen: Generator, tasks: list[Task], cfg
     ids = [t.id for t in tasks]
     records: list[dict[str, Any]] = []
     policies: dict[str, ModelEval] = {}
-    texts, scores, secs = sample_and_score(adapter_gen, tasks, cfg, mode, checker)
+    texts, scores, secs = sample_and_score(adapter_gen, tasks, cfg, mode, checker, "adapter, unconstrained")
     policies["unconstrained"] = summarize(tasks, scores, texts, cfg.k, "unconstrained", secs)
     records.extend(completion_rows("adapter", "unconstrained", ids, texts, scores))
     gate_policy, base_gate = "unconstrained", base_gen
     pending: tuple[str, ...] = ("constrained",)
     if constrained is not None:
-        texts, scores, secs = sample_and_score(constrained[1], tasks, cfg, mode, checker)
+        texts, scores, secs = sample_and_score(constrained[1], tasks, cfg, mode, checker, "adapter, constrained")
         policies["constrained"] = replace(summarize(tasks, scores, texts, cfg.k, "constrained", secs),
                                           mask_skips=getattr(constrained[1], "mask_skips", None),
                                           wound_down=getattr(constrained[1], "wound_down", None),
@@ -407,7 +415,7 @@ def run_eval(base_gen: Generator, adapter_gen: Generator, tasks: list[Task], cfg
         records.extend(completion_rows("adapter", "constrained", ids, texts, scores))
         gate_policy, pending, base_gate = "constrained", (), constrained[0]
     policies["verified"] = verified_eval(tasks, texts, scores, cfg.verify_n)
-    b_texts, b_scores, b_secs = sample_and_score(base_gate, tasks, cfg, mode, checker)
+    b_texts, b_scores, b_secs = sample_and_score(base_gate, tasks, cfg, mode, checker, f"base, {gate_policy}")
     base = replace(summarize(tasks, b_scores, b_texts, cfg.k, gate_policy, b_secs),
                    mask_skips=getattr(base_gate, "mask_skips", None) if constrained is not None else None,
                    wound_down=getattr(base_gate, "wound_down", None) if constrained is not None else None,
