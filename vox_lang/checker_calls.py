@@ -3,6 +3,7 @@ once unless defaulted), view elements, methods, actor handlers, record fields, a
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from vox_lang import codes, hir
@@ -10,16 +11,27 @@ from vox_lang.checker_env import VAR_KINDS, CheckerPart
 from vox_lang.prelude import METHOD_REQUIRES, METHODS, MUTATING_METHODS, RECEIVER_KEYS, ParamSig, Sig
 from vox_lang.types import ELEMENT, UNKNOWN, TActor, TCon, TFn, TNever, TUnknown, TVar, Type
 
+#: the longest source text a message quotes for a callee that is no name (longer is cut with "…")
+_CALLEE_QUOTE = 40
+#: a space the one-line quote would leave inside brackets (``len(\n)`` reads ``len()``)
+_TIGHT = re.compile(r"([(\[{]) | ([)\]}])")
 
-def callee_text(e: hir.Expr) -> str:
-    """A short source-like name for a callee (``fs.read``, ``xs.push``, ``make(…)``)."""
+
+def callee_text(e: hir.Expr, source: str = "") -> str:
+    """A short source-like name for a callee (``fs.read``, ``xs.push``, ``make(…)``); any other
+    expression is quoted from ``source`` (the file's text) by its span, on one line and cut at
+    :data:`_CALLEE_QUOTE` characters (``[1, 2] |> len() == 3`` calls ``len() == 3``), or reads
+    ``expression`` without it."""
     if isinstance(e, hir.Ref):
         return e.name
     if isinstance(e, hir.Member):
-        return f"{callee_text(e.obj)}.{e.name}"
+        return f"{callee_text(e.obj, source)}.{e.name}"
     if isinstance(e, hir.Call):
-        return f"{callee_text(e.callee)}(…)"
-    return "expression"
+        return f"{callee_text(e.callee, source)}(…)"
+    text = _TIGHT.sub(r"\1\2", " ".join(source[e.span.start:e.span.end].split()))
+    if not text:
+        return "expression"
+    return text if len(text) <= _CALLEE_QUOTE else text[:_CALLEE_QUOTE - 1] + "…"
 
 
 class CallChecker(CheckerPart):
@@ -50,7 +62,8 @@ class CallChecker(CheckerPart):
             sig = Sig(tuple(ParamSig(f"#{i + 1}", p) for i, p in enumerate(t.params)), t.ret)
             return self.apply(sig, e, callee_text(callee), expected, positional_only=True)
         if not isinstance(t, (TUnknown, TVar, TNever)):
-            self.env.sink.report(codes.E0502, callee.span, n=callee_text(callee), t=self.env.show(t))
+            self.env.sink.report(codes.E0502, callee.span, n=callee_text(callee, self.env.sink.source.text),
+                                 t=self.env.show(t))
         return self.skip_args(e)
 
     def skip_args(self, e: hir.Call) -> Type:

@@ -90,6 +90,16 @@ def test_std_module_as_a_value_names_a_member_in_its_hint() -> None:
     )
 
 
+def test_a_called_expression_that_is_no_name_is_quoted_in_its_message() -> None:
+    """``|>`` binds looser than ``==``, so this calls ``len() == 3``; the message used to say
+    "`expression` is not a function"."""
+    res = vox_lang.check("let ok = [1, 2, 3] |> len(\n) == 3\nlet n = 2\n"
+                         "let m = n |> (n + n + n + n + n + n + n + n + n + n + n)")
+    found = [d.message for d in res.errors if d.code == "E0502"]
+    assert found == ["`len() == 3` is not a function (type `bool`)",
+                     "`n + n + n + n + n + n + n + n + n + n +…` is not a function (type `int`)"], found
+
+
 def test_view_element_value_has_a_function_type() -> None:
     d = only('let s = "[" + card')
     assert (d.code, d.message) == ("E0510", "`+` cannot apply to `str` (and `fn() to Element`)")
