@@ -64,9 +64,9 @@ class Verdict:
     (names and types were checked: no syntax error stopped them, :attr:`vox_lang.CheckResult.typed`)
     and ``idle`` (the request asks for a script and the program has no top-level statement, so
     running it does nothing: :func:`vox_lang.requests.runs_nothing`); ``tests_failed``: of its
-    ``@test`` functions, run as the chat's check runs them (:func:`serving.chat_repair.program_tests`),
-    how many failed (a new-user trial saw "3/8 candidates passed the check" and then the chosen
-    one's tests fail)."""
+    ``@test`` functions, run as the chat's check runs them (:func:`serving.chat_repair.program_tests`)
+    but within :data:`CANDIDATE_TEST_STEPS` steps and :data:`CANDIDATE_TEST_SECONDS`, how many failed
+    (a new-user trial saw "3/8 candidates passed the check" and then the chosen one's tests fail)."""
 
     errors: int
     missing: tuple[str, ...] = ()
@@ -137,9 +137,21 @@ def check_candidate(text: str, request: str, check: Callable[[str], Any] | None 
     missing = tuple(missing_items(asked_items(request), verified.program))
     errors = len(verified.result.errors)
     idle = errors == 0 and not missing and runs_nothing(request, verified.program)
-    tests = program_tests(verified.program) if errors == 0 and not missing and not idle else None
+    tests = program_tests(verified.program, _candidate_limits()) if errors == 0 and not missing and not idle else None
     return Verdict(errors, missing, cut=verified.cut_off, typed=getattr(verified.result, "typed", True), idle=idle,
                    tests_failed=tests.failed if tests is not None else 0)
+
+
+#: limits of a candidate's ``@test`` run (spec §11's defaults are 10,000,000 steps and 10 s; up to
+#: eight candidates are screened per round, and the answer's own check runs under the defaults)
+CANDIDATE_TEST_STEPS: Final = 1_000_000
+CANDIDATE_TEST_SECONDS: Final = 2.0
+
+
+def _candidate_limits() -> Any:
+    from vox_lang.runtime.limits import RunConfig
+
+    return RunConfig(max_steps=CANDIDATE_TEST_STEPS, timeout_s=CANDIDATE_TEST_SECONDS)
 
 
 def pick(texts: Sequence[str], request: str, check: Callable[[str], Any] | None = None) -> Pick:

@@ -66,14 +66,16 @@ def missing_message(items: Sequence[RequestedItem]) -> str:
             "with the complete program in one ```vox block.")
 
 
-def program_tests(program: str | None) -> Any:
+def program_tests(program: str | None, config: Any = None) -> Any:
     """Run the ``@test`` functions of a program that compiles, with no capabilities
-    (:func:`vox_lang.runtime.run_tests`); ``None`` when it declares none."""
+    (:func:`vox_lang.runtime.run_tests`; ``config``: its limits, a
+    :class:`vox_lang.runtime.limits.RunConfig`, by default spec §11's); ``None`` when it
+    declares none."""
     if program is None or "@test" not in program:
         return None
     from vox_lang.runtime import run_tests
 
-    report = run_tests(program, path="answer.vox")
+    report = run_tests(program, path="answer.vox") if config is None else run_tests(program, "answer.vox", config)
     return report if report.compiled and report.outcomes else None
 
 

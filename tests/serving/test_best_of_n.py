@@ -322,3 +322,14 @@ def test_a_fix_request_needs_the_items_of_its_pasted_code() -> None:
     request = "Fix this Vox code: fn double(x: int) -> int { return x * 2 }"
     assert check_candidate(WRONG_NAME, request).missing == ("double",)
     assert check_candidate(GOOD, request).passed
+
+
+def test_a_candidate_whose_test_never_ends_fails_within_the_screening_limits() -> None:
+    import time
+
+    looping = ("```vox\nfn double(n: int) to int { ret n * 2 }\n@test\nfn test_spin() {\n  let mut i = 0\n"
+               "  while true { i += 1 }\n}\n```")
+    start = time.perf_counter()
+    verdict = check_candidate(looping, REQUEST)
+    assert verdict.tests_failed == 1 and not verdict.passed
+    assert time.perf_counter() - start < 30  # bounded by CANDIDATE_TEST_STEPS, not spec §11's 10M steps
