@@ -196,31 +196,41 @@ class NameMask(LogitsProcessor):
 
     def _build_mask(self, pos: Position, names: frozenset[str], width: int, refused: frozenset[str],
                     fresh_refused: frozenset[str]) -> Any:
-        off: list[Any] = []  # token classes switched off, then the compatible ids switched back on
+        off: list[str] = []  # token classes switched off, then the compatible ids switched back on
         on: list[Any] = []
         cont = self._names_for(pos.cont, names)
         fresh = self._names_for(pos.fresh, names)
         cont = cont - refused if cont is not None else None
         fresh = fresh - fresh_refused if fresh is not None else None
         if pos.cont == NUMBER:  # only digits may be glued on a number (then anything that ends it)
-            off.append(self._ids("glued"))
+            off.append("glued")
             on.append(self._digit_ids())
         if cont is not None:
-            off.append(self._ids("glued"))
+            off.append("glued")
             on += self._on_ids(pos.cont, pos.partial, cont, glued=True, refused=refused)
             if not pos.partial and pos.cont in (USE, STMT, TOP):
                 on.append(self._ids("digit_led"))
         if fresh is not None and (cont is None or not pos.partial or pos.partial in cont):
-            off.append(self._ids("ws_ident"))
+            off.append("ws_ident")
             on += self._on_ids(pos.fresh, "", fresh, glued=False, refused=fresh_refused)
-        mask = np.ones(max(width, self._vocab), dtype=np.bool_)  # ids past the logits are cut below
-        for ids in off:
-            mask[ids] = False
+        mask = self._off_mask(tuple(sorted(set(off))), width).copy()  # ids past the logits are cut below
         for ids in on:
             mask[ids] = True
         if cont is not None and pos.partial and pos.partial not in cont:
             mask[self._ids("terminators")] = False  # the identifier must go on until it names something
         return mask[:width]
+
+    def _off_mask(self, names: tuple[str, ...], width: int) -> Any:
+        """Bool mask ``[max(width, vocab)]`` with the table's id lists ``names`` switched off
+        (cached in the table: the id lists are long, e.g. every glued identifier piece)."""
+        key = ("off", f"{','.join(names)}:{width}")
+        found = self.table.cache.get(key)
+        if found is None:
+            found = np.ones(max(width, self._vocab), dtype=np.bool_)
+            for name in names:
+                found[self._ids(name)] = False
+            self.table.cache[key] = found
+        return found
 
     def _on_ids(self, kind: str, partial: str, names: Iterable[str], glued: bool,
                 refused: frozenset[str] = frozenset()) -> list[Any]:
