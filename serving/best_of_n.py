@@ -151,7 +151,8 @@ CANDIDATE_TEST_SECONDS: Final = 2.0
 def _candidate_limits() -> Any:
     from vox_lang.runtime.limits import RunConfig
 
-    return RunConfig(max_steps=CANDIDATE_TEST_STEPS, timeout_s=CANDIDATE_TEST_SECONDS)
+    # std.log lines of a candidate being screened are dropped (they would reach the user's terminal)
+    return RunConfig(max_steps=CANDIDATE_TEST_STEPS, timeout_s=CANDIDATE_TEST_SECONDS, log=lambda line: None)
 
 
 def pick(texts: Sequence[str], request: str, check: Callable[[str], Any] | None = None) -> Pick:

@@ -113,8 +113,9 @@ _QUESTION = re.compile(
     r"^\W*(?:what|why|how|when|where|which|who|whose|is|are|was|were|does|do|did|can|could|should|would|"
     r"explain|describe|tell me)\b", re.IGNORECASE)
 _WRITE = re.compile(
-    r"```|\b(?:write|create|generate|make|build|implement|fix|repair|port|convert|translate|rewrite|"
-    r"show me|give me|examples?)\b", re.IGNORECASE)
+    r"```|\b(?:write|create|generate|make|build|implement|fix|repair|port|convert|translate|rewrite|code|"
+    r"refactor|update|complete|add|extend|need|want|show me|give me|examples?|look like|(?:can|could|may) i "
+    r"(?:have|get|see)|compiles?|compiling)\b|\bfn\s+\w+\s*\(", re.IGNORECASE)
 
 
 def is_vox_request(text: str) -> bool:

@@ -17,6 +17,17 @@ _CALLEE_QUOTE = 40
 _TIGHT = re.compile(r"([(\[{]) | ([)\]}])")
 
 
+def _balanced(text: str) -> bool:
+    """Whether every bracket of ``text`` closes in order (a span may start inside a ``(``)."""
+    stack: list[str] = []
+    for ch in text:
+        if ch in "([{":
+            stack.append(")]}"["([{".index(ch)])
+        elif ch in ")]}" and (not stack or stack.pop() != ch):
+            return False
+    return not stack
+
+
 def callee_text(e: hir.Expr, source: str = "") -> str:
     """A short source-like name for a callee (``fs.read``, ``xs.push``, ``make(…)``); any other
     expression is quoted from ``source`` (the file's text) by its span, on one line and cut at
@@ -29,8 +40,8 @@ def callee_text(e: hir.Expr, source: str = "") -> str:
     if isinstance(e, hir.Call):
         return f"{callee_text(e.callee, source)}(…)"
     text = _TIGHT.sub(r"\1\2", " ".join(source[e.span.start:e.span.end].split()))
-    if not text:
-        return "expression"
+    if not text or '"' in text or "//" in text or "`" in text or not _balanced(text):
+        return "expression"  # a quote that would alter a string, swallow a comment or cut a bracket
     return text if len(text) <= _CALLEE_QUOTE else text[:_CALLEE_QUOTE - 1] + "…"
 
 

@@ -6,7 +6,9 @@
 ``vox-script-verify: PASS``. :func:`asked_items` adds, to what the backticks name, the items the
 pasted code declares, **by name only** (the fix may change a signature: ``->`` becomes ``to``),
 when the request asks for a fix (:data:`FIX_WORDS`: fix, repair, debug, correct, "does not
-compile", an error...). A request to rename or restructure the code ("rename `double` to
+compile", a compile error or an error code; not "an error" alone, which a function may return).
+Names in the pasted code's strings and comments, reserved words and prelude names never count.
+A request to rename or restructure the code ("rename `double` to
 `twice`") is left to its backticks.
 
 The pasted code is read lexically (it may hold retired forms or syntax errors, which is why the
@@ -20,12 +22,14 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from vox_lang.requests import RequestedItem, RequestSpec, extract_request
+from vox_lang.requests import NOT_NAMES, RequestedItem, RequestSpec, extract_request
 
 #: words that ask for pasted code to be fixed
 FIX_WORDS: Final = re.compile(
-    r"\b(?:fix(?:es|ed)?|repair|debug|correct|broken|errors?|fails?|failing|(?:does\s*n[o']t|won't|will\s+not|"
-    r"can't|cannot)\s+compile)\b", re.IGNORECASE)
+    r"\b(?:fix(?:es|ed|ing)?|repair|debug|correct|broken|failing|compile errors?|error\s*\[?E\d{4}|"
+    r"(?:does\s*n[o'’]?t|won[’']?t|will\s+not|can[’']?t|cannot)\s+compile)\b", re.IGNORECASE)
+#: string literals and ``//`` comments of the pasted code: the names in them declare nothing
+_TEXT: Final = re.compile(r'"(?:[^"\\\n]|\\.)*"?|//[^\n]*')
 _DECLARED: Final = re.compile(
     r"(?<![\w.])(?:(fn|workflow|activity)\s+([A-Za-z_]\w*)\s*[(<]"
     r"|type\s+([A-Za-z_]\w*)\s*(?:<[^<>=\n]*>\s*)?="
@@ -39,8 +43,8 @@ def pasted_items(text: str) -> tuple[RequestedItem, ...]:
     if not FIX_WORDS.search(text):
         return ()
     out: list[RequestedItem] = []
-    seen: set[str] = set()
-    for m in _DECLARED.finditer(text):
+    seen: set[str] = set(NOT_NAMES)  # reserved words and prelude names: no program declares them
+    for m in _DECLARED.finditer(_TEXT.sub(" ", text)):
         if m.group(2):
             kind, name = _KIND[m.group(1)], m.group(2)
         elif m.group(3):

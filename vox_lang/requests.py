@@ -62,6 +62,8 @@ _BACKTICK: Final = re.compile(r"`([^`\n]+)`")
 _WORD: Final = re.compile(r"[@A-Za-z_][A-Za-z0-9_.]*|[.;:!?]")
 _NOT_NAMES: Final = frozenset(KEYWORDS) | frozenset(BUILTIN_TYPES) | frozenset(BUILTINS) \
     | frozenset(CONSTRUCTORS) | frozenset(VIEW_ELEMENTS) | frozenset({"main", "std", "_", "set"})
+#: names no program can declare (reserved words, prelude names, ``main``...): never a requirement
+NOT_NAMES: Final = _NOT_NAMES
 
 
 @dataclass(frozen=True, slots=True)

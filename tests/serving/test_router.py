@@ -90,7 +90,11 @@ def test_category_and_vox_inference() -> None:
     for question in ("what is an actor in Vox?", "How do workflows work in Vox?", "Explain Vox's type rules",
                      "Is a Vox function allowed to return nothing?", "  Why does Vox use `ret`?"):
         assert not is_vox_request(question), question
-    for ask in ("How do I write a workflow in Vox?", "Can you fix this Vox function?", "what would a Vox actor "
+    for ask in ("Can you code a Vox function that reverses a string?", "Could I have a Vox function that sums?",
+                "What would a Vox actor for a counter look like?", "Can you refactor this Vox function? fn f(x: int)",
+                "Why doesn't my Vox function compile? fn f(x: int) -> int { ret x }",
+                "What is a workflow in Vox? I need one that sums a list.",
+                "How do I write a workflow in Vox?", "Can you fix this Vox function?", "what would a Vox actor "
                 "look like? give me an example", "Vox function that counts words", "Make a Vox actor `Clerk`"):
         assert is_vox_request(ask), ask
 

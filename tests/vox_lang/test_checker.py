@@ -98,6 +98,9 @@ def test_a_called_expression_that_is_no_name_is_quoted_in_its_message() -> None:
     found = [d.message for d in res.errors if d.code == "E0502"]
     assert found == ["`len() == 3` is not a function (type `bool`)",
                      "`n + n + n + n + n + n + n + n + n + n +…` is not a function (type `int`)"], found
+    # a span that starts inside a bracket, or holds a string or a comment, is not quoted
+    for src in ("let y = 1 |> (1 + 2) == 3", 'let y = 1 |> ("a ( b" + "c") == "d"'):
+        assert [d.message for d in vox_lang.check(src).errors if d.code == "E0502"][0].startswith("`expression`"), src
 
 
 def test_view_element_value_has_a_function_type() -> None:

@@ -30,3 +30,15 @@ def test_only_fix_requests_count_and_backticks_come_first() -> None:
     spec = asked_items("Fix `double(x: int) to int`: fn double(x: int) -> int { return x * 2 }")
     assert [(i.kind, i.name, i.signature) for i in spec.items] == [("function", "double", "(x: int) to int")]
     assert asked_items("Write a function `greet`").items == (RequestedItem("function", "greet"),)
+
+
+def test_strings_comments_reserved_words_and_a_returned_error_require_nothing() -> None:
+    """Found by a helper probing the first version: each of these required a name no correct answer declares."""
+    assert [i.name for i in pasted_items('Fix this Vox code: fn show() {\n  print("call fn helper(x) first")\n'
+                                         '  // fn old(x) is gone\n}')] == ["show"]
+    assert pasted_items("Fix this Vox code: fn if(x: int) -> int { ret x }\nfn main() { }\nfn print(s: str) { }") == ()
+    assert pasted_items("Write `safe_div(a: int, b: int) to Result[int]` that returns an error on zero, "
+                        "replacing my old fn div(a: int, b: int) to int { ret a / b }") == ()
+    for text in ("This won\u2019t compile: fn double(x: int) -> int { ret x }",
+                 "It doesnt compile: fn double(x: int) {", "error[E0201] here: fn double(x: int) -> int {"):
+        assert [i.name for i in pasted_items(text)] == ["double"], text
