@@ -112,6 +112,10 @@ def infer_category(text: str) -> str:
 _QUESTION = re.compile(
     r"^\W*(?:what|why|how|when|where|which|who|whose|is|are|was|were|does|do|did|can|could|should|would|"
     r"explain|describe|tell me)\b", re.IGNORECASE)
+#: a question word after a greeting or an opening phrase ("Hi! What is...", "In Vox, what is..."),
+#: counted only when the text ends with a question mark
+_QUESTION_LATER = re.compile(
+    r"[.!:,;\u2014-]\s*(?:what|why|how|when|where|which|who|whose|is|are|does|do|can|could)\b", re.IGNORECASE)
 _WRITE = re.compile(
     r"```|\b(?:write|create|generate|make|build|implement|fix|repair|port|convert|translate|rewrite|code|"
     r"refactor|update|complete|add|extend|need|want|show me|give me|examples?|look like|(?:can|could|may) i "
@@ -128,7 +132,9 @@ def is_vox_request(text: str) -> bool:
         return True
     if not (_VOX.search(text) and _VOX_ACTION.search(text)):
         return False
-    return not (_QUESTION.search(text) and not _WRITE.search(text))
+    question = bool(_QUESTION.search(text)) or (text.rstrip().endswith(("?", "\uff1f"))
+                                                 and bool(_QUESTION_LATER.search(text)))
+    return not (question and not _WRITE.search(text))
 
 
 def quality(entry: CatalogEntry, category: str, vox: bool) -> tuple[float, str]:

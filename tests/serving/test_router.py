@@ -88,14 +88,17 @@ def test_category_and_vox_inference() -> None:
     assert not is_vox_request("convert `x` to int")
     # a question about the language asks for no code (a new-user trial got a made-up function and PASS)
     for question in ("what is an actor in Vox?", "How do workflows work in Vox?", "Explain Vox's type rules",
-                     "Is a Vox function allowed to return nothing?", "  Why does Vox use `ret`?"):
+                     "Is a Vox function allowed to return nothing?", "  Why does Vox use `ret`?",
+                     "Hi! What is an actor in Vox?", "In Vox, what is a workflow?",
+                     "Quick question - what is a type in Vox?", "I'm curious: how do routes work in Vox?"):
         assert not is_vox_request(question), question
     for ask in ("Can you code a Vox function that reverses a string?", "Could I have a Vox function that sums?",
                 "What would a Vox actor for a counter look like?", "Can you refactor this Vox function? fn f(x: int)",
                 "Why doesn't my Vox function compile? fn f(x: int) -> int { ret x }",
                 "What is a workflow in Vox? I need one that sums a list.",
                 "How do I write a workflow in Vox?", "Can you fix this Vox function?", "what would a Vox actor "
-                "look like? give me an example", "Vox function that counts words", "Make a Vox actor `Clerk`"):
+                "look like? give me an example", "Vox function that counts words", "Make a Vox actor `Clerk`",
+                "A Vox function, which sums a list", "Hi! Can you write a Vox actor?"):
         assert is_vox_request(ask), ask
 
 
