@@ -106,6 +106,11 @@ class VoxGrammar:
             size = len(tokenizer)
             self.layout = LayoutTable.build([tokenizer.decode([i]) if i < size else "" for i in range(self.vocab_size)])
 
+    @property
+    def words(self) -> int:
+        """int32 words per row of llguidance's bitmask (32 token ids each)."""
+        return (self.lltok.vocab_size + 31) // 32
+
     def matcher(self, mode: str = "response") -> Any:
         """A fresh ``LLMatcher`` for ``mode`` (``response``, ``code`` or ``program``).
 
@@ -160,7 +165,7 @@ def allowed_masks(grammar: VoxGrammar, matchers: Sequence[Any], vocab_size: int,
     import torch
 
     rows = len(matchers)
-    words = (grammar.lltok.vocab_size + 31) // 32
+    words = grammar.words
     if buffer is None or buffer.shape[0] < rows or buffer.shape[1] != words:
         buffer = np.empty((rows, words), dtype=np.int32)
     bitmask = buffer[:rows]  # llguidance writes every word of each row's mask
@@ -253,7 +258,7 @@ class GrammarProcessor(LogitsProcessor):
             return scores
         width = scores.shape[1]
         if self._bits is None:
-            self._bits = np.empty((len(self.matchers), (self.grammar.lltok.vocab_size + 31) // 32), dtype=np.int32)
+            self._bits = np.empty((len(self.matchers), self.grammar.words), dtype=np.int32)
         masks = allowed_masks(self.grammar, [self.matchers[r] for r in live], width, self._bits).numpy()  # a view
         dead = ~masks.any(axis=1)
         keep: list[int] = []
