@@ -15,6 +15,7 @@ import stat
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Final
 
 import typer
 
@@ -36,27 +37,66 @@ def binary_reason(data: bytes) -> str | None:
     """Why ``data`` is not Vox source at all (a NUL byte: no text file holds one), else ``None``.
 
     Such a file is refused once instead of checked: every byte of it would be an E0101 or
-    E0106 of its own (a minute of checking and a gigabyte of output for 5 MB).
+    E0106 of its own (a minute of checking and a gigabyte of output for 5 MB). Text saved as
+    UTF-16 or UTF-32 (:func:`wide_encoding`) is named as such, with what to do about it.
     """
     at = data.find(b"\x00")
     if at < 0:
         return None
-    if _utf16(data):
-        return "UTF-16 text, not UTF-8: Vox source is UTF-8 (save the file as UTF-8)"
+    wide = wide_encoding(data)
+    if wide is not None:
+        return f"{wide} text, not UTF-8: Vox source is UTF-8 (save the file as UTF-8)"
     return f"binary file (NUL byte at offset {at}), not Vox source"
 
 
-def _utf16(data: bytes) -> bool:
-    """Whether ``data`` reads as UTF-16 text: a UTF-16 byte order mark, or (no mark) NUL in every
-    other byte of its start, as ASCII text saved as UTF-16 has (Windows editors' "Unicode")."""
-    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        return True
-    head = data[:256]
-    if len(head) < 4 or len(head) % 2:
-        head = head[: len(head) - len(head) % 2]
-    evens, odds = head[0::2], head[1::2]
-    return len(head) >= 4 and (evens.count(0) == len(evens) and odds.count(0) == 0
-                               or odds.count(0) == len(odds) and evens.count(0) == 0)
+#: (name, codec, byte order mark); the UTF-32 marks first: UTF-32-LE's starts with UTF-16-LE's
+_WIDE: Final = (("UTF-32", "utf-32-le", b"\xff\xfe\x00\x00"), ("UTF-32", "utf-32-be", b"\x00\x00\xfe\xff"),
+                ("UTF-16", "utf-16-le", b"\xff\xfe"), ("UTF-16", "utf-16-be", b"\xfe\xff"))
+
+#: bytes of a file's start read to tell its encoding
+_HEAD: Final = 4096
+
+
+def wide_encoding(data: bytes) -> str | None:
+    """``"UTF-16"`` or ``"UTF-32"`` when ``data`` (holding a NUL byte) reads as text in that
+    encoding, else ``None``.
+
+    With a byte order mark, the text after it must read as text in the marked encoding (a mark
+    followed by binary data is binary). Without one, the first of UTF-32-LE/BE and UTF-16-LE/BE
+    in which the file's start reads as text, a quarter of it ASCII, wins: any script, not only
+    ASCII (Windows editors save "Unicode" as UTF-16-LE). Text means: decodes, holds no NUL
+    character, and at most 1 in 20 characters is neither printable nor a tab or line break.
+    """
+    head = data[:_HEAD]
+    for name, codec, bom in _WIDE:
+        if head.startswith(bom):
+            return name if _reads_as_text(head[len(bom):], codec) else None
+    for name, codec, _ in _WIDE:
+        if _reads_as_text(head, codec, ascii_share=0.25):
+            return name
+    return None
+
+
+def _reads_as_text(data: bytes, codec: str, ascii_share: float = 0.0) -> bool:
+    """Whether ``data`` decodes in ``codec`` to text (see :func:`wide_encoding`) of which at
+    least ``ascii_share`` is ASCII. Without a byte order mark that share is required: source
+    code is mostly ASCII in any script (keywords, braces, line breaks), while ASCII bytes read
+    two at a time give CJK ideographs (``let x`` as UTF-16 reads ``整⁴``)."""
+    unit = 4 if "32" in codec else 2
+    if len(data) < unit:
+        return False
+    body = data[: len(data) - len(data) % unit]
+    try:
+        text = body.decode(codec)
+    except UnicodeDecodeError as exc:
+        if exc.start < len(body) - unit:  # only a surrogate pair cut by the read may be left over
+            return False
+        text = body[: exc.start].decode(codec)
+    if not text or "\x00" in text:
+        return False
+    odd = sum(1 for ch in text if not ch.isprintable() and ch not in "\t\n\r")
+    plain = sum(1 for ch in text if ch < "\x80")
+    return odd * 20 <= len(text) and plain >= ascii_share * len(text)
 
 
 def _not_regular(mode: int) -> str | None:
