@@ -285,18 +285,17 @@ class RequestHold:
         """The closing mask of ``kind`` (``string``, ``comment``, ``brackets``, ``line_brackets``
         (at a line start: the fence may close there), ``finishers``, ``finishers_apart`` or
         ``lines``: see :meth:`_wind_down`), cached per width in the token table."""
-        key = ("closing", f"{width}:{kind}")
-        if key not in self.table.cache:  # kept in the token table: built once per tokenizer, not per request
-            texts = self.table.texts
+        texts = self.table.texts
+
+        def build() -> Any:
             if kind == "comment":
-                built = comment_end_mask(texts, width)
-            elif kind.startswith("finishers"):
-                built = finisher_mask(texts, width, apart=kind == "finishers_apart")
-            else:
-                built = closing_mask(texts, width, kind == "string", newlines=not kind.endswith("brackets"),
-                                     line_start=kind == "line_brackets")
-            self.table.cache[key] = built
-        return self.table.cache[key]
+                return comment_end_mask(texts, width)
+            if kind.startswith("finishers"):
+                return finisher_mask(texts, width, apart=kind == "finishers_apart")
+            return closing_mask(texts, width, kind == "string", newlines=not kind.endswith("brackets"),
+                                line_start=kind == "line_brackets")
+
+        return self.table.cached(("closing", f"{width}:{kind}"), build)
 
     def _done_mask(self, row: int, code: str, width: int, short: bool = False) -> Any | None:
         """The stop-when-done mask for ``row`` (:mod:`pipeline.decoding_done`), or ``None`` when
@@ -310,7 +309,5 @@ class RequestHold:
             extras = self.extras[row]
         if not boundary(code):
             return None
-        key = ("done", f"{width}:{extras!r}")
-        if key not in self.table.cache:  # in the token table: built once per tokenizer (~2 ms), not per request
-            self.table.cache[key] = allowed_after_done(self.table.texts, extras, width)
-        return self.table.cache[key]
+        return self.table.cached(("done", f"{width}:{extras!r}"),  # ~2 ms to build
+                                 lambda: allowed_after_done(self.table.texts, extras, width))

@@ -162,23 +162,8 @@ class NameMask(LogitsProcessor):
     def _call_mask(self, rule: CallRule, width: int) -> Any:
         """Bool mask ``[width]`` for a prelude builtin's call (:func:`pipeline.decoding_calls.call_rule`)."""
         if rule.only_close:
-            key = ("only_close", str(width))
-            if key not in self.table.cache:
-                mask = np.zeros(max(width, self._vocab), dtype=np.bool_)
-                mask[self._ids("close_led")] = True
-                mask[self._ids("space_only")] = True
-                self.table.cache[key] = mask[:width]
-            return self.table.cache[key]
-        return self._without("close_led" if rule.no_close else "empty_call_led", width)
-
-    def _without(self, name: str, width: int) -> Any:
-        """Bool mask ``[width]`` with the table's id list ``name`` switched off (cached)."""
-        key = ("without", f"{name}:{width}")
-        if key not in self.table.cache:
-            mask = np.ones(max(width, self._vocab), dtype=np.bool_)
-            mask[self._ids(name)] = False
-            self.table.cache[key] = mask[:width]
-        return self.table.cache[key]
+            return self.table.class_mask(width, on=("close_led", "space_only"))
+        return self.table.class_mask(width, off=("close_led" if rule.no_close else "empty_call_led",))
 
     @staticmethod
     def _names_for(kind: str, names: frozenset[str]) -> frozenset[str] | None:
@@ -209,28 +194,16 @@ class NameMask(LogitsProcessor):
             off.append("glued")
             on += self._on_ids(pos.cont, pos.partial, cont, glued=True, refused=refused)
             if not pos.partial and pos.cont in (USE, STMT, TOP):
-                on.append(self._ids("digit_led"))
+                on.append(self.table.ids("digit_led"))
         if fresh is not None and (cont is None or not pos.partial or pos.partial in cont):
             off.append("ws_ident")
             on += self._on_ids(pos.fresh, "", fresh, glued=False, refused=fresh_refused)
-        mask = self._off_mask(tuple(sorted(set(off))), width).copy()  # ids past the logits are cut below
+        mask = self.table.class_mask(max(width, self._vocab), off=tuple(sorted(set(off)))).copy()  # cut below
         for ids in on:
             mask[ids] = True
         if cont is not None and pos.partial and pos.partial not in cont:
-            mask[self._ids("terminators")] = False  # the identifier must go on until it names something
+            mask[self.table.ids("terminators")] = False  # the identifier must go on until it names something
         return mask[:width]
-
-    def _off_mask(self, names: tuple[str, ...], width: int) -> Any:
-        """Bool mask ``[max(width, vocab)]`` with the table's id lists ``names`` switched off
-        (cached in the table: the id lists are long, e.g. every glued identifier piece)."""
-        key = ("off", f"{','.join(names)}:{width}")
-        found = self.table.cache.get(key)
-        if found is None:
-            found = np.ones(max(width, self._vocab), dtype=np.bool_)
-            for name in names:
-                found[self._ids(name)] = False
-            self.table.cache[key] = found
-        return found
 
     def _on_ids(self, kind: str, partial: str, names: Iterable[str], glued: bool,
                 refused: frozenset[str] = frozenset()) -> list[Any]:
@@ -252,29 +225,17 @@ class NameMask(LogitsProcessor):
             return out
 
         key = (kind + ("" if glued else "+ws") + ("-" + ",".join(sorted(refused)) if refused else ""), partial)
-        static = t.cache.get(key)
-        if static is None:
-            common = (self._names_for(kind, PRELUDE_NAMES) or frozenset()) - refused
-            static = t.cache[key] = np.asarray(ids(common), dtype=np.int64)
+        static = t.cached(key, lambda: np.asarray(
+            ids((self._names_for(kind, PRELUDE_NAMES) or frozenset()) - refused), dtype=np.int64))
         own = ids(n for n in names if n not in PRELUDE_NAMES)
         return [static, np.asarray(own, dtype=np.int64)] if own else [static]
 
     def _digit_ids(self) -> Any:
         """Glued ids whose identifier characters are all digits (``5``, ``25)``), once per table."""
-        key = ("number", "")
-        if key not in self.table.cache:
-            t = self.table
-            ids = [i for m in (t.lead_only, t.lead_ends) for lead, group in m.items() if lead.isdigit() for i in group]
-            t.cache[key] = np.asarray(ids, dtype=np.int64)
-        return self.table.cache[key]
-
-    def _ids(self, name: str) -> Any:
-        """The table's id list ``name`` as an int64 array (converted once per token table)."""
-        key = ("ids", name)
-        found = self.table.cache.get(key)
-        if found is None:
-            found = self.table.cache[key] = np.asarray(getattr(self.table, name), dtype=np.int64)
-        return found
+        t = self.table
+        return t.cached(("number", ""), lambda: np.asarray(
+            [i for m in (t.lead_only, t.lead_ends) for lead, group in m.items() if lead.isdigit() for i in group],
+            dtype=np.int64))
 
     def _suffix_mask(self, no: Suffix, glued: bool, width: int) -> Any | None:
         """Bool mask ``[width]`` without the tokens :func:`~pipeline.decoding_position.no_suffix`
@@ -282,53 +243,38 @@ class NameMask(LogitsProcessor):
         if none is."""
         if no == Suffix():
             return None
-        key = ("suffix", f"{no!r}:{glued}:{width}")  # in the table: built once per tokenizer, not per request
-        if key not in self.table.cache:
-            if no.must_call:
-                mask = np.zeros(max(width, self._vocab), dtype=np.bool_)
-                mask[self._ids("call_led")] = True
-                if no.newline:  # inside `(`/`[` whitespace, line breaks included, may come first (L1)
-                    mask[self._ids("space_only")] = True
-                if glued:
-                    mask[self._ids("glued")] = True
-            else:
-                mask = np.ones(max(width, self._vocab), dtype=np.bool_)
-                for off, name in ((no.member, "member_led"), (no.call, "call_led"), (no.operator, "operator_led")):
-                    if off:
-                        mask[self._ids(name)] = False
-            self.table.cache[key] = mask[:width]
-        return self.table.cache[key]
+        if no.must_call:  # inside `(`/`[` whitespace, line breaks included, may come first (L1)
+            return self.table.class_mask(width, on=("call_led",) + (("space_only",) if no.newline else ())
+                                         + (("glued",) if glued else ()))
+        return self.table.class_mask(width, off=tuple(name for flag, name in (
+            (no.member, "member_led"), (no.call, "call_led"), (no.operator, "operator_led")) if flag))
 
     def _duplicate_mask(self, partial: str, names: frozenset[str], width: int) -> Any:
         """Bool mask ``[width]`` refusing the tokens that would end the parameter name being
         written (``partial`` so far, ``""`` right after ``(``/``,``) as one of ``names``, the
         parameters already declared in the same parentheses (cached)."""
-        key = ("duplicates", f"{partial}:{','.join(sorted(names))}:{width}")
-        if key not in self.table.cache:
-            t = self.table
+        t = self.table
+
+        def build() -> Any:
             mask = np.ones(max(width, self._vocab), dtype=np.bool_)
             for name in names:
                 if not name.startswith(partial):
                     continue
                 rest = name[len(partial):]
                 if not rest:
-                    mask[self._ids("terminators")] = False  # the name must go on
+                    mask[t.ids("terminators")] = False  # the name must go on
                     continue
                 mask[list(t.lead_ends.get(rest, ()))] = False
                 if not partial:
                     mask[list(t.ws_lead_ends.get(name, ()))] = False
-            self.table.cache[key] = mask[:width]
-        return self.table.cache[key]
+            return mask[:width]
+
+        return t.cached(("duplicates", f"{partial}:{','.join(sorted(names))}:{width}"), build)
 
     def _word_end_mask(self, width: int) -> Any:
         """Fallback when no resolvable name fits: tokens that end the identifier here (no glued
         identifier characters), so an unresolvable word stays short instead of growing freely."""
-        key = ("word_end", str(width))
-        if key not in self.table.cache:
-            mask = np.ones(max(width, self._vocab), dtype=np.bool_)
-            mask[self._ids("glued")] = False
-            self.table.cache[key] = mask[:width]
-        return self.table.cache[key]
+        return self.table.class_mask(width, off=("glued",))
 
     def __call__(self, input_ids: Any, scores: Any) -> Any:
         rows = min(len(self.specs), scores.shape[0])
@@ -356,10 +302,10 @@ class NameMask(LogitsProcessor):
                 numbers = "number_led" if rule is not None and rule.numbers else \
                     "ws_number_led" if fresh_rule is not None and fresh_rule.numbers else ""
                 if numbers:
-                    no_number = self._without(numbers, scores.shape[1])
+                    no_number = self.table.class_mask(scores.shape[1], off=(numbers,))
                     mask = no_number if mask is None else mask & no_number
                 if rule is not None and rule.lists or fresh_rule is not None and fresh_rule.lists:
-                    no_list = self._without("bracket_led", scores.shape[1])
+                    no_list = self.table.class_mask(scores.shape[1], off=("bracket_led",))
                     mask = no_list if mask is None else mask & no_list
                 if mask is not None and pos.partial:
                     word_end = self._word_end_mask(scores.shape[1])

@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Final
+
+import numpy as np
 
 from pipeline.decoding_declare import TOOL_DECORATOR, TokenIndex
 
@@ -52,6 +55,31 @@ class TokenTable:
     #: what incremental decoders append per sampled id
     pieces: list[str] = field(default_factory=list)
 
+    def cached(self, key: tuple[str, str], build: Callable[[], Any]) -> Any:
+        """``cache[key]``, built by ``build()`` on first use: kept in the table, so built once
+        per tokenizer and not once per request (a mask of every token takes milliseconds)."""
+        found = self.cache.get(key)
+        if found is None:
+            found = self.cache[key] = build()
+        return found
+
+    def ids(self, name: str) -> Any:
+        """The id list attribute ``name`` (``"glued"``, ``"call_led"``, ...) as an int64 numpy array."""
+        return self.cached(("ids", name), lambda: np.asarray(getattr(self, name), dtype=np.int64))
+
+    def class_mask(self, width: int, on: tuple[str, ...] = (), off: tuple[str, ...] = ()) -> Any:
+        """Bool numpy ``[width]`` over token classes (id list attributes): with ``on``, only
+        those classes' tokens; else every token but the ``off`` classes'. Ids past the
+        tokenizer's vocabulary (padding of the logits) follow the default: off with ``on``."""
+
+        def build() -> Any:
+            size = max(width, len(self.texts))
+            mask = np.zeros(size, dtype=np.bool_) if on else np.ones(size, dtype=np.bool_)
+            for name in on or off:
+                mask[self.ids(name)] = bool(on)
+            return mask[:width]
+
+        return self.cached(("class", f"{width}:{','.join(on)}:{','.join(off)}"), build)
 
 def token_table(tokenizer: Any) -> TokenTable:
     """Classify every token of ``tokenizer`` by the identifier characters it starts with."""
