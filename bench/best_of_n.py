@@ -39,7 +39,8 @@ def main() -> int:
     add_run_arguments(parser)
     args = parser.parse_args()
 
-    from pipeline.evaluate import USER_TASKS_PATH, load_tasks, pass_at_k
+    from pipeline.eval_tasks import USER_TASKS_PATH, load_tasks
+    from pipeline.evaluate import pass_at_k
     from serving.best_of_n import check_candidate
 
     run = load_stored_run(args.base)

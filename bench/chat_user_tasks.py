@@ -22,7 +22,7 @@ def main() -> None:
     """Run every user-phrased task through `vox chat` and print the PASS rate."""
     from typer.testing import CliRunner
 
-    from pipeline.evaluate import USER_TASKS_PATH, load_tasks
+    from pipeline.eval_tasks import USER_TASKS_PATH, load_tasks
     from serving.cli import app
     from serving.extract import extract_vox_blocks, join_program
     from vox_lang.requests import extract_request, missing_items

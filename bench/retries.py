@@ -62,7 +62,8 @@ def main() -> int:
 
     from pipeline.decoding import SamplingParams
     from pipeline.decoding_retry import retry_faults
-    from pipeline.evaluate import EvalConfig, load_tasks
+    from pipeline.eval_tasks import load_tasks
+    from pipeline.evaluate import EvalConfig
     from pipeline.recipes import stage_config
 
     run = load_stored_run(args.base)

@@ -22,7 +22,8 @@ from pipeline.errors import DataError
 
 if TYPE_CHECKING:
     from pipeline.eval_scoring import SampleScore
-    from pipeline.evaluate import ModelEval, Task
+    from pipeline.eval_tasks import Task
+    from pipeline.evaluate import ModelEval
 
 DATA_DIR: Final = Path(__file__).resolve().parent / "data"
 HIDDEN_TEST: Final = "eval_hidden_check"

@@ -42,15 +42,10 @@ from pipeline.eval_scoring import (  # noqa: F401 - NO_CODE, extract_vox, vox_ch
     verified_choice,
     vox_checker,
 )
+from pipeline.eval_tasks import Task, leaked
 
 log = logging.getLogger(__name__)
 
-DATA_DIR = Path(__file__).resolve().parent / "data"
-TASKS_PATH = DATA_DIR / "eval_tasks.yaml"
-USER_TASKS_PATH = DATA_DIR / "eval_tasks_user.yaml"  # requests phrased the way users write them (issue 9)
-TASK_FILES = (TASKS_PATH, USER_TASKS_PATH)
-FAMILIES = ("functions", "types_match", "actors", "workflows", "mcp", "tests", "views", "modules", "automation",
-            "script", "web")  # the corpus's nine organic families + synthetic script and web requests
 POLICIES = ("unconstrained", "constrained", "verified")
 
 #: ``generate(conversations, n) -> n completions per conversation``
@@ -76,17 +71,6 @@ class EvalConfig:
     gate_metric: str = "compile"  # release gate on "compile" (headline pass@1) or "exec" (hidden checks pass)
     seed: int = 0  # sampling seed
     device: str = "auto"  # auto | cuda | mps | cpu
-
-
-@dataclass(frozen=True)
-class Task:
-    """One held-out task: a natural-language request for one Vox program (``suite``: file stem)."""
-
-    id: str
-    family: str
-    kind: str
-    prompt: str
-    suite: str = "core"
 
 
 @dataclass(frozen=True)
@@ -163,47 +147,6 @@ class EvalReport:
     policies: dict[str, ModelEval] = field(default_factory=dict)
     pending: tuple[str, ...] = ()
     difference: dict[str, Any] = field(default_factory=dict)  # pipeline.eval_stats.PairedDifference (gate policy)
-
-
-def load_tasks(path: Path | None = None) -> list[Task]:
-    """Load and validate the task suite (``path``, or every file of :data:`TASK_FILES`).
-
-    Raises:
-        DataError: missing/invalid file, a task without id/family/prompt, a duplicate id (also
-            across files), or an unknown family (each names the task).
-    """
-    if path is None:
-        tasks: list[Task] = []
-        for p in TASK_FILES:
-            tasks.extend(_load_file(p, {t.id for t in tasks}))
-        return tasks
-    return _load_file(path, set())
-
-
-def _load_file(path: Path, seen: set[str]) -> list[Task]:
-    import yaml
-
-    try:
-        data = yaml.safe_load(path.read_text())
-    except (OSError, yaml.YAMLError) as exc:
-        raise DataError(f"{path}: cannot read task suite: {exc}") from exc
-    raw = data.get("tasks") if isinstance(data, dict) else None
-    if not isinstance(raw, list) or not raw:
-        raise DataError(f"{path}: expected a non-empty `tasks:` list")
-    suite = "user" if path.stem.endswith("_user") else "core"
-    tasks, seen = [], set(seen)
-    for i, item in enumerate(raw):
-        if not isinstance(item, dict) or not all(item.get(k) for k in ("id", "family", "prompt")):
-            raise DataError(f"{path}: task #{i + 1} needs id, family and prompt")
-        if item["id"] in seen:
-            raise DataError(f"{path}: duplicate task id {item['id']!r}")
-        if item["family"] not in FAMILIES:
-            raise DataError(f"{path}: task {item['id']!r}: unknown family {item['family']!r} "
-                            f"(one of {', '.join(FAMILIES)})")
-        seen.add(item["id"])
-        tasks.append(Task(str(item["id"]), item["family"], str(item.get("kind", "declaration")),
-                          str(item["prompt"]).strip(), suite))
-    return tasks
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:
@@ -336,12 +279,6 @@ def gate(base: ModelEval, adapter: ModelEval, threshold: float, metric: str = "c
     if adapter.pass_at_1 <= base.pass_at_1:
         return False, f"adapter pass@1 {adapter.pass_at_1:.3f} not above base {base.pass_at_1:.3f}"
     return True, f"adapter pass@1 {adapter.pass_at_1:.3f} >= {threshold:.3f} and > base {base.pass_at_1:.3f}"
-
-
-def leaked(tasks: list[Task], train_prompts: Collection[str]) -> tuple[str, ...]:
-    """Ids of tasks whose prompt occurs verbatim in the training prompts (should be none)."""
-    norm = {" ".join(p.split()).lower() for p in train_prompts}
-    return tuple(t.id for t in tasks if " ".join(t.prompt.split()).lower() in norm)
 
 
 def plot_report(report: EvalReport, path: Path) -> Path:

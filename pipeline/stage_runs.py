@@ -186,7 +186,8 @@ def run_eval_report(config: Any, inputs: Inputs, out_dir: Path, *, checker: Any 
     """Evaluate base vs adapter (:func:`pipeline.evaluate.run_eval`) with the training presentation,
     under every decoding policy :func:`pipeline.eval_policies.eval_generators` provides."""
     from pipeline.eval_policies import eval_generators
-    from pipeline.evaluate import load_tasks, run_eval
+    from pipeline.eval_tasks import load_tasks
+    from pipeline.evaluate import run_eval
     from pipeline.quant import pick_device
 
     _threads()

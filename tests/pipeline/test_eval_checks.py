@@ -10,7 +10,8 @@ import pytest
 
 from pipeline.errors import DataError
 from pipeline.eval_checks import exec_verdict, first_function, load_checks, with_hidden_test
-from pipeline.evaluate import TASKS_PATH, EvalConfig, ModelEval, Task, evaluate_model, gate, load_tasks
+from pipeline.eval_tasks import TASKS_PATH, Task, load_tasks
+from pipeline.evaluate import EvalConfig, ModelEval, evaluate_model, gate
 
 #: reference answers for a sample of tasks across families (each must pass its hidden checks)
 REFERENCES = {

@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from pipeline.eval_scoring import score_completion, vox_checker
-from pipeline.evaluate import USER_TASKS_PATH, Task, load_tasks
+from pipeline.eval_tasks import USER_TASKS_PATH, Task, load_tasks
 from vox_lang.requests import extract_request
 
 SOLUTIONS = yaml.safe_load((Path(__file__).parent / "fixtures" / "eval_user_solutions.yaml").read_text())

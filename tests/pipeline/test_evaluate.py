@@ -18,16 +18,14 @@ from pipeline.eval_scoring import (
     verified_choice,
     vox_checker,
 )
+from pipeline.eval_tasks import FAMILIES, Task, load_tasks
 from pipeline.evaluate import (
-    FAMILIES,
     NO_CODE,
     EvalConfig,
     ModelEval,
-    Task,
     evaluate_model,
     extract_vox,
     gate,
-    load_tasks,
     pass_at_k,
     policy_table,
     run_eval,
