@@ -138,3 +138,20 @@ def test_a_script_request_needs_a_top_level_statement() -> None:
     assert runs_nothing("Write a script that prints 1", uncalled)
     assert not runs_nothing("Write a script that prints 1", uncalled + "main()\n")
     assert not runs_nothing("Write a function that prints 1", uncalled)  # no script asked
+
+
+def test_a_large_request_gives_each_sentences_items() -> None:
+    """Thousands of backticked spans (see ``bench/requests.py`` for the time): each sentence's
+    items, as if read alone; kind words never reach across sentences."""
+    sentence = "Write a function `f{i}(x: int) to int`, a record type `T{i}` with fields; print `x{i}` ! "
+    text = "".join(sentence.format(i=i) for i in range(2000))
+    expected = []
+    for i in range(2000):
+        expected += [("function", f"f{i}", "(x: int) to int", None), ("type", f"T{i}", None, "record")]
+    assert [(it.kind, it.name, it.signature, it.form) for it in extract_request(text).items] == expected
+
+
+def test_a_kind_word_reaches_over_any_run_of_joined_names() -> None:
+    names = [f"A{i}" for i in range(3000)]
+    spec = extract_request("Write an actor " + " and ".join(f"`{n}`" for n in names) + ". Then `B` and `c(x: int)`")
+    assert [(i.kind, i.name) for i in spec.items] == [("actor", n) for n in names] + [("function", "c")]
