@@ -59,7 +59,9 @@ _LOOKBACK: Final = 4
 
 _NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _BACKTICK: Final = re.compile(r"`([^`\n]+)`")
-_WORD: Final = re.compile(r"[@A-Za-z_][A-Za-z0-9_.]*|[.;:!?]")
+#: a plain word (dotted names like ``@mcp.tool`` are one word) or a punctuation mark; a full stop
+#: after a word ends the sentence ("with fields. Print `x`"), it is not part of the word
+_WORD: Final = re.compile(r"[@A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+)*|[.;:!?]")
 _NOT_NAMES: Final = frozenset(KEYWORDS) | frozenset(BUILTIN_TYPES) | frozenset(BUILTINS) \
     | frozenset(CONSTRUCTORS) | frozenset(VIEW_ELEMENTS) | frozenset({"main", "std", "_", "set"})
 #: names no program can declare (reserved words, prelude names, ``main``...): never a requirement
