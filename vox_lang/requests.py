@@ -324,13 +324,16 @@ class _Declared:
 
 
 def declared_items(module: syntax.Module) -> list[_Declared]:
-    """Every item ``module`` declares, with canonical signatures (handlers included)."""
+    """Every item ``module`` declares, with canonical signatures (handlers included; a
+    ``component`` as the function it lowers to)."""
     out: list[_Declared] = []
     for item in module.items:
         if isinstance(item, syntax.FnDecl):
             out.append(_Declared(item.kind, item.name, fn_signature(item.params, item.ret)))
         elif isinstance(item, syntax.TypeDecl):
             out.append(_Declared("type", item.name, type_signature(item)))
+        elif isinstance(item, syntax.ComponentDecl):  # lowers to ``fn Name(params) to Element`` (spec §10 U6)
+            out.append(_Declared("fn", item.name, _params_text(item.params) + " to Element"))
         elif isinstance(item, syntax.ActorDecl):
             out.append(_Declared("actor", item.name, ""))
             out.extend(_Declared("handler", h.name, fn_signature(h.params, h.ret)) for h in item.handlers)
