@@ -33,7 +33,7 @@ from serving.extract import ThinkFilter
 from serving.keys import redact
 from serving.provider_status import ProviderHealth
 from serving.router import AttemptFailed, ChatEvent, Completed, TextDelta
-from serving.scoring import is_vox_request
+from serving.scoring import is_vox_request, refuses_code
 from serving.verify import verify_answer
 from vox_lang.pasted import asked_items
 from vox_lang.requests import RequestedItem, missing_items, runs_nothing
@@ -196,7 +196,9 @@ def run_chat(send: Send, read_line: Callable[[str], str | None], write: Callable
 
 def _turn(text: str, send: Send, write: Callable[[str], None], options: ChatOptions,
           check: Callable[[str], Any], s: _Session) -> None:
-    vox = options.vox if options.vox is not None else (is_vox_request(text) or s.vox_active)
+    # a Vox conversation stays one (a follow-up need not say Vox), unless this turn refuses code
+    auto = is_vox_request(text) or (s.vox_active and not refuses_code(text))
+    vox = options.vox if options.vox is not None else auto
     if vox and not s.vox_active and options.system is None:
         s.history.insert(0, {"role": "system", "content": _system_prompt()})
     s.vox_active = s.vox_active or vox

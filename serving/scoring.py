@@ -107,34 +107,63 @@ def infer_category(text: str) -> str:
     return "chat"
 
 
+#: a question word, with or without a contraction's apostrophe and in common misspellings ("what's",
+#: "Whats", "hows", "wheres", "wat", "doesnt", "cant"); not "don't", which mostly opens an instruction
+_QWORD: Final = (r"(?:(?:what|wat|waht|whta|how|where|why|who|when)(?:['\u2019]?(?:s|re|d))?|which|whose"
+                 r"|(?:is|are|was|were|does|did|could|should|would)(?:n['\u2019]?t)?|do|can(?:['\u2019]?t|not)?)")
 #: a question about the language rather than a request for code: it opens with a question word
 #: and asks for nothing to be written (:data:`_WRITE`), e.g. "what is an actor in Vox?"
-_QUESTION = re.compile(
-    r"^\W*(?:what|why|how|when|where|which|who|whose|is|are|was|were|does|do|did|can|could|should|would|"
-    r"explain|describe|tell me)\b", re.IGNORECASE)
+_QUESTION = re.compile(rf"^\W*(?:{_QWORD}|explain|describe|tell me)\b", re.IGNORECASE)
 #: a question word after a greeting or an opening phrase ("Hi! What is...", "In Vox, what is..."),
 #: counted only when the text ends with a question mark
-_QUESTION_LATER = re.compile(
-    r"[.!:,;\u2014-]\s*(?:what|why|how|when|where|which|who|whose|is|are|does|do|can|could)\b", re.IGNORECASE)
+_QUESTION_LATER = re.compile(rf"[.!:,;\u2014-]\s*{_QWORD}\b", re.IGNORECASE)
 _WRITE = re.compile(
     r"```|\b(?:write|create|generate|make|build|implement|fix|repair|port|convert|translate|rewrite|code|"
     r"refactor|update|complete|add|extend|need|want|show me|give me|examples?|look like|(?:can|could|may) i "
     r"(?:have|get|see)|compiles?|compiling)\b|\bfn\s+\w+\s*\(", re.IGNORECASE)
+#: an explicit refusal of code: "no code (please)", "without (any) code", "don't write any code",
+#: "do not give me a function", "not asking for code", "just explain". "no code" and "without code"
+#: count only at the end of a phrase, so "no code comments" or "without code duplication" (how the
+#: code should be) refuse nothing
+_NO_CODE = re.compile(
+    r"\b(?:no|without(?:\s+any)?(?:\s+writing)?)\s+(?:vox\s+)?code(?:\s+(?:examples?|snippets?|samples?))?"
+    r"(?:\s+(?:please|pls|needed|required|necessary|thanks))?(?=\s*(?:$|[.,;:!?)\u2014]))"
+    r"|\b(?:do\s+not|don['\u2019]?t|no\s+need\s+to)\s+(?:write|give|show|generate|send|include|provide|produce"
+    r"|need|want)(?:\s+(?:me|us))?(?:\s+(?:any|a|the|some))?\s+(?:vox\s+)?"
+    r"(?:code|programs?|functions?|snippets?|examples?|implementations?)\b"
+    r"|\bno\s+need\s+for\s+(?:any\s+)?code\b|\bnot\s+(?:asking|looking)\s+for\s+(?:any\s+)?code\b"
+    r"|\b(?:just|only)\s+(?:explain|describe|tell\s+me)\b|\b(?:just|only)\s+an\s+explanation\b"
+    r"|\bexplanation\s+only\b", re.IGNORECASE)
+
+
+def refuses_code(text: str) -> bool:
+    """True when ``text`` explicitly asks for no code (:data:`_NO_CODE`: "no code please", "don't
+    write any code", "just explain") and, that refusal left out, asks for nothing to be written
+    (:data:`_WRITE`): "What is an actor in Vox? Don't write any code." A request that also asks
+    for something ("I have no code yet. Write a Vox function...") refuses nothing. Never raises."""
+    plain = _NO_CODE.sub(" ", text)
+    return plain != text and not _WRITE.search(plain)
 
 
 def is_vox_request(text: str) -> bool:
     """True when the request asks for Vox code: it mentions Vox and a code action, or it gives a
     backticked signature in Vox syntax (`` `is_adult(u: User) to bool` ``, :data:`_VOX_SIGNATURE`;
     a new-user trial's request that named no language went unchecked). A question about the
-    language that asks for nothing to be written ("what is an actor in Vox?", :data:`_QUESTION`)
-    is not one: a new-user trial got a made-up function and ``vox-script-verify: PASS`` for it."""
+    language that asks for nothing to be written ("what is an actor in Vox?", "Whats a workflow in
+    Vox?", :data:`_QUESTION`) is not one: a new-user trial got a made-up function and
+    ``vox-script-verify: PASS`` for it; nor is a request that refuses code (:func:`refuses_code`:
+    "Explain workflows in Vox, no code please"), whose refusal's words ("code", "write") are no
+    code action."""
+    if refuses_code(text):
+        return False
     if _VOX_SIGNATURE.search(text):
         return True
-    if not (_VOX.search(text) and _VOX_ACTION.search(text)):
+    plain = _NO_CODE.sub(" ", text)
+    if not (_VOX.search(plain) and _VOX_ACTION.search(plain)):
         return False
-    question = bool(_QUESTION.search(text)) or (text.rstrip().endswith(("?", "\uff1f"))
-                                                 and bool(_QUESTION_LATER.search(text)))
-    return not (question and not _WRITE.search(text))
+    question = bool(_QUESTION.search(plain)) or (plain.rstrip().endswith(("?", "\uff1f"))
+                                                  and bool(_QUESTION_LATER.search(plain)))
+    return not (question and not _WRITE.search(plain))
 
 
 def quality(entry: CatalogEntry, category: str, vox: bool) -> tuple[float, str]:

@@ -12,9 +12,12 @@ A request to rename or restructure the code ("rename `double` to
 `twice`") is left to its backticks.
 
 The pasted code is read lexically (it may hold retired forms or syntax errors, which is why the
-user asks): ``fn``/``workflow``/``activity`` NAME then ``(`` or ``<``; ``type`` NAME then ``=``
-(or generics); ``actor`` NAME then ``{``. Backticked spans count like the rest of the text. This
-module imports only from vox_lang.
+user asks), one row of :data:`FORMS` per item-declaring form of the spec, whatever modifiers
+(``pub``, ``async``, ``extern``) or decorators come before it: functions, workflows and activities
+(§2; generics written ``<T>`` or, a common slip, ``[T]``), ``component`` declarations (§10 U6),
+``type`` declarations with ``=`` (records, sum types, aliases), without it (``type T { ... }``,
+W0003) or as a retired colon block (``type T:``, E0301), and actors (``actor A {`` or ``actor A:``).
+Backticked spans count like the rest of the text. This module imports only from vox_lang.
 """
 
 from __future__ import annotations
@@ -30,11 +33,25 @@ FIX_WORDS: Final = re.compile(
     r"(?:does\s*n[o'’]?t|won[’']?t|will\s+not|can[’']?t|cannot)\s+compile)\b", re.IGNORECASE)
 #: string literals and ``//`` comments of the pasted code: the names in them declare nothing
 _TEXT: Final = re.compile(r'"(?:[^"\\\n]|\\.)*"?|//[^\n]*')
+#: generics after a declared name: ``<T, U>`` (§2) or ``[T]`` (not Vox, but what users paste)
+_GENERICS: Final = r"(?:<[^<>=\n]*>|\[[^\[\]=\n]*\])\s*"
+#: a colon ending the line: the retired colon block (E0301, §2), still a declaration to keep
+_COLON_BLOCK: Final = r":[ \t]*$"
+#: one row per item-declaring form (spec §2, §10): the kind of item it declares, then the pattern
+#: after the keyword and the name (``NAME``) that makes it a declaration rather than a use
+FORMS: Final[tuple[tuple[str, str, str], ...]] = (
+    ("function", "fn", r"[(<\[]"),  # fn f(, fn f<T>(, fn f[T](; pub/async/extern fn, decorated
+    ("workflow", "workflow", r"[(<\[]"),
+    ("activity", "activity", r"[(<\[]"),
+    ("function", "component", r"[({]"),  # §10 U6, lowers to a fn; `{`: an upstream one with state
+    ("type", "type", f"(?:{_GENERICS})?(?:=|\\{{|{_COLON_BLOCK})"),  # `=`: record/sum/alias; `{`: W0003
+    ("actor", "actor", f"(?:\\{{|{_COLON_BLOCK})"),
+)
+#: the rows as one pattern, one named group per row: the keyword must start a word (not ``x.fn``,
+#: ``my_fn`` or the retired decorator ``@component``)
 _DECLARED: Final = re.compile(
-    r"(?<![\w.])(?:(fn|workflow|activity)\s+([A-Za-z_]\w*)\s*[(<]"
-    r"|type\s+([A-Za-z_]\w*)\s*(?:<[^<>=\n]*>\s*)?="
-    r"|actor\s+([A-Za-z_]\w*)\s*\{)")
-_KIND: Final = {"fn": "function", "workflow": "workflow", "activity": "activity"}
+    "|".join(rf"(?<![\w.@]){kw}\s+(?P<n{i}>[A-Za-z_]\w*)\s*{after}" for i, (_, kw, after) in enumerate(FORMS)),
+    re.MULTILINE)
 
 
 def pasted_items(text: str) -> tuple[RequestedItem, ...]:
@@ -45,12 +62,8 @@ def pasted_items(text: str) -> tuple[RequestedItem, ...]:
     out: list[RequestedItem] = []
     seen: set[str] = set(NOT_NAMES)  # reserved words and prelude names: no program declares them
     for m in _DECLARED.finditer(_TEXT.sub(" ", text)):
-        if m.group(2):
-            kind, name = _KIND[m.group(1)], m.group(2)
-        elif m.group(3):
-            kind, name = "type", m.group(3)
-        else:
-            kind, name = "actor", m.group(4)
+        row = next(i for i in range(len(FORMS)) if m.group(f"n{i}") is not None)
+        kind, name = FORMS[row][0], m.group(f"n{row}")
         if name not in seen:
             seen.add(name)
             out.append(RequestedItem(kind, name))

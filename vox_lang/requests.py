@@ -59,7 +59,9 @@ _LOOKBACK: Final = 4
 
 _NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _BACKTICK: Final = re.compile(r"`([^`\n]+)`")
-_WORD: Final = re.compile(r"[@A-Za-z_][A-Za-z0-9_.]*|[.;:!?]")
+#: a plain word (dotted names like ``@mcp.tool`` are one word) or a punctuation mark; a full stop
+#: after a word ends the sentence ("with fields. Print `x`"), it is not part of the word
+_WORD: Final = re.compile(r"[@A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+)*|[.;:!?]")
 _NOT_NAMES: Final = frozenset(KEYWORDS) | frozenset(BUILTIN_TYPES) | frozenset(BUILTINS) \
     | frozenset(CONSTRUCTORS) | frozenset(VIEW_ELEMENTS) | frozenset({"main", "std", "_", "set"})
 #: names no program can declare (reserved words, prelude names, ``main``...): never a requirement
@@ -189,27 +191,63 @@ def _from_code(code: str, kind: str | None) -> RequestedItem | None:
     return None
 
 
+#: the words that end a sentence for the kind-word and form-word searches
+_SENTENCE_END: Final = frozenset(".;!?")
+
+
+class _Prose:
+    """A text's plain words (lower-case, backticked spans left out), read once so that each search
+    back from a span costs a few steps, not a pass over everything before it: a request with
+    thousands of backticked spans is read in linear time.
+
+    Attributes:
+        words: the words of :data:`_WORD` outside backticked spans, lower-case, in order.
+        before: for the k-th backticked span, how many words come before it.
+    """
+
+    def __init__(self, text: str) -> None:
+        self.words: list[str] = []
+        self.before: list[int] = []
+        pos = 0
+        for m in _BACKTICK.finditer(text):
+            self.words.extend(w.lower() for w in _WORD.findall(text, pos, m.start()))
+            self.before.append(len(self.words))
+            pos = m.end()
+        self.words.extend(w.lower() for w in _WORD.findall(text, pos))
+        self._prev: dict[tuple[int, int], list[int]] = {}  # per (table, skip) pair
+
+    def nearest(self, end: int, table: dict[str, str], skip: frozenset[str]) -> str | None:
+        """``table``'s value for the nearest of its words among the first ``end`` words (same
+        sentence, within :data:`_LOOKBACK` words not in ``skip``), else ``None``."""
+        key = (id(table), id(skip))
+        prev = self._prev.get(key)
+        if prev is None:  # prev[i]: the last word at or before i that is not only a skip word, or -1
+            prev, last = [], -1
+            for i, low in enumerate(self.words):
+                if low in table or low not in skip:
+                    last = i
+                prev.append(last)
+            self._prev[key] = prev
+        seen = 0
+        j = prev[end - 1] if end else -1
+        while j >= 0:
+            low = self.words[j]
+            if low in _SENTENCE_END:
+                return None
+            if low in table:
+                return table[low]
+            seen += 1
+            if seen > _LOOKBACK:
+                return None
+            j = prev[j - 1] if j else -1
+        return None
+
+
 def _nearest_before(text: str, table: dict[str, str], skip: frozenset[str]) -> str | None:
     """``table``'s value for the nearest of its words at the end of ``text`` (backticked spans left
     out; same sentence, within :data:`_LOOKBACK` words not in ``skip``), else ``None``."""
-    seen = 0
-    for word in reversed(_WORD.findall(_BACKTICK.sub(" ", text))):
-        low = word.lower()
-        if low in ".;!?":
-            return None
-        if low in table:
-            return table[low]
-        if low in skip:
-            continue
-        seen += 1
-        if seen > _LOOKBACK:
-            return None
-    return None
-
-
-def _kind_before(text: str) -> str | None:
-    """The nearest kind word at the end of ``text`` (same sentence, within :data:`_LOOKBACK` words)."""
-    return _nearest_before(text, _KIND_WORDS, _JOINERS)
+    prose = _Prose(text)
+    return prose.nearest(len(prose.words), table, skip)
 
 
 #: words that say a requested type is a record or a sum type (lower-case; ``enum-like`` reads as ``enum``)
@@ -217,6 +255,20 @@ _FORM_WORDS: Final[dict[str, str]] = {
     **{w: "record" for w in ("record", "records", "struct", "structs", "field", "fields")},
     **{w: "sum" for w in ("sum", "enum", "enums", "variant", "variants")},
 }
+#: what the form-word search steps over: joiners and kind words ("a sum type `Light`")
+_FORM_SKIP: Final = _JOINERS | frozenset(_KIND_WORDS)
+
+
+def _form_after(after: str) -> str | None:
+    """The one form the words at the start of ``after`` say, before the sentence or the next
+    backticked span ends; ``None`` when they say neither or both."""
+    found: set[str] = set()
+    for word in _WORD.findall(after):
+        if word in _SENTENCE_END:
+            break
+        if word.lower() in _FORM_WORDS:
+            found.add(_FORM_WORDS[word.lower()])
+    return found.pop() if len(found) == 1 else None
 
 
 def type_form(before: str, after: str) -> str | None:
@@ -224,16 +276,8 @@ def type_form(before: str, after: str) -> str | None:
     the request up to the backticks, ``after``: from them on): the nearest form word within
     :data:`_LOOKBACK` words before it in the same sentence, else one after it before the sentence
     or the next backticked span ends. ``None`` when neither says, or the words after say both."""
-    near = _nearest_before(before, _FORM_WORDS, _JOINERS | frozenset(_KIND_WORDS))
-    if near is not None:
-        return near
-    found: set[str] = set()
-    for word in _WORD.findall(after.split("`", 1)[0]):
-        if word in ".;!?":
-            break
-        if word.lower() in _FORM_WORDS:
-            found.add(_FORM_WORDS[word.lower()])
-    return found.pop() if len(found) == 1 else None
+    near = _nearest_before(before, _FORM_WORDS, _FORM_SKIP)
+    return near if near is not None else _form_after(after.split("`", 1)[0])
 
 
 def _kind_after(text: str) -> str | None:
@@ -244,6 +288,9 @@ def _kind_after(text: str) -> str | None:
 def extract_request(text: str) -> RequestSpec:
     """Extract the items a request names (see the module docstring for the rules).
 
+    Linear in the length of ``text``: the plain words are read once (:class:`_Prose`) and each
+    span looks only at a few words around it.
+
     Args:
         text: the user's request (any text; never raises).
 
@@ -252,12 +299,17 @@ def extract_request(text: str) -> RequestSpec:
     """
     items: list[RequestedItem] = []
     seen: set[tuple[str, str]] = set()
-    for m in _BACKTICK.finditer(text):
-        after = _kind_after(text[m.end():])
-        kind = after if after is not None else _kind_before(text[: m.start()])
+    prose = _Prose(text)
+    for k, m in enumerate(_BACKTICK.finditer(text)):
+        after = _kind_after(text[m.end(): m.end() + 40])
+        kind = after if after is not None else prose.nearest(prose.before[k], _KIND_WORDS, _JOINERS)
         item = _from_code(m.group(1), kind)
         if item is not None and item.kind == "type" and item.signature is None:
-            item = RequestedItem("type", item.name, None, type_form(text[: m.start()], text[m.end():]))
+            form = prose.nearest(prose.before[k], _FORM_WORDS, _FORM_SKIP)
+            if form is None:
+                tick = text.find("`", m.end())
+                form = _form_after(text[m.end(): tick if tick >= 0 else len(text)])
+            item = RequestedItem("type", item.name, None, form)
         if item is not None and (item.kind, item.name) not in seen:
             seen.add((item.kind, item.name))
             items.append(item)
@@ -272,13 +324,16 @@ class _Declared:
 
 
 def declared_items(module: syntax.Module) -> list[_Declared]:
-    """Every item ``module`` declares, with canonical signatures (handlers included)."""
+    """Every item ``module`` declares, with canonical signatures (handlers included; a
+    ``component`` as the function it lowers to)."""
     out: list[_Declared] = []
     for item in module.items:
         if isinstance(item, syntax.FnDecl):
             out.append(_Declared(item.kind, item.name, fn_signature(item.params, item.ret)))
         elif isinstance(item, syntax.TypeDecl):
             out.append(_Declared("type", item.name, type_signature(item)))
+        elif isinstance(item, syntax.ComponentDecl):  # lowers to ``fn Name(params) to Element`` (spec §10 U6)
+            out.append(_Declared("fn", item.name, _params_text(item.params) + " to Element"))
         elif isinstance(item, syntax.ActorDecl):
             out.append(_Declared("actor", item.name, ""))
             out.extend(_Declared("handler", h.name, fn_signature(h.params, h.ret)) for h in item.handlers)

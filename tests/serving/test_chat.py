@@ -78,6 +78,15 @@ def test_vox_request_injects_ssot_prompt_unless_system_given() -> None:
     assert custom.calls[0][0][0] == {"role": "system", "content": "Be terse."}
 
 
+
+def test_a_turn_that_refuses_code_is_answered_in_prose_in_a_vox_conversation() -> None:
+    model = FakeModel("```vox\nprint(1)\n```", "An actor is...", "```vox\nprint(2)\n```")
+    lines = ["write a vox script that prints 1", "whats an actor? no code please", "now print 2"]
+    result = run_chat(model, lambda _p: lines.pop(0) if lines else None, lambda _t: None,
+                      check=lambda src: FakeResult())
+    assert [turn.vox for _, turn in model.calls] == [True, False, True]  # a follow-up stays Vox
+    assert result.verdicts == ("PASS", "PASS")
+
 def test_repl_keeps_history_and_exits() -> None:
     model = FakeModel("one", "two")
     text, result = transcript(model, None, ["first", "", "second", "/exit", "never sent"])

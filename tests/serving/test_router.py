@@ -11,7 +11,7 @@ from serving.catalog import Catalog, CatalogEntry, entries_from_litellm, entries
 from serving.decision import Decision
 from serving.errors import NoCandidates, UnknownModel
 from serving.router import RouteRequest, decide, resolve_model
-from serving.scoring import ALIASES, MODES, infer_category, is_vox_request
+from serving.scoring import ALIASES, MODES, infer_category, is_vox_request, refuses_code
 
 LITELLM = {  # USD per token, as LiteLLM ships it
     "gpt-5": {"litellm_provider": "openai", "mode": "chat", "input_cost_per_token": 1.25e-6,
@@ -100,6 +100,44 @@ def test_category_and_vox_inference() -> None:
                 "look like? give me an example", "Vox function that counts words", "Make a Vox actor `Clerk`",
                 "A Vox function, which sums a list", "Hi! Can you write a Vox actor?"):
         assert is_vox_request(ask), ask
+
+
+@pytest.mark.parametrize("question", [
+    # a question word without its apostrophe, or misspelt (a new user's probe)
+    "Whats an actor in Vox?", "whats a workflow", "whats a workflow in vox", "What's a Vox actor?",
+    "Hows a Vox test written?", "Hows a Vox actor written?", "Wheres the type of a Vox actor declared?",
+    "Whys Vox using `ret`?", "wat is a vox workflow", "Doesnt a Vox actor hold state?",
+    "Cant a Vox workflow call an activity?", "Hi! Whats an actor in Vox?",
+    # a question, or any text, that refuses code
+    "What is an actor in Vox? Don't write any code.", "Explain workflows in Vox, no code please",
+    "Explain Vox actors without code.", "How does a Vox workflow work? No code, just explain.",
+    "Vox actors: just explain them", "Describe Vox routes without any code examples",
+    "What is a type in Vox? Do not give me a function.", "Tell me about Vox actors, I'm not asking for code",
+    "What does `f(x: int) to int` mean in Vox? No code please.",
+])
+def test_questions_and_refusals_ask_for_no_vox_code(question: str) -> None:
+    assert not is_vox_request(question)
+
+
+@pytest.mark.parametrize("ask", [
+    "Write a Vox function `f(x: int) to int` that doubles x, no comments please",
+    "Can you code a Vox function that reverses a string?",
+    "Why doesn't my Vox function compile? fn f(x: int) -> int { ret x }",
+    "Whats wrong with my Vox function? fn f(x: int) -> int { ret x }",
+    "Hows this Vox actor look? Fix it: actor A { }", "Whats the best way to write a Vox actor? Show me.",
+    "I have no code yet. Write a Vox function that sums a list",
+    "Write a Vox function without code duplication", "Write a Vox actor, no code comments please",
+    "Don't use loops: write a Vox function that sums a list", "Dont use loops in the Vox function `total`",
+    "However you like, write a Vox actor", "Write a Vox workflow and just explain the activities briefly",
+])
+def test_requests_stay_requests_whatever_their_question_words_and_nos(ask: str) -> None:
+    assert is_vox_request(ask)
+
+
+def test_refuses_code_only_when_nothing_else_is_asked() -> None:
+    assert refuses_code("whats a workflow? no code please") and refuses_code("Just explain it")
+    assert refuses_code("Don't write any code, I only want to understand actors.") is False  # "want": asks
+    assert not refuses_code("I have no code yet. Write a Vox function") and not refuses_code("no code comments")
 
 
 @pytest.mark.parametrize("mode", list(MODES))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from vox_lang.pasted import asked_items, pasted_items
 from vox_lang.requests import RequestedItem, missing_items
 
@@ -42,3 +44,51 @@ def test_strings_comments_reserved_words_and_a_returned_error_require_nothing() 
     for text in ("This won\u2019t compile: fn double(x: int) -> int { ret x }",
                  "It doesnt compile: fn double(x: int) {", "error[E0201] here: fn double(x: int) -> int {"):
         assert [i.name for i in pasted_items(text)] == ["double"], text
+
+
+@pytest.mark.parametrize(
+    ("code", "expected"),
+    [
+        # types: record, sum, alias (spec §2), generics, without `=` (W0003), retired colon block (E0301)
+        ("type Money = { cents: int }", [("type", "Money")]),
+        ("type Shape = | Dot | Disc(r: float)", [("type", "Shape")]),
+        ("type Id = str", [("type", "Id")]),
+        ("type Box<T> = { v: T }", [("type", "Box")]),
+        ("type Box[T] = { v: T }", [("type", "Box")]),
+        ("type Point { x: int, y: int }", [("type", "Point")]),
+        ("type Point {\n  x: int\n  y: int\n}", [("type", "Point")]),
+        ("@table type Row { id: int }", [("type", "Row")]),
+        ("type Point:\n    x: int", [("type", "Point")]),
+        # functions, workflows, activities: modifiers, decorators, generics, retired forms
+        ("fn pick[T](xs: List[T]) to T { ret xs[0] }", [("function", "pick")]),
+        ("fn pick<T>(xs: List[T]) to T { ret xs[0] }", [("function", "pick")]),
+        ("pub async fn load(id: str) to str { ret id }", [("function", "load")]),
+        ('extern fn now_ms() to int = "clock"', [("function", "now_ms")]),
+        ("@test\nfn adds() { assert(1 + 1 == 2) }", [("function", "adds")]),
+        ('@mcp.tool "Area of a circle"\nfn area(r: float) to float { ret r * r }', [("function", "area")]),
+        ("@endpoint(kind: query) fn stats() to int { ret 1 }", [("function", "stats")]),
+        ("@component\nfn Nav() to Element { ret text(value=\"x\") }", [("function", "Nav")]),
+        ("fn double(x: int):\n    return x * 2", [("function", "double")]),
+        ("pub async workflow ship[T](id: str) { }", [("workflow", "ship")]),
+        ("activity pack(id: str) to str { ret id }", [("activity", "pack")]),
+        # components (spec §10 U6; an upstream one with state too), actors
+        ('component Card(title: str) {\n  view: text(value=title)\n}', [("function", "Card")]),
+        ("component Counter {\n  state count: int = 0\n}", [("function", "Counter")]),
+        ("actor Clerk {\n  on ask(n: int) to int { ret n }\n}", [("actor", "Clerk")]),
+        ("actor Clerk:\n  on ask(n: int) to int { ret n }", [("actor", "Clerk")]),
+        # uses, not declarations
+        ("let f: fn(int) to int = fn(x: int) to int { ret x }", []),
+        ("let t = msg.type\nlet c = my_component(1)\nlet a = x.actor", []),
+        ("fn show(p: Point) { }  // p has type Point: a record", [("function", "show")]),
+        ("let n = 1  // returns a value of type Foo { x }", []),
+    ],
+)
+def test_every_item_declaring_form_is_read(code: str, expected: list[tuple[str, str]]) -> None:
+    assert [(i.kind, i.name) for i in pasted_items("Fix this Vox code:\n" + code)] == expected
+
+
+def test_a_component_answers_for_the_function_it_lowers_to() -> None:
+    spec = asked_items("This doesn't compile: component Card(title: str) {\n  view: text(value=title)\n}")
+    assert missing_items(spec, 'fn Card(title: str) to Element {\n  ret text(value=title)\n}') == []
+    assert missing_items(spec, 'component Card(title: str) {\n  view: text(value=title)\n}') == []
+    assert missing_items(spec, "fn other() { }") == ["Card"]

@@ -29,6 +29,9 @@ from vox_lang.requests import RequestedItem, RequestSpec, extract_request, missi
         ("Write a script that prints 1 to 5", []),
         ("A function `fn` is not a name; neither is `List[int]`", []),
         ("Write a function `f(x: int, x: int) to int`", []),  # E0402 whatever the program: no requirement
+        # a full stop right after a word ends the sentence: the kind word does not reach `x`
+        ("Write a type `T` with fields. Print `x`.", [("type", "T", None)]),
+        ("Write a function. Use `helper` too", []),
     ],
 )
 def test_extract_request(text: str, expected: list[tuple[str, str, str | None]]) -> None:
@@ -49,6 +52,8 @@ def test_extract_request(text: str, expected: list[tuple[str, str, str | None]])
         ("A record. Then a type `Mixed` please", None),                       # another sentence
         ("Write a type `Odd` with fields and variants", None),                # both
         ("Define a sum type `Shape` and a record type `Size`", "sum"),         # the nearest word before
+        ("I need fields. A type `Loose` please", None),                       # a full stop after a word ends it
+        ("A type `Box` with fields. Then `f(x: int)`", "record"),             # ... and is not part of the word
     ],
 )
 def test_type_form(text: str, form: str | None) -> None:
@@ -138,3 +143,20 @@ def test_a_script_request_needs_a_top_level_statement() -> None:
     assert runs_nothing("Write a script that prints 1", uncalled)
     assert not runs_nothing("Write a script that prints 1", uncalled + "main()\n")
     assert not runs_nothing("Write a function that prints 1", uncalled)  # no script asked
+
+
+def test_a_large_request_gives_each_sentences_items() -> None:
+    """Thousands of backticked spans (see ``bench/requests.py`` for the time): each sentence's
+    items, as if read alone; kind words never reach across sentences."""
+    sentence = "Write a function `f{i}(x: int) to int`, a record type `T{i}` with fields. Print `x{i}`. "
+    text = "".join(sentence.format(i=i) for i in range(2000))
+    expected = []
+    for i in range(2000):
+        expected += [("function", f"f{i}", "(x: int) to int", None), ("type", f"T{i}", None, "record")]
+    assert [(it.kind, it.name, it.signature, it.form) for it in extract_request(text).items] == expected
+
+
+def test_a_kind_word_reaches_over_any_run_of_joined_names() -> None:
+    names = [f"A{i}" for i in range(3000)]
+    spec = extract_request("Write an actor " + " and ".join(f"`{n}`" for n in names) + ". Then `B` and `c(x: int)`")
+    assert [(i.kind, i.name) for i in spec.items] == [("actor", n) for n in names] + [("function", "c")]
