@@ -63,7 +63,7 @@ class Verdict:
     ``cut`` (a block of it has no closing fence: the answer hit its token limit), ``typed``
     (names and types were checked: no syntax error stopped them, :attr:`vox_lang.CheckResult.typed`)
     and ``idle`` (the request asks for a script and the program has no top-level statement, so
-    running it does nothing: :func:`vox_lang.requests.runs_nothing`); ``tests_failed``: of its
+    running it does nothing: :func:`vox_lang.script_requests.runs_nothing`); ``tests_failed``: of its
     ``@test`` functions, run as the chat's check runs them (:func:`serving.chat_repair.program_tests`)
     but within :data:`CANDIDATE_TEST_STEPS` steps and :data:`CANDIDATE_TEST_SECONDS`, how many failed
     (a new-user trial saw "3/8 candidates passed the check" and then the chosen one's tests fail)."""
@@ -123,7 +123,8 @@ def check_candidate(text: str, request: str, check: Callable[[str], Any] | None 
     ```vox blocks as one module, or the last complete block when only it passes; blocks holding
     only comments are no program), and what ``request`` names."""
     from vox_lang.pasted import asked_items
-    from vox_lang.requests import missing_items, runs_nothing
+    from vox_lang.requests import missing_items
+    from vox_lang.script_requests import runs_nothing
 
     if check is None:
         import vox_lang

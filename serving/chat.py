@@ -15,7 +15,7 @@ again when a later answer was worse. The turn ends with ``vox-script-verify: PAS
 its ``@test`` functions pass, and it declares every item the request names:
 :func:`vox_lang.requests.missing_items`; a program that compiles without one is repaired like an
 error, and so is one with no top-level statement where the request asks for a script,
-:func:`vox_lang.requests.runs_nothing`) or ``FAIL`` and the remaining diagnostics; when no
+:func:`vox_lang.script_requests.runs_nothing`) or ``FAIL`` and the remaining diagnostics; when no
 model can take a repair call (e.g. the repair prompt does not fit any context window), repair
 stops with a ``[check] repair stopped: ...`` note and ``FAIL``. Model output is only ever parsed
 and checked, never executed, except its ``@test`` functions, run with no capabilities.
@@ -36,7 +36,8 @@ from serving.router import AttemptFailed, ChatEvent, Completed, TextDelta
 from serving.scoring import is_vox_request, refuses_code
 from serving.verify import verify_answer
 from vox_lang.pasted import asked_items
-from vox_lang.requests import RequestedItem, missing_items, runs_nothing
+from vox_lang.requests import RequestedItem, missing_items
+from vox_lang.script_requests import runs_nothing
 
 Message = Mapping[str, str]
 EXIT_COMMANDS = ("/exit", "/quit", ":q")

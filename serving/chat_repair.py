@@ -157,7 +157,7 @@ def assess(round_: int, answer: str, verified: Verification, tests: Any,
     unless it compiles and declares tests), ``render`` renders diagnostics in the repair format,
     ``missing`` the requested items a program that compiles does not declare, ``idle``: it
     compiles and declares them, but the request asks for a script and it has no top-level
-    statement (:func:`vox_lang.requests.runs_nothing`; ranked with missing items)."""
+    statement (:func:`vox_lang.script_requests.runs_nothing`; ranked with missing items)."""
     program, result = verified.program, verified.result
     if idle and not missing:
         return Attempt(round_, answer, program, MISSING_ITEMS, 1, SCRIPT_SUMMARY, SCRIPT_MESSAGE,

@@ -59,9 +59,10 @@ _LOOKBACK: Final = 4
 
 _NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _BACKTICK: Final = re.compile(r"`([^`\n]+)`")
-#: a plain word (dotted names like ``@mcp.tool`` are one word) or a punctuation mark; a full stop
-#: after a word ends the sentence ("with fields. Print `x`"), it is not part of the word
-_WORD: Final = re.compile(r"[@A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+)*|[.;:!?]")
+#: a plain word (dotted names like ``@mcp.tool`` are one word, and so are the abbreviations
+#: "e.g.", "i.e." and "etc.") or a punctuation mark; a full stop after a word ends the sentence
+#: ("with fields. Print `x`"), it is not part of the word
+_WORD: Final = re.compile(r"(?i:\be\.g\.|\bi\.e\.|\betc\.)|[@A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+)*|[.;:!?]")
 _NOT_NAMES: Final = frozenset(KEYWORDS) | frozenset(BUILTIN_TYPES) | frozenset(BUILTINS) \
     | frozenset(CONSTRUCTORS) | frozenset(VIEW_ELEMENTS) | frozenset({"main", "std", "_", "set"})
 #: names no program can declare (reserved words, prelude names, ``main``...): never a requirement
@@ -379,37 +380,6 @@ def missing_items(spec: RequestSpec, source: str | syntax.Module, trees: TreeMem
         source = parse_module(src, DiagnosticSink(src), trees)
     have = declared_items(source)
     return [want.name for want in spec.items if not any(_matches(want, h) for h in have)]
-
-
-#: a request for a script: a file with top-level statements, which run when it is run (spec §11);
-#: not "not a script" / "no script", nor a script that is not the program asked for ("a module my
-#: build script can import": a word right before it other than an article or "Vox")
-_SCRIPT: Final = re.compile(r"(?:^|[^\w\s]\s*|\b(?:a|an|the|this|that|my|your|vox|one|two|three|simple|small|short"
-                            r"|quick)\s+)scripts?\b", re.IGNORECASE)
-_NOT_SCRIPT: Final = re.compile(r"\b(?:not|no)\s+(?:a\s+)?scripts?\b", re.IGNORECASE)
-
-
-def asks_for_script(text: str) -> bool:
-    """Whether a request asks for a *script*: a program whose top-level statements do the work
-    when it is run (``vox run``). The word "script" counts at a sentence start, after
-    punctuation, or after an article or a plain adjective ("Write a Vox script", "Script please:",
-    "a small script"), unless negated ("not a script"). Never raises."""
-    return _SCRIPT.search(text) is not None and _NOT_SCRIPT.search(text) is None
-
-
-def runs_nothing(text: str, source: str | syntax.Module) -> bool:
-    """Whether the program ``source`` answers a request ``text`` that asks for a script
-    (:func:`asks_for_script`) with no top-level statement (:attr:`vox_lang.syntax.Module.is_script`):
-    only declarations, so running it does nothing (a ``fn main()`` that nothing calls). ``False``
-    when the request asks for no script."""
-    if not asks_for_script(text):
-        return False
-    if isinstance(source, str):
-        from vox_lang.parser import parse_module
-
-        src = SourceFile(source, "<program>")
-        source = parse_module(src, DiagnosticSink(src))
-    return not source.is_script
 
 
 def requested_names(specs: Iterable[RequestSpec]) -> frozenset[str]:

@@ -131,7 +131,7 @@ def test_missing_items_accepts_a_parsed_module() -> None:
 
 
 def test_a_script_request_needs_a_top_level_statement() -> None:
-    from vox_lang.requests import asks_for_script, runs_nothing
+    from vox_lang.script_requests import asks_for_script, runs_nothing
 
     assert asks_for_script("Write a Vox script that prints 1 to 5") and asks_for_script("Write two SCRIPTS")
     assert not asks_for_script("Write a function `f() to int`") and not asks_for_script("a description")
@@ -160,3 +160,13 @@ def test_a_kind_word_reaches_over_any_run_of_joined_names() -> None:
     names = [f"A{i}" for i in range(3000)]
     spec = extract_request("Write an actor " + " and ".join(f"`{n}`" for n in names) + ". Then `B` and `c(x: int)`")
     assert [(i.kind, i.name) for i in spec.items] == [("actor", n) for n in names] + [("function", "c")]
+
+
+@pytest.mark.parametrize(("text", "kind", "name"), [
+    ("Write a function, e.g. `double(n: int) to int`, that doubles.", "function", "double"),
+    ("Write a type, i.e. `Shape`, with variants.", "type", "Shape"),
+    ("Write an actor, E.g. `Counter`.", "actor", "Counter"),
+])
+def test_an_abbreviation_does_not_end_the_sentence(text: str, kind: str, name: str) -> None:
+    """"e.g.", "i.e." and "etc." are words, not full stops: the kind word before them still counts."""
+    assert [(i.kind, i.name) for i in extract_request(text).items] == [(kind, name)]
