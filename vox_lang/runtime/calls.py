@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from vox_lang import hir
 from vox_lang.runtime import builtins as bi, functions, ops
-from vox_lang.runtime.errors import Overtime, VoxFault
+from vox_lang.runtime.errors import VoxFault
 from vox_lang.runtime.frames import MISSING
 from vox_lang.runtime.stdlib import std_function, std_value
 from vox_lang.runtime.values import (
@@ -143,19 +143,6 @@ def _guard(ev: Ev, span: Span) -> Ev:
     return guarded
 
 
-def _placed(ev: Ev, span: Span) -> Ev:
-    """A builtin or method call: an interrupt of the runner's watchdog inside it (R0010 during one
-    long step) is placed at this call."""
-    def placed(f: list[Any]) -> Any:
-        try:
-            return ev(f)
-        except Overtime as e:
-            if e.span is None:
-                e.span = e.pending = span
-            raise
-    return placed
-
-
 def call(c: Compiler, e: hir.Call) -> Ev:
     callee, span = e.callee, e.span
     if isinstance(callee, hir.Ref):
@@ -189,7 +176,7 @@ def call(c: Compiler, e: hir.Call) -> Ev:
         if kind == "std_fn":
             fn = std_function(d.key, c.rt)
             args = bind_args(c, e.args, _std_param_names(d.key), ())
-            return _placed(lambda f: fn(args(f), span), span)
+            return lambda f: fn(args(f), span)
         if kind in ("import", "std_module"):
             return _unavailable(callee.span, f"module `{d.key or d.name}`")
     if isinstance(callee, hir.Member):
@@ -225,8 +212,8 @@ def _builtin_call(c: Compiler, name: str, e: hir.Call) -> Ev:
         return length
     if len(evs) == 1:
         a0 = evs[0]
-        return _placed(lambda f: impl(rt, [a0(f)], span), span)
-    return _placed(lambda f: impl(rt, [a(f) for a in evs], span), span)
+        return lambda f: impl(rt, [a0(f)], span)
+    return lambda f: impl(rt, [a(f) for a in evs], span)
 
 
 def _view_call(c: Compiler, name: str, e: hir.Call) -> Ev:
@@ -270,8 +257,8 @@ def _member_call(c: Compiler, m: hir.Member, e: hir.Call) -> Ev:
         found = method
         if len(evs) == 1:
             a0 = evs[0]
-            return _placed(lambda f: found(rt, obj(f), [a0(f)], span), span)
-        return _placed(lambda f: found(rt, obj(f), [a(f) for a in evs], span), span)
+            return lambda f: found(rt, obj(f), [a0(f)], span)
+        return lambda f: found(rt, obj(f), [a(f) for a in evs], span)
 
     def dynamic(f: list[Any]) -> Any:
         target = obj(f)

@@ -27,6 +27,7 @@ from vox_lang.runtime.errors import ExitRequest, Overtime, RuntimeFault, VoxFaul
 from vox_lang.runtime.frames import FnScope
 from vox_lang.runtime.limits import Budget, RunConfig, RunState, SharedLimits
 from vox_lang.runtime.typed import TypeInfo
+from vox_lang.source import Span
 
 #: status → exit code of ``vox run`` (spec §11)
 EXIT_CODES: Final = {"ok": 0, "compile_error": 1, "usage": 2, "runtime_error": 3, "internal": 3}
@@ -155,6 +156,20 @@ def _interrupt(thread: threading.Thread) -> None:
         ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(ident), ctypes.py_object(Overtime))
 
 
+def _step_span(exc: BaseException) -> Span | None:
+    """The position of the innermost compiled step ``exc`` unwound through: a builtin's, a
+    method's or a std call's code keeps its call's ``span`` (:mod:`vox_lang.runtime.calls`).
+    Read from the traceback, only when the watchdog interrupted a run, so the hot path pays nothing."""
+    found: Span | None = None
+    tb = exc.__traceback__
+    while tb is not None:
+        span = tb.tb_frame.f_locals.get("span")
+        if isinstance(span, Span):
+            found = span
+        tb = tb.tb_next
+    return found
+
+
 def _in_big_thread(fn: Callable[[], Any], budget: Budget, max_depth: int) -> Any:
     """Run ``fn`` on a thread with a large stack and recursion headroom; returns its result.
 
@@ -279,8 +294,9 @@ def _execute(res: CheckResult, types: TypeInfo, cfg: RunConfig, entry: str,
     except VoxFault as exc:
         if isinstance(exc, Overtime):
             exc.fields["detail"] = rt.budget.overtime()
-            if exc.span is None:  # interrupted inside a step: point at the innermost known call
-                exc.span = exc.pending or next((where for _, where in exc.stack if where is not None), None)
+            if exc.span is None:  # interrupted inside a step: point at the step, else the innermost known call
+                exc.span = _step_span(exc) or exc.pending or next(
+                    (where for _, where in exc.stack if where is not None), None)
         return "runtime_error", rt, to_fault(exc, res.source, outer)
     except ExitRequest as exc:
         rt.exit_note = exc.note
