@@ -65,7 +65,8 @@ class Verdict:
     and ``idle`` (the request asks for a script and the program has no top-level statement, so
     running it does nothing: :func:`vox_lang.script_requests.runs_nothing`); ``tests_failed``: of its
     ``@test`` functions, run as the chat's check runs them (:func:`serving.chat_repair.program_tests`)
-    but within :data:`CANDIDATE_TEST_STEPS` steps and :data:`CANDIDATE_TEST_SECONDS`, how many failed
+    but within :data:`CANDIDATE_TEST_STEPS` steps and :data:`CANDIDATE_TEST_SECONDS` for all its tests
+    together, how many failed
     (a new-user trial saw "3/8 candidates passed the check" and then the chosen one's tests fail)."""
 
     errors: int
@@ -143,8 +144,9 @@ def check_candidate(text: str, request: str, check: Callable[[str], Any] | None 
                    tests_failed=tests.failed if tests is not None else 0)
 
 
-#: limits of a candidate's ``@test`` run (spec §11's defaults are 10,000,000 steps and 10 s; up to
-#: eight candidates are screened per round, and the answer's own check runs under the defaults)
+#: limits of a candidate's ``@test`` run, shared by all its tests (spec §11's defaults are 10,000,000
+#: steps and 10 s per test; up to eight candidates are screened per round, so a candidate costs at
+#: most about 2 s however many tests it has; the answer's own check runs under the defaults)
 CANDIDATE_TEST_STEPS: Final = 1_000_000
 CANDIDATE_TEST_SECONDS: Final = 2.0
 
@@ -153,7 +155,8 @@ def _candidate_limits() -> Any:
     from vox_lang.runtime.limits import RunConfig
 
     # std.log lines of a candidate being screened are dropped (they would reach the user's terminal)
-    return RunConfig(max_steps=CANDIDATE_TEST_STEPS, timeout_s=CANDIDATE_TEST_SECONDS, log=lambda line: None)
+    return RunConfig(max_steps=CANDIDATE_TEST_STEPS, timeout_s=CANDIDATE_TEST_SECONDS, tests_share_limits=True,
+                     log=lambda line: None)
 
 
 def pick(texts: Sequence[str], request: str, check: Callable[[str], Any] | None = None) -> Pick:

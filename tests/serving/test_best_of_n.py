@@ -333,3 +333,20 @@ def test_a_candidate_whose_test_never_ends_fails_within_the_screening_limits() -
     verdict = check_candidate(looping, REQUEST)
     assert verdict.tests_failed == 1 and not verdict.passed
     assert time.perf_counter() - start < 30  # bounded by CANDIDATE_TEST_STEPS, not spec §11's 10M steps
+
+
+def test_a_candidate_s_tests_share_one_time_budget(monkeypatch: Any) -> None:
+    """CANDIDATE_TEST_SECONDS bounds a candidate, not each of its tests: five tests that each
+    sleep until the limit took five limits (10 s a candidate, minutes for eight)."""
+    import time
+
+    import serving.best_of_n as bon
+
+    monkeypatch.setattr(bon, "CANDIDATE_TEST_SECONDS", 0.3)
+    tests = "".join(f"@test\nfn test_{i}() {{\n  time.sleep(60000)\n}}\n" for i in range(5))
+    sleepy = f"```vox\nimport std.time\nfn double(n: int) to int {{ ret n * 2 }}\n{tests}```"
+    start = time.perf_counter()
+    verdict = check_candidate(sleepy, REQUEST)
+    elapsed = time.perf_counter() - start
+    assert verdict.tests_failed == 5 and not verdict.passed
+    assert elapsed < 0.3 + 1.0, elapsed  # per-test limits would take 5 × 0.3 s

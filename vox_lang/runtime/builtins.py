@@ -2,7 +2,9 @@
 ``str``, ``List``, ``Map``, ``Set``, ``Option`` and ``Result``.
 
 Each implementation is ``impl(rt, args, span)`` (builtins) or ``impl(rt, recv, args, span)``
-(methods) and raises :class:`VoxFault` for runtime errors (R0001, R0004, R0006, R0009).
+(methods) and raises :class:`VoxFault` for runtime errors (R0001, R0004, R0006, R0009). One that
+works through a whole value reports its size to :meth:`~vox_lang.runtime.limits.Budget.charge`,
+which reads the clock after enough work (R0010 at this call's position).
 Methods are found by the receiver's run-time kind, so they work on values of opaque type too.
 """
 
@@ -92,27 +94,34 @@ def b_range(rt: RunState, args: list[Any], span: Span) -> list[int]:
     """``range(a, b)``: ``[a, b)`` (capped by ``max_len``)."""
     a, b = args
     rt.budget.too_long(b - a, "list", span)
+    rt.budget.charge(b - a, span)
     return list(range(a, b))
 
 
 def b_set(rt: RunState, args: list[Any], span: Span) -> VSet:
     """``set(xs)``: the distinct elements in first-seen order."""
     out = VSet()
-    for x in args[0]:
+    charge = rt.budget.charge
+    for i, x in enumerate(args[0]):
         out[as_key(x, copy=True) if type(x) is list else vcopy(x)] = None
+        if not i & 4095:
+            charge(4096, span)
     return out
 
 
 def b_str(rt: RunState, args: list[Any], span: Span) -> str:
     """``str(x)``: the text of a value."""
     text = show(args[0])
+    rt.budget.charge(len(text), span)
     rt.budget.too_long(len(text), "str", span)
     return text
 
 
 def b_print(rt: RunState, args: list[Any], span: Span) -> None:
     """``print(x)``: the text of ``x`` and a newline."""
-    rt.print(show(args[0]), span)
+    text = show(args[0])
+    rt.budget.charge(len(text), span)
+    rt.print(text, span)
 
 
 def b_assert(rt: RunState, args: list[Any], span: Span) -> None:
@@ -135,6 +144,7 @@ def _index_fault(i: int, n: int, span: Span) -> VoxFault:
 
 def m_split(rt: RunState, s: str, args: list[Any], span: Span) -> list[str]:
     sep = args[0]
+    rt.budget.charge(len(s), span)
     return list(s) if sep == "" else s.split(sep)
 
 
@@ -155,7 +165,9 @@ def m_replace(rt: RunState, s: str, args: list[Any], span: Span) -> str:
     if old == "":
         return s
     count = s.count(old)
-    rt.budget.too_long(len(s) + count * (len(new) - len(old)), "str", span)
+    size = len(s) + count * (len(new) - len(old))
+    rt.budget.too_long(size, "str", span)
+    rt.budget.charge(size, span)
     return s.replace(old, new)
 
 
@@ -165,16 +177,25 @@ def m_char_at(rt: RunState, s: str, args: list[Any], span: Span) -> Any:
 
 
 def m_index_of(rt: RunState, s: str, args: list[Any], span: Span) -> Any:
+    rt.budget.charge(len(s), span)
     i = s.find(args[0])
     return NONE if i < 0 else Some(i)
 
 
+def _whole(op: Callable[[str, list[Any]], Any]) -> Method:
+    """A str method that reads the whole receiver (charged by its length)."""
+    def method(rt: RunState, s: str, args: list[Any], span: Span) -> Any:
+        rt.budget.charge(len(s), span)
+        return op(s, args)
+    return method
+
+
 STR_METHODS: Final[dict[str, Method]] = {
     "split": m_split,
-    "contains": lambda rt, s, a, sp: a[0] in s,
-    "trim": lambda rt, s, a, sp: s.strip(),
-    "to_upper": lambda rt, s, a, sp: s.upper(),
-    "to_lower": lambda rt, s, a, sp: s.lower(),
+    "contains": _whole(lambda s, a: a[0] in s),
+    "trim": _whole(lambda s, a: s.strip()),
+    "to_upper": _whole(lambda s, a: s.upper()),
+    "to_lower": _whole(lambda s, a: s.lower()),
     "replace": m_replace,
     "starts_with": lambda rt, s, a, sp: s.startswith(a[0]),
     "ends_with": lambda rt, s, a, sp: s.endswith(a[0]),
@@ -188,7 +209,10 @@ STR_METHODS: Final[dict[str, Method]] = {
 def m_push(rt: RunState, xs: list[Any], args: list[Any], span: Span) -> None:
     if len(xs) >= rt.cfg.max_len:
         rt.budget.too_long(len(xs) + 1, "list", span)
-    xs.append(vcopy(args[0]))
+    x = args[0]
+    if type(x) in (list, dict, VSet):  # a container is copied in: work in proportion to its length
+        rt.budget.charge(len(x), span)
+    xs.append(vcopy(x))
 
 
 def m_map(rt: RunState, xs: list[Any], args: list[Any], span: Span) -> list[Any]:
@@ -198,7 +222,9 @@ def m_map(rt: RunState, xs: list[Any], args: list[Any], span: Span) -> list[Any]
 
 def m_join(rt: RunState, xs: list[Any], args: list[Any], span: Span) -> str:
     sep = args[0]
-    rt.budget.too_long(sum(len(x) for x in xs) + len(sep) * max(len(xs) - 1, 0), "str", span)
+    size = sum(len(x) for x in xs) + len(sep) * max(len(xs) - 1, 0)
+    rt.budget.too_long(size, "str", span)
+    rt.budget.charge(size, span)
     return str(sep.join(xs))
 
 
@@ -207,13 +233,18 @@ def m_list_get(rt: RunState, xs: list[Any], args: list[Any], span: Span) -> Any:
     return Some(xs[i]) if 0 <= i < len(xs) else NONE
 
 
+def _charged_in(rt: RunState, xs: list[Any], x: Any, span: Span) -> bool:
+    rt.budget.charge(len(xs), span)
+    return x in xs
+
+
 LIST_METHODS: Final[dict[str, Method]] = {
     "push": m_push,
     "map": m_map,
     "join": m_join,
     "get": m_list_get,
     "filter": lambda rt, xs, a, sp: [x for x in tuple(xs) if a[0].call([x]) is True],
-    "contains": lambda rt, xs, a, sp: a[0] in xs,
+    "contains": lambda rt, xs, a, sp: _charged_in(rt, xs, a[0], sp),
     "len": lambda rt, xs, a, sp: len(xs),
 }
 

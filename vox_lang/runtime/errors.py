@@ -52,6 +52,15 @@ class VoxFault(VoxError):
             self.pending = span
 
 
+class Overtime(VoxFault):
+    """R0010 raised into a run's thread by the runner's watchdog when one step (a builtin, a
+    library call) outlasts the deadline; the runner fills in the detail and, when the step had
+    no position of its own, the innermost call site it unwound through."""
+
+    def __init__(self) -> None:
+        super().__init__("R0010", None, detail="")
+
+
 class ExitRequest(VoxError):
     """``std.process.exit(code)`` with the process capability: end the run with ``code``.
 

@@ -5,6 +5,11 @@ Steps are calls plus loop iterations. Compiled code decrements ``counter[0]`` on
 calls :meth:`Budget.checkpoint` when it goes below zero; the checkpoint charges the steps used
 since the last one, checks the wall clock, and hands out the next slice, so the hot path costs
 one list decrement and one comparison. ``counter[1]`` is the current call depth.
+
+One step can still be long (``str`` of a 10,000,000-element list, ``yaml.render``), so builtins
+that work on a whole value read the clock after a big one (:meth:`Budget.charge`), and the runner
+raises R0010 into a run still going past its deadline (:func:`vox_lang.runtime.runner`).
+:class:`SharedLimits` lets several runs (a module's ``@test`` functions) share one budget.
 """
 
 from __future__ import annotations
@@ -25,6 +30,9 @@ CAPABILITIES: Final = {"fs": "fs", "process": "process", "net": "http", "env": "
 #: steps between wall-clock checks (a step is at most one bounded operation, so the clock is
 #: read often enough to stop within a few milliseconds of the limit)
 SLICE: Final = 512
+#: elements or characters a builtin may work through before it reads the clock (:meth:`Budget.charge`):
+#: the slowest per-element work (``str`` of a list, ~0.2 µs an element) takes ~15 ms for this many
+WORK_SLICE: Final = 65_536
 
 
 @dataclass(frozen=True)
@@ -39,6 +47,9 @@ class RunConfig:
         max_len: longest list/map/set (elements) or str (code points) a program may build; a
             longer one ends the run with R0006 instead of exhausting the host's memory.
         max_output: characters ``print`` may write in total (R0006 past it).
+        tests_share_limits: when true, ``max_steps`` and ``timeout_s`` bound all of a module's
+            ``@test`` functions together (screening a model's candidate costs at most
+            ``timeout_s``); when false (``vox test``), each test gets them afresh.
         write: where ``print`` output goes (``None``: collected in the result only).
         log: where ``std.log`` lines go (``None``: the host's stderr); never program output.
     """
@@ -49,6 +60,7 @@ class RunConfig:
     capabilities: frozenset[str] = frozenset()
     max_len: int = 10_000_000
     max_output: int = 10_000_000
+    tests_share_limits: bool = False
     write: Callable[[str], Any] | None = field(default=None, compare=False)
     log: Callable[[str], Any] | None = field(default=None, compare=False)
 
@@ -67,22 +79,41 @@ def parse_capabilities(text: str) -> frozenset[str]:
 
 
 class Budget:
-    """The live step counter, depth counter and deadline of one run."""
+    """The live step counter, depth counter and deadline of one run.
 
-    def __init__(self, cfg: RunConfig) -> None:
+    Args:
+        cfg: the run's limits.
+        steps: steps this run may take (default ``cfg.max_steps``; less when shared).
+        deadline: ``time.monotonic()`` value past which the run ends with R0010 (default
+            ``cfg.timeout_s`` from now).
+        scope: who the limits bound, for the fault's detail (``the run``, ``the tests together``).
+    """
+
+    def __init__(self, cfg: RunConfig, steps: int | None = None, deadline: float | None = None,
+                 scope: str = "the run") -> None:
         self.cfg = cfg
-        self.remaining = cfg.max_steps  # steps not yet handed out
+        self.granted = cfg.max_steps if steps is None else max(steps, 0)
+        self.remaining = self.granted  # steps not yet handed out
         self.slice = 0
         self.counter: list[int] = [0, 0]  # [steps left in this slice, call depth]
         self.start = time.monotonic()
-        self.deadline = self.start + cfg.timeout_s
+        self.deadline = self.start + cfg.timeout_s if deadline is None else deadline
+        self.scope = scope
         self.output = 0
+        self.work = 0  # elements worked through by builtins since the clock was last read
+        #: > 0 while a host operation runs (it honours the deadline itself; the runner's
+        #: watchdog does not interrupt it, so no child process is left untracked)
+        self.shielded = 0
         self.refill()
 
     def refill(self) -> None:
         self.slice = min(SLICE, self.remaining)
         self.remaining -= self.slice
         self.counter[0] = self.slice
+
+    def overtime(self) -> str:
+        """The detail of this run's R0010: ``the run took longer than 2 s``."""
+        return f"{self.scope} took longer than {self.cfg.timeout_s:g} s"
 
     def checkpoint(self, span: Span | None) -> None:
         """Called when the slice is used up.
@@ -91,19 +122,30 @@ class Budget:
             VoxFault: R0006 when the budget is spent, R0010 past the deadline.
         """
         if time.monotonic() > self.deadline:
-            raise VoxFault("R0010", span, detail=f"the run took longer than {self.cfg.timeout_s:g} s")
+            raise VoxFault("R0010", span, detail=self.overtime())
         if self.remaining <= 0:
-            raise VoxFault("R0006", span, detail=f"more than {self.cfg.max_steps} steps (calls and loop iterations)")
+            where = "" if self.scope == "the run" else f" in {self.scope.removeprefix('the ')}"
+            raise VoxFault("R0006", span, detail=f"more than {self.cfg.max_steps} steps (calls and loop "
+                           f"iterations){where}")
         self.refill()
 
     def check_time(self, span: Span | None) -> None:
         """R0010 when past the deadline (for long single operations)."""
         if time.monotonic() > self.deadline:
-            raise VoxFault("R0010", span, detail=f"the run took longer than {self.cfg.timeout_s:g} s")
+            raise VoxFault("R0010", span, detail=self.overtime())
+
+    def charge(self, n: int, span: Span | None) -> None:
+        """A builtin worked through ``n`` elements or characters: read the clock once
+        :data:`WORK_SLICE` of them have added up since the last read (R0010 past the deadline),
+        so a loop of big operations stops near the limit, not :data:`SLICE` steps later."""
+        self.work += n
+        if self.work >= WORK_SLICE:
+            self.work = 0
+            self.check_time(span)
 
     def steps_used(self) -> int:
         """Steps used so far."""
-        return self.cfg.max_steps - self.remaining - max(self.counter[0], 0)
+        return self.granted - self.remaining - max(self.counter[0], 0)
 
     def time_left(self) -> float:
         """Seconds until the deadline (never negative)."""
@@ -117,12 +159,30 @@ class Budget:
                                 "says: build smaller values")
 
 
-class RunState:
-    """Everything one run shares: configuration, budget and the collected output."""
+class SharedLimits:
+    """One step budget and one deadline for several runs: a module's ``@test`` functions when
+    :attr:`RunConfig.tests_share_limits` is set (the deadline starts when this is made)."""
 
     def __init__(self, cfg: RunConfig) -> None:
         self.cfg = cfg
-        self.budget = Budget(cfg)
+        self.steps = cfg.max_steps  # steps left to the runs not yet made
+        self.deadline = time.monotonic() + cfg.timeout_s
+
+    def budget(self) -> Budget:
+        """The budget of the next run: the steps left and the common deadline."""
+        return Budget(self.cfg, steps=self.steps, deadline=self.deadline, scope="the tests together")
+
+    def spend(self, budget: Budget) -> None:
+        """A run made by :meth:`budget` ended: take its steps from what is left."""
+        self.steps -= budget.steps_used()
+
+
+class RunState:
+    """Everything one run shares: configuration, budget and the collected output."""
+
+    def __init__(self, cfg: RunConfig, budget: Budget | None = None) -> None:
+        self.cfg = cfg
+        self.budget = budget or Budget(cfg)
         self.counter = self.budget.counter
         self.output: list[str] = []
         #: set when ``process.exit`` changed the status it was given (shown by ``vox run``)

@@ -5,11 +5,14 @@ the evaluation and ``vox chat`` consume.
 A run happens in a worker thread with a large stack and a raised recursion limit, so deep Vox
 recursion ends as R0007 and never crashes the host; every fault becomes a
 :class:`~vox_lang.runtime.errors.RuntimeFault` (never a Python traceback). An exception that is
-not a Vox fault is a bug in the executor and is reported as ``internal``.
+not a Vox fault is a bug in the executor and is reported as ``internal``. The executor reads the
+clock only every few hundred steps, so the calling thread is a watchdog: a run still going just
+past its deadline (one long step) gets R0010 raised into it (:func:`_in_big_thread`).
 """
 
 from __future__ import annotations
 
+import ctypes
 import sys
 import threading
 import time
@@ -20,10 +23,11 @@ from typing import Any, Final
 from vox_lang import hir
 from vox_lang.api import CheckResult, check
 from vox_lang.runtime.compiler import Compiler
-from vox_lang.runtime.errors import ExitRequest, RuntimeFault, VoxFault, to_fault
+from vox_lang.runtime.errors import ExitRequest, Overtime, RuntimeFault, VoxFault, to_fault
 from vox_lang.runtime.frames import FnScope
-from vox_lang.runtime.limits import RunConfig, RunState
+from vox_lang.runtime.limits import Budget, RunConfig, RunState, SharedLimits
 from vox_lang.runtime.typed import TypeInfo
+from vox_lang.source import Span
 
 #: status → exit code of ``vox run`` (spec §11)
 EXIT_CODES: Final = {"ok": 0, "compile_error": 1, "usage": 2, "runtime_error": 3, "internal": 3}
@@ -33,6 +37,13 @@ THREAD_STACK: Final = 512 * 1024 * 1024
 DEFAULT_CONFIG: Final = RunConfig()
 #: Python frames allowed per Vox call level (a call nests a few closures per expression level)
 FRAMES_PER_CALL: Final = 80
+#: seconds past the deadline before the watchdog interrupts a run: the executor's own checks,
+#: which know the position, get the first chance
+WATCHDOG_GRACE_S: Final = 0.05
+#: seconds the watchdog then waits for the run to stop: an interrupt lands between Python
+#: operations, after the C operation under way (at most ``max_len`` elements: ~0.3 s) or a host
+#: operation (which stops at the deadline itself); a run still going is left as a daemon thread
+STRAGGLER_S: Final = 5.0
 
 
 @dataclass(frozen=True)
@@ -137,18 +148,51 @@ class TestReport:
         return "\n".join(parts)
 
 
-def _in_big_thread(fn: Callable[[], Any], timeout_s: float, max_depth: int) -> Any:
+def _interrupt(thread: threading.Thread) -> None:
+    """Raise :class:`Overtime` in ``thread`` at its next Python operation (CPython's
+    ``PyThreadState_SetAsyncExc``: the only way to stop a step that never reaches a check)."""
+    ident = thread.ident
+    if ident is not None:
+        ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(ident), ctypes.py_object(Overtime))
+
+
+def _step_span(exc: BaseException) -> Span | None:
+    """The position of the innermost compiled step ``exc`` unwound through: a builtin's, a
+    method's or a std call's code keeps its call's ``span`` (:mod:`vox_lang.runtime.calls`).
+    Read from the traceback, only when the watchdog interrupted a run, so the hot path pays nothing."""
+    found: Span | None = None
+    tb = exc.__traceback__
+    while tb is not None:
+        span = tb.tb_frame.f_locals.get("span")
+        if isinstance(span, Span):
+            found = span
+        tb = tb.tb_next
+    return found
+
+
+def _in_big_thread(fn: Callable[[], Any], budget: Budget, max_depth: int) -> Any:
     """Run ``fn`` on a thread with a large stack and recursion headroom; returns its result.
 
+    The calling thread watches ``budget``'s deadline: when the run is still going
+    :data:`WATCHDOG_GRACE_S` past it (one long step: ``str`` of a huge list, a library call),
+    :class:`Overtime` (R0010) is raised into the run, unless a host operation is under way
+    (:attr:`Budget.shielded`: it stops at the deadline itself).
+
     Raises:
-        VoxFault: R0010 when the thread does not finish within ``timeout_s`` plus a grace period
-            (the thread is left to finish as a daemon; the executor's own checks normally stop it first).
+        VoxFault: R0010 when the thread still runs :data:`STRAGGLER_S` after that (it is left to
+            finish as a daemon).
     """
     box: dict[str, Any] = {}
+    lock = threading.Lock()
+    running = [True]  # cleared under ``lock`` once ``fn`` is over: no interrupt lands after it
 
     def target() -> None:
         try:
-            box["value"] = fn()
+            try:
+                box["value"] = fn()
+            finally:
+                with lock:
+                    running[0] = False
         except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
             box["error"] = exc
 
@@ -162,14 +206,28 @@ def _in_big_thread(fn: Callable[[], Any], timeout_s: float, max_depth: int) -> A
     finally:
         threading.stack_size(old_size)
     try:
-        worker.join(timeout_s + 5.0)
+        worker.join(budget.time_left() + WATCHDOG_GRACE_S)
+        while worker.is_alive() and budget.shielded:  # a host operation: it ends at the deadline
+            worker.join(0.05)
+            if budget.time_left() + STRAGGLER_S <= 0:
+                break
+        with lock:
+            if running[0] and not budget.shielded:
+                _interrupt(worker)
+        worker.join(STRAGGLER_S)
     finally:
         if not worker.is_alive():
             sys.setrecursionlimit(old_limit)
     if worker.is_alive():
-        raise VoxFault("R0010", None, detail=f"the run took longer than {timeout_s:g} s")
-    if "error" in box:
-        raise box["error"]
+        raise VoxFault("R0010", None, detail=budget.overtime())
+    error = box.pop("error", None)
+    if error is not None:
+        # no reference cycle (exception -> traceback -> this frame -> exception) may keep the
+        # run's frames, and the values in them, alive until a garbage collection in a later run
+        try:
+            raise error
+        finally:
+            del error
     return box.get("value")
 
 
@@ -198,12 +256,14 @@ def _nothing_to_run(module: hir.Module) -> str:
     return f"nothing to run: `fn main` must take no parameters to be run (it takes {names})"
 
 
-def _execute(res: CheckResult, types: TypeInfo, cfg: RunConfig, entry: str) -> tuple[str, RunState, Any]:
-    """Compile and run one entry (``script``, ``main`` or ``test NAME``); returns (status, state, detail).
+def _execute(res: CheckResult, types: TypeInfo, cfg: RunConfig, entry: str,
+             budget: Budget | None = None) -> tuple[str, RunState, Any]:
+    """Compile and run one entry (``script``, ``main`` or ``test NAME``) under ``budget`` (default:
+    a fresh one from ``cfg``); returns (status, state, detail).
 
     When it returns, every process the run started has been killed (:meth:`RunState.end`).
     """
-    rt = RunState(cfg)
+    rt = RunState(cfg, budget)
     module = res.hir
     assert module is not None
     outer = "script"
@@ -211,6 +271,7 @@ def _execute(res: CheckResult, types: TypeInfo, cfg: RunConfig, entry: str) -> t
         def go() -> None:
             # compiled on the big thread too: compiling a long operator chain (`1 + 1 + … + 1`)
             # recurses once per operand, beyond the default recursion limit
+            rt.budget.check_time(None)  # a shared deadline may have passed before this run began
             if entry.startswith("test "):
                 lets = tuple(s for s in module.script if isinstance(s, hir.Let))
                 c, (body, size) = _compile(res, types, rt, lets)
@@ -228,9 +289,14 @@ def _execute(res: CheckResult, types: TypeInfo, cfg: RunConfig, entry: str) -> t
             outer = "script"
         elif entry.startswith("test "):
             outer = entry
-        _in_big_thread(go, cfg.timeout_s, cfg.max_depth)
+        _in_big_thread(go, rt.budget, cfg.max_depth)
         return "ok", rt, None
     except VoxFault as exc:
+        if isinstance(exc, Overtime):
+            exc.fields["detail"] = rt.budget.overtime()
+            if exc.span is None:  # interrupted inside a step: point at the step, else the innermost known call
+                exc.span = _step_span(exc) or exc.pending or next(
+                    (where for _, where in exc.stack if where is not None), None)
         return "runtime_error", rt, to_fault(exc, res.source, outer)
     except ExitRequest as exc:
         rt.exit_note = exc.note
@@ -292,13 +358,21 @@ def test_functions(module: hir.Module) -> list[hir.FnDecl]:
 
 def run_tests_checked(res: CheckResult, config: RunConfig = DEFAULT_CONFIG) -> TestReport:
     """Run every ``@test`` function of a checked module, each in a fresh module state (its
-    top-level ``let``s evaluated again, other top-level statements not run)."""
+    top-level ``let``s evaluated again, other top-level statements not run).
+
+    Each test gets ``config``'s step and time limits afresh, or, with
+    :attr:`RunConfig.tests_share_limits`, all of them share one budget and one deadline (a test
+    begun past it fails with R0010, one begun with no steps left with R0006)."""
     if not res.ok or res.hir is None:
         return TestReport(res)
     types = TypeInfo(res.hir, res.source)
+    shared = SharedLimits(config) if config.tests_share_limits else None
     outcomes = []
     for fn in test_functions(res.hir):
-        status, rt, detail = _execute(res, types, config, f"test {fn.name}")
+        budget = shared.budget() if shared is not None else None
+        status, rt, detail = _execute(res, types, config, f"test {fn.name}", budget)
+        if shared is not None:
+            shared.spend(rt.budget)
         output = "".join(line + "\n" for line in rt.output)
         if status == "ok" or (status == "exit" and detail == 0):
             outcomes.append(TestOutcome(fn.name, True, output=output))

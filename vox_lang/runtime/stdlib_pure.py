@@ -118,6 +118,18 @@ def to_json(v: Any, depth: int = 0) -> Any:
     return show(v)
 
 
+def _charged(rt: RunState, n: int, span: Span, value: Any) -> Any:
+    """``value``, made by working through ``n`` elements or characters (:meth:`Budget.charge`)."""
+    rt.budget.charge(n, span)
+    return value
+
+
+def _charged_text(rt: RunState, span: Span, text: str) -> str:
+    """``text``, made by work in proportion to its length (:meth:`Budget.charge`)."""
+    rt.budget.charge(len(text), span)
+    return text
+
+
 def _read_key(text: str, key: str, kind: str) -> Any:
     obj = json_object(text)
     if type(obj) is Err:
@@ -128,8 +140,8 @@ def _read_key(text: str, key: str, kind: str) -> Any:
 
 
 JSON: Final[dict[str, Impl]] = {
-    "parse": lambda rt, a, sp: json_object(a[0]),
-    "dump": lambda rt, a, sp: json.dumps(to_json(a[0]), ensure_ascii=False),
+    "parse": lambda rt, a, sp: _charged(rt, len(a[0]), sp, json_object(a[0])),
+    "dump": lambda rt, a, sp: _charged_text(rt, sp, json.dumps(to_json(a[0]), ensure_ascii=False)),
     "read_str": lambda rt, a, sp: _read_key(a[0], a[1], "str"),
     "read_f64": lambda rt, a, sp: _read_key(a[0], a[1], "float"),
     "quote": lambda rt, a, sp: json.dumps(a[0], ensure_ascii=False),
@@ -144,7 +156,7 @@ def _sleep(rt: RunState, a: list[Any], span: Span) -> None:
     time.sleep(min(seconds, left))
     if seconds > left:
         rt.budget.check_time(span)
-        raise VoxFault("R0010", span, detail=f"sleep({a[0]}) runs past the time limit")
+        raise VoxFault("R0010", span, detail=f"{rt.budget.overtime()} (sleep({a[0]}) would end past it)")
 
 
 TIME: Final[dict[str, Impl]] = {
@@ -223,8 +235,7 @@ def _timed(rt: RunState, span: Span, run: Callable[[float], Any]) -> Any:
     try:
         return run(max(rt.budget.time_left(), 0.001))
     except TimeoutError:
-        raise VoxFault("R0010", span, detail=f"the run took longer than {rt.cfg.timeout_s:g} s "
-                       "(in a regular-expression match)") from None
+        raise VoxFault("R0010", span, detail=f"{rt.budget.overtime()} (in a regular-expression match)") from None
 
 
 def _matches(rt: RunState, r: RegexVal, text: str, span: Span) -> bool:
@@ -246,7 +257,10 @@ def _csv_rows(text: str) -> list[list[str]]:
     import csv
     import io
 
-    return [list(r) for r in csv.reader(io.StringIO(text))]
+    try:
+        return [list(r) for r in csv.reader(io.StringIO(text))]
+    except csv.Error as exc:  # e.g. a field over the csv module's size limit: bad input, not a crash
+        raise ValueError(str(exc)) from None
 
 
 def _csv_records(text: str) -> list[dict[str, str]]:
@@ -268,9 +282,9 @@ def _csv_render(rows: list[list[str]]) -> str:
 
 REGEX: Final[dict[str, Impl]] = {"compile": _compile}
 CSV: Final[dict[str, Impl]] = {
-    "parse": lambda rt, a, sp: io_result(lambda: _csv_rows(a[0])),
-    "parse_records": lambda rt, a, sp: io_result(lambda: _csv_records(a[0])),
-    "render": lambda rt, a, sp: io_result(lambda: _csv_render(a[0])),
+    "parse": lambda rt, a, sp: _charged(rt, len(a[0]), sp, io_result(lambda: _csv_rows(a[0]))),
+    "parse_records": lambda rt, a, sp: _charged(rt, len(a[0]), sp, io_result(lambda: _csv_records(a[0]))),
+    "render": lambda rt, a, sp: _charged(rt, len(a[0]), sp, io_result(lambda: _csv_render(a[0]))),
 }
 AGENTOS: Final[dict[str, Impl]] = {
     "mutation_kind_for_tool": lambda rt, a, sp: "write" if any(
