@@ -33,7 +33,7 @@ from serving.extract import ThinkFilter
 from serving.keys import redact
 from serving.provider_status import ProviderHealth
 from serving.router import AttemptFailed, ChatEvent, Completed, TextDelta
-from serving.scoring import is_vox_request, refuses_code
+from serving.scoring import is_question, is_vox_request, refuses_code
 from serving.verify import verify_answer
 from vox_lang.pasted import asked_items
 from vox_lang.requests import RequestedItem, missing_items
@@ -198,7 +198,8 @@ def run_chat(send: Send, read_line: Callable[[str], str | None], write: Callable
 def _turn(text: str, send: Send, write: Callable[[str], None], options: ChatOptions,
           check: Callable[[str], Any], s: _Session) -> None:
     # a Vox conversation stays one (a follow-up need not say Vox), unless this turn refuses code
-    auto = is_vox_request(text) or (s.vox_active and not refuses_code(text))
+    # or only asks a question ("whats a workflow?"; "what if it took a list?" asks for a change)
+    auto = is_vox_request(text) or (s.vox_active and not refuses_code(text) and not is_question(text))
     vox = options.vox if options.vox is not None else auto
     if vox and not s.vox_active and options.system is None:
         s.history.insert(0, {"role": "system", "content": _system_prompt()})

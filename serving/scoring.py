@@ -161,9 +161,26 @@ def is_vox_request(text: str) -> bool:
     plain = _NO_CODE.sub(" ", text)
     if not (_VOX.search(plain) and _VOX_ACTION.search(plain)):
         return False
+    return not _asks_nothing_written(plain)
+
+
+#: follow-ups that ask for the code to change, though they open with a question word
+_CHANGE: Final = re.compile(r"^\W*(?:what\s+if|what\s+about|how\s+about|and\s+if|now\s+)\b", re.IGNORECASE)
+
+
+def _asks_nothing_written(plain: str) -> bool:
     question = bool(_QUESTION.search(plain)) or (plain.rstrip().endswith(("?", "\uff1f"))
                                                   and bool(_QUESTION_LATER.search(plain)))
-    return not (question and not _WRITE.search(plain))
+    return question and not _WRITE.search(plain)
+
+
+def is_question(text: str) -> bool:
+    """True when ``text`` is a question that asks for nothing to be written ("whats a workflow?",
+    "why does it return 0?"): in a Vox conversation such a follow-up is answered as prose, not
+    checked as code. A follow-up that asks for a change ("what if it took a list?", "how about
+    negative numbers?", "can you make it generic?") is not one. Never raises."""
+    plain = _NO_CODE.sub(" ", text)
+    return not _CHANGE.search(plain) and _asks_nothing_written(plain)
 
 
 def quality(entry: CatalogEntry, category: str, vox: bool) -> tuple[float, str]:

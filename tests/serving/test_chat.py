@@ -87,6 +87,29 @@ def test_a_turn_that_refuses_code_is_answered_in_prose_in_a_vox_conversation() -
     assert [turn.vox for _, turn in model.calls] == [True, False, True]  # a follow-up stays Vox
     assert result.verdicts == ("PASS", "PASS")
 
+
+def test_a_question_in_a_vox_conversation_is_answered_in_prose_and_a_change_is_code() -> None:
+    model = FakeModel("```vox\nprint(1)\n```", "A workflow is...", "```vox\nprint([1])\n```",
+                      "It prints...", "```vox\nprint(2)\n```")
+    lines = ["write a vox script that prints 1", "whats a workflow?", "What if it printed a list?",
+             "Why does it print that?", "how about printing 2"]
+    result = run_chat(model, lambda _p: lines.pop(0) if lines else None, lambda _t: None,
+                      check=lambda src: FakeResult())
+    assert [turn.vox for _, turn in model.calls] == [True, False, True, False, True]
+    assert result.verdicts == ("PASS", "PASS", "PASS")
+
+
+@pytest.mark.parametrize(("text", "question"), [
+    ("whats a workflow?", True), ("Why does it return 0?", True), ("Does it handle empty lists?", True),
+    ("What if it took a list?", False), ("how about negative numbers?", False), ("What about floats?", False),
+    ("Can you make it generic?", False), ("Now add a test", False), ("Could you add a doc comment?", False),
+])
+def test_is_question(text: str, question: bool) -> None:
+    from serving.scoring import is_question
+
+    assert is_question(text) is question
+
+
 def test_repl_keeps_history_and_exits() -> None:
     model = FakeModel("one", "two")
     text, result = transcript(model, None, ["first", "", "second", "/exit", "never sent"])
