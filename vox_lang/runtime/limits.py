@@ -15,6 +15,7 @@ raises R0010 into a run still going past its deadline (:func:`vox_lang.runtime.r
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -104,6 +105,7 @@ class Budget:
         #: > 0 while a host operation runs (it honours the deadline itself; the runner's
         #: watchdog does not interrupt it, so no child process is left untracked)
         self.shielded = 0
+        self.guard = threading.Lock()  # held while a host operation is entered or the watchdog decides
         self.refill()
 
     def refill(self) -> None:

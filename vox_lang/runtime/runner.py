@@ -193,6 +193,9 @@ def _in_big_thread(fn: Callable[[], Any], budget: Budget, max_depth: int) -> Any
             finally:
                 with lock:
                     running[0] = False
+                # an interrupt issued just before the run ended must not land after it (outside
+                # this handler it would end the thread with a traceback on stderr)
+                ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(threading.get_ident()), None)
         except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
             box["error"] = exc
 
@@ -211,7 +214,7 @@ def _in_big_thread(fn: Callable[[], Any], budget: Budget, max_depth: int) -> Any
             worker.join(0.05)
             if budget.time_left() + STRAGGLER_S <= 0:
                 break
-        with lock:
+        with lock, budget.guard:  # ``guard``: no host operation starts while this decides
             if running[0] and not budget.shielded:
                 _interrupt(worker)
         worker.join(STRAGGLER_S)

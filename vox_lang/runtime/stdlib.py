@@ -88,11 +88,15 @@ def std_function(key: str, rt: RunState) -> Callable[[list[Any], Span], Any]:
         # a host operation is cut off at the run's deadline (the child killed, the read given up);
         # that is the wall-clock limit ending the run (R0010), not an ``Error`` the program could
         # carry on past, even when the call is the program's last statement
-        rt.budget.shielded += 1  # it stops at the deadline itself: no watchdog in the middle of it
+        entered = False
         try:
+            with rt.budget.guard:  # the watchdog decides under it: an interrupt comes before this, or never
+                rt.budget.shielded += 1  # it stops at the deadline itself: no watchdog in the middle of it
+                entered = True
             out = found(rt, args, span)
         finally:
-            rt.budget.shielded -= 1
+            if entered:
+                rt.budget.shielded -= 1
         rt.budget.check_time(span)
         return out
     return host
