@@ -48,11 +48,23 @@ def sft_args(cfg: TrainConfig, run_dir: Path, device: str, has_eval: bool) -> An
         save_strategy="steps", save_steps=cfg.save_steps, save_total_limit=cfg.save_total_limit,
         logging_steps=cfg.logging_steps, logging_first_step=True, report_to="none",
         include_num_input_tokens_seen="non_padding", seed=cfg.seed, data_seed=cfg.seed,
-        bf16=bf16, fp16=False, use_cpu=device == "cpu", gradient_checkpointing=cfg.gradient_checkpointing,
+        bf16=bf16, fp16=False, use_cpu=device == "cpu", **_checkpointing(cfg.gradient_checkpointing),
         dataloader_pin_memory=device == "cuda", disable_tqdm=True, dataset_num_proc=None,
         ddp_timeout=collective_timeout_s(),
         ddp_find_unused_parameters=False,  # every LoRA weight is in every forward: skip DDP's extra graph walk
     )
+
+
+def _checkpointing(on: bool) -> dict[str, Any]:
+    """The ``SFTConfig`` argument that turns activation (gradient) checkpointing ``on``: recent
+    transformers 5 call it ``activation_checkpointing`` and warn on the older name on every
+    training run; earlier 5.x releases know only ``gradient_checkpointing``."""
+    import dataclasses
+
+    from trl import SFTConfig
+
+    names = {f.name for f in dataclasses.fields(SFTConfig)}
+    return {"activation_checkpointing" if "activation_checkpointing" in names else "gradient_checkpointing": on}
 
 
 def check_tied_targets(model: Any, target_modules: tuple[str, ...]) -> None:

@@ -272,3 +272,17 @@ def test_resume_point_reads_the_latest_run_without_removing_anything(tmp_path: P
     (run_dir / "checkpoint-3" / "trainer_state.json").write_text("{}")
     (tmp_path / "latest_run.json").write_text(json.dumps({"fingerprint": "abc", "run_dir": str(run_dir)}))
     assert resume_point(tmp_path) == "checkpoint-3" and (run_dir / "checkpoint-6").is_dir()
+
+
+@pytest.mark.parametrize("on", [False, True])
+def test_training_arguments_draw_no_deprecation_warning(tmp_path: Path, on: bool) -> None:
+    """Activation checkpointing is set under the name this transformers knows (its old name,
+    `gradient_checkpointing`, drew a FutureWarning in every training run's output)."""
+    import warnings
+
+    from pipeline.train_build import sft_args
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message=".*checkpointing.*", category=FutureWarning)
+        args = sft_args(replace(TrainConfig(), gradient_checkpointing=on, bf16="off"), tmp_path, "cpu", False)
+    assert args.gradient_checkpointing is on
