@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from serving.commands.inputs import STDIN, Input, read_inputs
+from serving.commands.inputs import STDIN, Input, read_inputs, read_some
 
 if TYPE_CHECKING:
     from vox_lang import CheckResult
@@ -171,7 +171,11 @@ def check(
         what = "--fix --diff (standard output holds the diff)" if diff else \
             "--fix on standard input (standard output holds the fixed source)"
         raise _fail(f"--format {fmt.value} does not go with {what}; run vox check without --fix for the report")
-    inputs = read_inputs("check", files, walk=True)
+    # an unreadable argument is reported and the rest still checked (exit 2 at the end), except
+    # with --fix, whose writes are all-or-nothing
+    inputs, unreadable = read_some("check", files, walk=True) if not fix else (read_inputs("check", files, True), 0)
+    if not inputs:
+        raise typer.Exit(2)
     import vox_lang
 
     fixes: list[tuple[str, str] | None] = [_fixed(item) if fix else None for item in inputs]
@@ -195,6 +199,9 @@ def check(
                     else "no mechanical fix applies"
                 typer.echo(f"vox check: {item.label}: {how}, {len(result.errors)} error(s) remain (vox check "
                            "without --fix lists them)", err=True)
+    if unreadable:
+        typer.echo(f"vox check: {unreadable} could not be read (see above); {len(inputs)} file(s) checked", err=True)
+        raise typer.Exit(2)
     if any(not r.ok for _, r in results):
         raise typer.Exit(1)
 

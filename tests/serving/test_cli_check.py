@@ -89,6 +89,39 @@ def test_invalid_utf8_is_a_diagnostic(runner: CliRunner, tmp_path: Path) -> None
     ]
 
 
+def test_an_unreadable_file_is_reported_and_the_others_still_checked(runner: CliRunner, tmp_path: Path) -> None:
+    """As linters do: one line per unreadable argument, the rest checked and shown, exit 2; the
+    JSON list holds the readable files' diagnostics. --fix stays all-or-nothing."""
+    good = write(tmp_path, "good.vox", GOOD)
+    bad = write(tmp_path, "bad.vox", BAD)
+    binary = write(tmp_path, "bin.vox", b"\x7fELF\x00\x01\x02")
+    res = runner.invoke(app, ["check", str(good), str(bad), str(binary), "-f", "json"])
+    assert res.exit_code == 2
+    assert {d["file"] for d in json.loads(res.stdout)} == {str(bad)}
+    assert res.stderr == (f"vox check: cannot read {binary}: binary file (NUL byte at offset 4), not Vox source\n"
+                          "vox check: 1 could not be read (see above); 2 file(s) checked\n")
+    human = runner.invoke(app, ["check", str(good), str(tmp_path / "missing.vox")])
+    assert human.exit_code == 2 and "checked 1 file" in human.stdout and "no such file" in human.stderr
+    fixing = runner.invoke(app, ["check", "--fix", str(bad), str(binary)])
+    assert fixing.exit_code == 2 and fixing.stdout == ""
+
+
+def test_a_large_or_endless_input_is_refused_without_reading_it_all(runner: CliRunner, tmp_path: Path) -> None:
+    """`vox check - < /dev/zero` grew to 23 GB: reading stops at the first NUL's chunk or past
+    MAX_SOURCE_BYTES, and a file over it is refused from its size."""
+    from serving.commands.inputs import MAX_SOURCE_BYTES
+
+    big = tmp_path / "big.vox"
+    with big.open("wb") as out:
+        out.truncate(MAX_SOURCE_BYTES + 1)  # sparse: no disk used
+    res = runner.invoke(app, ["check", str(big)])
+    assert res.exit_code == 2 and "larger than the 16 MB a Vox source file may have" in res.stderr
+    res = runner.invoke(app, ["check", "-"], input=b"let x = 1\n" * (MAX_SOURCE_BYTES // 10 + 1))
+    assert res.exit_code == 2 and "more than 16 MB" in res.stderr
+    res = runner.invoke(app, ["check", "-"], input=b"\x00" * (3 * 1024 * 1024))
+    assert res.exit_code == 2 and "binary file (NUL byte at offset 0)" in res.stderr
+
+
 def test_a_binary_file_is_refused_once_not_checked_byte_by_byte(runner: CliRunner, tmp_path: Path) -> None:
     # 5 MB of random bytes gave 2.6 million errors (1 GB of output, 100 s); an ELF file 756 for 2 KB
     elf = write(tmp_path, "a.out", b"\x7fELF\x02\x01\x01\x00" + bytes(range(256)) * 8)
@@ -274,10 +307,12 @@ def test_permission_denied_names_the_path(
 ) -> None:
     path = write(tmp_path, "secret.vox", GOOD)
 
-    def deny(self: Path) -> bytes:
-        raise PermissionError(13, "Permission denied", str(self))
+    def deny(name: str, *args: object) -> bytes:
+        raise PermissionError(13, "Permission denied", name)
 
-    monkeypatch.setattr(Path, "read_bytes", deny)  # chmod 000 does not stop root
+    import serving.commands.inputs
+
+    monkeypatch.setattr(serving.commands.inputs, "open", deny, raising=False)  # chmod 000 does not stop root
     res = runner.invoke(app, ["check", str(path)])
     assert res.exit_code == 2
     assert res.stderr.strip() == f"vox check: cannot read {path}: Permission denied"
@@ -351,7 +386,8 @@ def test_a_directory_is_checked_file_by_file(runner: CliRunner, tmp_path: Path) 
     (tmp_path / "empty").mkdir()
     res = runner.invoke(app, ["check", str(tmp_path / "empty"), str(src / "a.vox")])
     assert (res.exit_code, res.stderr) == (2, f"vox check: no .vox files in {tmp_path / 'empty'} (hidden files "
-                                              "and directories and symlinked directories are skipped)\n")
+                                              "and directories and symlinked directories are skipped)\n"
+                                              "vox check: 1 could not be read (see above); 1 file(s) checked\n")
     res = runner.invoke(app, ["test", str(src)])  # vox test walks it too
     assert res.exit_code != 2 and "cannot read" not in res.stderr
     # each file once, however often it is named (a directory twice, a file inside a directory given too)

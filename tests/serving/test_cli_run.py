@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -45,14 +46,16 @@ def test_run_check_and_test_word_an_unreadable_input_alike(runner: CliRunner, tm
     (tmp_path / "dir.vox").mkdir()
     (tmp_path / "blob.vox").write_bytes(b"print(1)\n\x00")
     write(tmp_path, "secret.vox", GOOD)
-    real_read = Path.read_bytes
+    import builtins
 
-    def deny(self: Path) -> bytes:
-        if self.name == "secret.vox":
-            raise PermissionError(13, "Permission denied", str(self))
-        return real_read(self)
+    import serving.commands.inputs
 
-    monkeypatch.setattr(Path, "read_bytes", deny)  # chmod 000 does not stop root
+    def deny(name: str, *args: Any, **kwargs: Any) -> Any:
+        if str(name).endswith("secret.vox"):
+            raise PermissionError(13, "Permission denied", str(name))
+        return builtins.open(name, *args, **kwargs)
+
+    monkeypatch.setattr(serving.commands.inputs, "open", deny, raising=False)  # chmod 000 does not stop root
     (tmp_path / "gone.vox").symlink_to("nowhere.vox")  # a dangling link: named as such
     why = {"missing.vox": "no such file", "dir.vox": "is a directory, not a regular file",
            "blob.vox": "binary file (NUL byte at offset 9), not Vox source", "secret.vox": "Permission denied",
