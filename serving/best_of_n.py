@@ -62,7 +62,7 @@ class Verdict:
     (requested items it does not declare), ``has_code`` (a ```vox block holding a program) and
     ``cut`` (a block of it has no closing fence: the answer hit its token limit), ``typed``
     (names and types were checked: no syntax error stopped them, :attr:`vox_lang.CheckResult.typed`)
-    and ``idle`` (the request asks for a script and the program has no top-level statement, so
+    and ``idle`` (the request asks for a script and the program has no top-level statement or ``fn main()``, so
     running it does nothing: :func:`vox_lang.script_requests.runs_nothing`); ``tests_failed``: of its
     ``@test`` functions, run as the chat's check runs them (:func:`serving.chat_repair.program_tests`)
     but within :data:`CANDIDATE_TEST_STEPS` steps and :data:`CANDIDATE_TEST_SECONDS` for all its tests
@@ -104,7 +104,7 @@ class Pick:
                     f"answering with candidate {self.index + 1}")
         best = self.verdicts[self.index]
         why = (f"it compiles but does not declare {', '.join(best.missing)}" if best.errors == 0 and best.missing
-               else "it compiles but has no top-level statement: a script was asked" if best.errors == 0 and best.idle
+               else "it compiles but runs nothing: a script was asked" if best.errors == 0 and best.idle
                else f"it compiles but {best.tests_failed} test(s) fail" if best.errors == 0
                else f"fewest errors: {best.errors}{', every candidate cut off' if best.cut else ''}" if best.has_code
                else "no candidate has a ```vox program")

@@ -14,7 +14,7 @@ earlier on ties; :mod:`serving.chat_repair`): a repair that comes back no better
 again when a later answer was worse. The turn ends with ``vox-script-verify: PASS`` (zero errors,
 its ``@test`` functions pass, and it declares every item the request names:
 :func:`vox_lang.requests.missing_items`; a program that compiles without one is repaired like an
-error, and so is one with no top-level statement where the request asks for a script,
+error, and so is one with no top-level statement or ``fn main()`` where the request asks for a script,
 :func:`vox_lang.script_requests.runs_nothing`) or ``FAIL`` and the remaining diagnostics; when no
 model can take a repair call (e.g. the repair prompt does not fit any context window), repair
 stops with a ``[check] repair stopped: ...`` note and ``FAIL``. Model output is only ever parsed
@@ -218,7 +218,7 @@ def _turn(text: str, send: Send, write: Callable[[str], None], options: ChatOpti
         for note in verified.notes:
             write(f"[check] {note}\n")
         missing: list[RequestedItem] = []  # what the request names and a program that compiles lacks
-        idle = False  # a script was asked and the program has no top-level statement (runs nothing)
+        idle = False  # a script was asked and the program runs nothing (no top-level statement or fn main())
         if program is not None and result is not None and not result.errors:
             absent = set(missing_items(asked, program))
             missing = [item for item in asked.items if item.name in absent]

@@ -43,10 +43,10 @@ def repair_message(diagnostics: str, n_errors: int, n_blocks: int) -> str:
 
 #: the repair request for a program that compiles but runs nothing where a script was asked
 SCRIPT_MESSAGE: Final = (
-    "Your program compiles, but it has no top-level statement, so running it does nothing. The request "
-    "asks for a script: add the top-level statements that do the work (for example, call your function "
-    "and print its result) and reply with the complete program in one ```vox block.")
-SCRIPT_SUMMARY: Final = "compiles, but has no top-level statement (the request asks for a script)"
+    "Your program compiles, but it has no top-level statement and no `fn main()`, so running it does "
+    "nothing. The request asks for a script: add the top-level statements that do the work (for example, "
+    "call your function and print its result) and reply with the complete program in one ```vox block.")
+SCRIPT_SUMMARY: Final = "compiles, but has no top-level statement or `fn main()` (the request asks for a script)"
 
 
 def test_repair_message(failures: str, n_failed: int, n_tests: int) -> str:

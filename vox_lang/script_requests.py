@@ -28,9 +28,10 @@ def asks_for_script(text: str) -> bool:
 
 def runs_nothing(text: str, source: str | syntax.Module) -> bool:
     """Whether the program ``source`` answers a request ``text`` that asks for a script
-    (:func:`asks_for_script`) with no top-level statement (:attr:`vox_lang.syntax.Module.is_script`):
-    only declarations, so running it does nothing (a ``fn main()`` that nothing calls). ``False``
-    when the request asks for no script."""
+    (:func:`asks_for_script`) with nothing ``vox run`` would run: no top-level statement
+    (:attr:`vox_lang.syntax.Module.is_script`) and no ``fn main()`` without parameters (spec §11:
+    a module without top-level statements runs that). ``False`` when the request asks for no
+    script."""
     if not asks_for_script(text):
         return False
     if isinstance(source, str):
@@ -38,4 +39,7 @@ def runs_nothing(text: str, source: str | syntax.Module) -> bool:
 
         src = SourceFile(source, "<program>")
         source = parse_module(src, DiagnosticSink(src))
-    return not source.is_script
+    if source.is_script:
+        return False
+    return not any(isinstance(item, syntax.FnDecl) and item.name == "main" and not item.params
+                   and item.kind == "fn" for item in source.items)

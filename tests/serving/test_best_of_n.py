@@ -299,7 +299,9 @@ def test_a_script_request_needs_a_statement_to_pass() -> None:
     assert check_candidate(idle, "Write a function `add(a: int, b: int) to int`.").passed  # no script asked
     chosen = pick([idle, runs], request)
     assert chosen.index == 1 and chosen.passed == 1
-    assert "has no top-level statement" in pick([idle], request).summary()
+    assert "runs nothing: a script was asked" in pick([idle], request).summary()
+    main = "```vox\nfn main() {\n  print(2 + 3)\n}\n```"  # spec §11: `vox run` runs it
+    assert check_candidate(main, request).passed
 
 
 def test_a_candidate_whose_tests_fail_does_not_pass() -> None:

@@ -139,10 +139,14 @@ def test_a_script_request_needs_a_top_level_statement() -> None:
     # not the thing asked for (new-user trial): negated, or another script that is not the program
     assert not asks_for_script("Write a library module (not a script, no top-level code)")
     assert not asks_for_script("Write a module my build script can import")
-    uncalled = "fn main() {\n  print(1)\n}\n"
+    uncalled = "fn show() {\n  print(1)\n}\n"
     assert runs_nothing("Write a script that prints 1", uncalled)
-    assert not runs_nothing("Write a script that prints 1", uncalled + "main()\n")
+    assert not runs_nothing("Write a script that prints 1", uncalled + "show()\n")
     assert not runs_nothing("Write a function that prints 1", uncalled)  # no script asked
+    # spec §11: a module without top-level statements runs its `fn main()` (no parameters)
+    assert not runs_nothing("Write a script that prints 1", "fn main() {\n  print(1)\n}\n")
+    assert runs_nothing("Write a script that prints 1", "fn main(n: int) {\n  print(n)\n}\n")
+    assert runs_nothing("Write a script that prints 1", "workflow main() {\n  print(1)\n}\n")
 
 
 def test_a_large_request_gives_each_sentences_items() -> None:
