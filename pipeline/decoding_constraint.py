@@ -307,28 +307,29 @@ def name_mask(requests: Sequence[str], tokenizer: Any, table: Any, prompt_len: i
               names: bool = True, require: bool = True, budget: int | None = None) -> Any:
     """The name- and request-aware mask (:class:`pipeline.decoding_names.NameMask`) for a batch
     whose row ``i`` answers the user request text ``requests[i]``: what it names
-    (:func:`vox_lang.requests.extract_request`), what else it asks for (the stop-when-done rule,
+    (:func:`vox_lang.pasted.asked_items`: backticked items, and those of code pasted to be fixed),
+    what else it asks for (the stop-when-done rule,
     :func:`pipeline.decoding_done.request_extras`) and the budget rule for ``budget``
     (``max_new_tokens``). The one constructor for evaluation and ``vox serve``."""
     from pipeline.decoding_done import request_extras
     from pipeline.decoding_names import NameMask
-    from vox_lang.requests import extract_request
+    from vox_lang.pasted import asked_items
 
-    return NameMask(tokenizer, table, [extract_request(r) for r in requests], prompt_len, eos, names=names,
+    return NameMask(tokenizer, table, [asked_items(r) for r in requests], prompt_len, eos, names=names,
                     require=require, extras=[request_extras(r) for r in requests], budget=budget)
 
 
 def answer_mode(messages: Sequence[Any], mode: str = "response") -> str:
     """The constraint mode for answering ``messages``: ``mode`` itself unless it is ``response``
-    and the last user message names an item to write (:func:`vox_lang.requests.extract_request`),
+    and the last user message names an item to write (:func:`vox_lang.pasted.asked_items`),
     then ``first``: the answer opens with its ```vox block (the system prompt's contract: "put the
     whole program in one fenced block ..."; prose after it stays free). A repair turn, whose last
     user message holds diagnostics, keeps ``response`` ("name the fault in one sentence, then give
     the whole fixed program"). Measured on the default eval: 49 of 408 constrained adapter answers
     opened with unfenced code, which the grammar then never constrained."""
-    from vox_lang.requests import extract_request
+    from vox_lang.pasted import asked_items
 
     if mode != "response":
         return mode
     users = user_texts(messages)
-    return "first" if users and extract_request(users[-1]) else "response"
+    return "first" if users and asked_items(users[-1]) else "response"

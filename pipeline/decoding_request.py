@@ -2,7 +2,7 @@
 
 :func:`request_text` picks the user message an answer must satisfy (a repair turn keeps the
 original request); :func:`request_spec` reads the items it names
-(:func:`vox_lang.requests.extract_request`).
+(:func:`vox_lang.pasted.asked_items`: in backticks, or declared by code pasted to be fixed).
 """
 
 from __future__ import annotations
@@ -31,24 +31,25 @@ def user_texts(messages: Iterable[Any]) -> list[str]:
 
 def request_text(messages: Iterable[dict[str, Any]]) -> str:
     """The user message a conversation's answer must satisfy: the last one that names an item
-    (:func:`vox_lang.requests.extract_request`), else the last one (``""`` if none).
+    (:func:`vox_lang.pasted.asked_items`: backticked, or declared by code pasted to be fixed), else
+    the last one (``""`` if none).
 
     A repair turn (``vox chat``: the request, the answer, then the compiler's diagnostics as the
     last user message) names nothing itself; the corrected program must still declare what the
     original request asked for, so that request stays the one the masks read. Content given as a
     list of text parts reads as their joined text (:func:`content_text`), as a string would.
     """
-    from vox_lang.requests import extract_request
+    from vox_lang.pasted import asked_items
 
     users = user_texts(messages)
     for text in reversed(users):
-        if extract_request(text):
+        if asked_items(text):
             return text
     return users[-1] if users else ""
 
 
 def request_spec(messages: Iterable[dict[str, Any]]) -> RequestSpec:
     """What the conversation's request names (:func:`request_text`; ``RequestSpec()`` if nothing)."""
-    from vox_lang.requests import extract_request
+    from vox_lang.pasted import asked_items
 
-    return extract_request(request_text(messages))
+    return asked_items(request_text(messages))

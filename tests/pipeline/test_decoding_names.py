@@ -645,3 +645,27 @@ def test_declared_items_read_line_by_line_equal_a_whole_read() -> None:
     for text in texts:
         for end in range(0, len(text) + 1, 3):
             assert declared(text[:end]) == _declared_from(text[:end], 0, Declared(), "")[0], text[:end][-30:]
+
+
+def test_a_fix_request_holds_and_forces_the_pasted_code_s_items() -> None:
+    """"Fix this code: ```fn average(...) ...```": the answer must declare `average` (the chat
+    verdict's rule, vox_lang.pasted); the decoder now reads the same items, so it opens the answer
+    with its block and forces `fn average(` at an item start (a new-user trial got an unrelated
+    block in 3 of 3 rounds)."""
+    from pipeline.decoding_constraint import answer_mode, name_mask
+    from pipeline.decoding_request import request_spec
+
+    request = ("fix this vox code, it does not compile:\n```vox\nfn average(xs: List[int]) -> float {\n"
+               "  ret 0.0\n}\n```")
+    convo = [{"role": "user", "content": request}]
+    assert [i.name for i in request_spec(convo).items] == ["average"]
+    assert answer_mode(convo) == "first"
+    tok = tokenizer()
+    mask = name_mask([request], tok, token_table(tok), 2, [tok.eos_token_id])
+    assert [i.name for i in mask.specs[0].items] == ["average"]
+    ids = [1, 2] + tok.encode("```vox\n", add_special_tokens=False)
+    import torch
+
+    allowed = torch.isfinite(mask(torch.tensor([ids]), torch.zeros(1, len(tok)))[0]).nonzero().flatten().tolist()
+    assert allowed and all("fn average(".startswith(tok.decode([i]).lstrip("\n")) or
+                           tok.decode([i]).startswith("\n") for i in allowed)
