@@ -56,14 +56,20 @@ class Samples:
 Sampler = Callable[[Any, Sequence[Mapping[str, str]], int], Samples]
 
 
+#: why a candidate that compiles and declares what was asked still fails, per unmet shape
+UNMET_WHY: Final = {"script": "runs nothing: a script was asked",
+                    "tests": "has no @test function: tests were asked"}
+
+
 @dataclass(frozen=True)
 class Verdict:
     """One candidate checked: ``errors`` (count; a missing program counts as one), ``missing``
     (requested items it does not declare), ``has_code`` (a ```vox block holding a program) and
     ``cut`` (a block of it has no closing fence: the answer hit its token limit), ``typed``
     (names and types were checked: no syntax error stopped them, :attr:`vox_lang.CheckResult.typed`)
-    and ``idle`` (the request asks for a script and the program has no top-level statement or ``fn main()``, so
-    running it does nothing: :func:`vox_lang.script_requests.runs_nothing`); ``tests_failed``: of its
+    and ``unmet`` (what the request asks of the program's shape that it lacks: ``"script"``, running
+    it does nothing, or ``"tests"``, no ``@test`` function: :func:`vox_lang.script_requests.unmet_shape`);
+    ``tests_failed``: of its
     ``@test`` functions, run as the chat's check runs them (:func:`serving.chat_repair.program_tests`)
     but within :data:`CANDIDATE_TEST_STEPS` steps and :data:`CANDIDATE_TEST_SECONDS` for all its tests
     together, how many failed
@@ -74,14 +80,14 @@ class Verdict:
     has_code: bool = True
     cut: bool = False
     typed: bool = True
-    idle: bool = False
+    unmet: str | None = None
     tests_failed: int = 0
 
     @property
     def passed(self) -> bool:
-        """Zero errors, everything the request names declared, something that runs when a script
-        was asked, and no failing ``@test``."""
-        return self.errors == 0 and not self.missing and not self.idle and not self.tests_failed
+        """Zero errors, everything the request names declared, the shape it asks for (something
+        that runs when a script was asked, a ``@test`` when tests were), and no failing ``@test``."""
+        return self.errors == 0 and not self.missing and not self.unmet and not self.tests_failed
 
 
 @dataclass(frozen=True)
@@ -104,7 +110,7 @@ class Pick:
                     f"answering with candidate {self.index + 1}")
         best = self.verdicts[self.index]
         why = (f"it compiles but does not declare {', '.join(best.missing)}" if best.errors == 0 and best.missing
-               else "it compiles but runs nothing: a script was asked" if best.errors == 0 and best.idle
+               else f"it compiles but {UNMET_WHY[best.unmet]}" if best.errors == 0 and best.unmet
                else f"it compiles but {best.tests_failed} test(s) fail" if best.errors == 0
                else f"fewest errors: {best.errors}{', every candidate cut off' if best.cut else ''}" if best.has_code
                else "no candidate has a ```vox program")
@@ -125,7 +131,7 @@ def check_candidate(text: str, request: str, check: Callable[[str], Any] | None 
     only comments are no program), and what ``request`` names."""
     from vox_lang.pasted import asked_items
     from vox_lang.requests import missing_items
-    from vox_lang.script_requests import runs_nothing
+    from vox_lang.script_requests import unmet_shape
 
     if check is None:
         import vox_lang
@@ -138,9 +144,9 @@ def check_candidate(text: str, request: str, check: Callable[[str], Any] | None 
         return Verdict(1, has_code=False)
     missing = tuple(missing_items(asked_items(request), verified.program))
     errors = len(verified.result.errors)
-    idle = errors == 0 and not missing and runs_nothing(request, verified.program)
-    tests = program_tests(verified.program, _candidate_limits()) if errors == 0 and not missing and not idle else None
-    return Verdict(errors, missing, cut=verified.cut_off, typed=getattr(verified.result, "typed", True), idle=idle,
+    unmet = unmet_shape(request, verified.program) if errors == 0 and not missing else None
+    tests = program_tests(verified.program, _candidate_limits()) if errors == 0 and not missing and not unmet else None
+    return Verdict(errors, missing, cut=verified.cut_off, typed=getattr(verified.result, "typed", True), unmet=unmet,
                    tests_failed=tests.failed if tests is not None else 0)
 
 

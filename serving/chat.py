@@ -37,7 +37,7 @@ from serving.scoring import is_question, is_vox_request, refuses_code
 from serving.verify import verify_answer
 from vox_lang.pasted import asked_items
 from vox_lang.requests import RequestedItem, missing_items
-from vox_lang.script_requests import runs_nothing
+from vox_lang.script_requests import unmet_shape
 
 Message = Mapping[str, str]
 EXIT_COMMANDS = ("/exit", "/quit", ":q")
@@ -218,12 +218,12 @@ def _turn(text: str, send: Send, write: Callable[[str], None], options: ChatOpti
         for note in verified.notes:
             write(f"[check] {note}\n")
         missing: list[RequestedItem] = []  # what the request names and a program that compiles lacks
-        idle = False  # a script was asked and the program runs nothing (no top-level statement or fn main())
+        unmet: str | None = None  # the shape asked and missing: "script" (runs nothing) or "tests" (no @test)
         if program is not None and result is not None and not result.errors:
             absent = set(missing_items(asked, program))
             missing = [item for item in asked.items if item.name in absent]
-            idle = not missing and runs_nothing(text, program)
-        complete = result is not None and not result.errors and not missing and not idle
+            unmet = None if missing else unmet_shape(text, program)
+        complete = result is not None and not result.errors and not missing and not unmet
         tests = program_tests(program) if complete else None
         if complete and result is not None and (tests is None or not tests.failed):
             if result.warnings:
@@ -233,7 +233,7 @@ def _turn(text: str, send: Send, write: Callable[[str], None], options: ChatOpti
             s.history[-1] = {"role": "assistant", "content": answer}
             s.verdicts.append("PASS")
             return
-        attempt = assess(repair, answer, verified, tests, _render_repair, missing, idle)
+        attempt = assess(repair, answer, verified, tests, _render_repair, missing, unmet)
         if best is None or attempt.better_than(best):
             best = attempt
         else:  # repair the best program again, never build on (or end with) a worse one

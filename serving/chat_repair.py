@@ -47,6 +47,12 @@ SCRIPT_MESSAGE: Final = (
     "nothing. The request asks for a script: add the top-level statements that do the work (for example, "
     "call your function and print its result) and reply with the complete program in one ```vox block.")
 SCRIPT_SUMMARY: Final = "compiles, but has no top-level statement or `fn main()` (the request asks for a script)"
+#: the repair request for a program without a ``@test`` function where tests were asked
+TESTS_MESSAGE: Final = (
+    "Your program compiles, but it has no `@test` function, and the request asks for tests: add `@test` "
+    "functions that check what was asked with `assert(...)` and reply with the complete program in one "
+    "```vox block.")
+TESTS_SUMMARY: Final = "compiles, but has no `@test` function (the request asks for tests)"
 
 
 def test_repair_message(failures: str, n_failed: int, n_tests: int) -> str:
@@ -151,17 +157,18 @@ class Attempt:
 
 def assess(round_: int, answer: str, verified: Verification, tests: Any,
            render: Callable[[Sequence[Any]], str], missing: Sequence[RequestedItem] = (),
-           idle: bool = False) -> Attempt:
+           unmet: str | None = None) -> Attempt:
     """The :class:`Attempt` of an ``answer`` that failed: ``verified`` is its
     :class:`serving.verify.Verification`, ``tests`` its :func:`program_tests` report (``None``
     unless it compiles and declares tests), ``render`` renders diagnostics in the repair format,
-    ``missing`` the requested items a program that compiles does not declare, ``idle``: it
-    compiles and declares them, but the request asks for a script and it has no top-level
-    statement (:func:`vox_lang.script_requests.runs_nothing`; ranked with missing items)."""
+    ``missing`` the requested items a program that compiles does not declare, ``unmet``: it
+    compiles and declares them, but lacks the shape the request asks for (``"script"``: it runs
+    nothing; ``"tests"``: no ``@test`` function; :func:`vox_lang.script_requests.unmet_shape`;
+    ranked with missing items)."""
     program, result = verified.program, verified.result
-    if idle and not missing:
-        return Attempt(round_, answer, program, MISSING_ITEMS, 1, SCRIPT_SUMMARY, SCRIPT_MESSAGE,
-                       SCRIPT_SUMMARY + "\n")
+    if unmet and not missing:
+        summary, message = (SCRIPT_SUMMARY, SCRIPT_MESSAGE) if unmet == "script" else (TESTS_SUMMARY, TESTS_MESSAGE)
+        return Attempt(round_, answer, program, MISSING_ITEMS, 1, summary, message, summary + "\n")
     if missing:
         summary = "compiles, but does not declare " + ", ".join(f"`{item.name}`" for item in missing)
         listed = "".join(f"  missing: {item.describe()}\n" for item in missing)

@@ -1,5 +1,6 @@
-"""Script requests: a request that asks for a *script* (a file whose top-level statements run
-when it is run, spec §11) is not answered by a program of declarations only."""
+"""What a request asks of a program's shape besides its items: a request for a *script* (a file
+whose top-level statements run when it is run, spec §11) is not answered by a program of
+declarations only, and one for tests not by a program without a ``@test`` function."""
 
 from __future__ import annotations
 
@@ -43,3 +44,37 @@ def runs_nothing(text: str, source: str | syntax.Module) -> bool:
         return False
     return not any(isinstance(item, syntax.FnDecl) and item.name == "main" and not item.params
                    and item.kind == "fn" for item in source.items)
+
+
+#: a request for tests: "@test", "a test function", "with (a / some / unit) tests", "add a test",
+#: "and tests"; not "no tests" / "without tests" (:data:`_NO_TESTS`)
+_TESTS: Final = re.compile(r"@test\b|\btest\s+(?:functions?|fns?)\b|\b(?:with|add|write|include|plus|and|also)\s+"
+                           r"(?:an?\s+|some\s+|\w+\s+)?(?:unit\s+)?tests?\b", re.IGNORECASE)
+_NO_TESTS: Final = re.compile(r"\b(?:no|without|skip(?:ping)?|don['\u2019]?t\s+(?:add|write|need))\s+(?:any\s+)?"
+                              r"(?:unit\s+)?(?:@?tests?)\b", re.IGNORECASE)
+#: a ``@test`` decorator opening a line of the program
+_TEST_DECORATOR: Final = re.compile(r"^[ \t]*@test\b", re.MULTILINE)
+
+
+def asks_for_tests(text: str) -> bool:
+    """Whether a request asks for ``@test`` functions ("... with a test", "now also add a @test
+    function for it", "write unit tests"), unless it says not to ("no tests"). Never raises."""
+    return _TESTS.search(text) is not None and _NO_TESTS.search(text) is None
+
+
+def unmet_shape(text: str, source: str | syntax.Module) -> str | None:
+    """What the request ``text`` asks of the program's shape that ``source`` lacks: ``"script"``
+    (a script was asked and running it does nothing: :func:`runs_nothing`), ``"tests"`` (tests
+    were asked and it declares no ``@test`` function), else ``None``. A new-user trial's "now also
+    add a @test function" got an answer without one and ``vox-script-verify: PASS``."""
+    if runs_nothing(text, source):
+        return "script"
+    if asks_for_tests(text):
+        if isinstance(source, str):
+            has = _TEST_DECORATOR.search(source) is not None
+        else:
+            has = any(isinstance(item, syntax.FnDecl) and any(d.name == "test" for d in item.decorators)
+                      for item in source.items)
+        if not has:
+            return "tests"
+    return None

@@ -294,7 +294,7 @@ def test_a_script_request_needs_a_statement_to_pass() -> None:
     idle = "```vox\nfn add(a: int, b: int) to int {\n  ret a + b\n}\n```"
     runs = "```vox\nfn add(a: int, b: int) to int {\n  ret a + b\n}\nprint(add(2, 3))\n```"
     verdict = check_candidate(idle, request)
-    assert verdict.idle and not verdict.passed and verdict.errors == 0
+    assert verdict.unmet == "script" and not verdict.passed and verdict.errors == 0
     assert check_candidate(runs, request).passed
     assert check_candidate(idle, "Write a function `add(a: int, b: int) to int`.").passed  # no script asked
     chosen = pick([idle, runs], request)
@@ -352,3 +352,16 @@ def test_a_candidate_s_tests_share_one_time_budget(monkeypatch: Any) -> None:
     elapsed = time.perf_counter() - start
     assert verdict.tests_failed == 5 and not verdict.passed
     assert elapsed < 0.3 + 1.0, elapsed  # per-test limits would take 5 × 0.3 s
+
+
+def test_a_request_for_tests_needs_a_test_function_to_pass() -> None:
+    """"Now also add a @test function" answered without one passed (a new-user trial)."""
+    from serving.best_of_n import check_candidate, pick
+
+    request = "Write a Vox function `double(n: int) to int` with a test."
+    bare = "```vox\nfn double(n: int) to int {\n  ret n * 2\n}\n```"
+    tested = bare[:-3] + "@test fn doubles() {\n  assert(double(2) == 4)\n}\n```"
+    assert check_candidate(bare, request).unmet == "tests" and not check_candidate(bare, request).passed
+    assert check_candidate(tested, request).passed
+    assert check_candidate(bare, "Write a Vox function `double(n: int) to int`, no tests.").passed
+    assert "has no @test function: tests were asked" in pick([bare], request).summary()

@@ -340,3 +340,19 @@ def test_abandoned_last_model_does_not_promise_a_next_one() -> None:
     assert "[abandoned: partial answer from a/one above; APIConnectionError: reset; no model is left to answer]" \
         in text and "answers afresh" not in text
     assert "error: all models failed: a/one: APIConnectionError: reset" in text and result.calls == 0
+
+
+def test_a_request_for_tests_is_repaired_until_the_program_has_one() -> None:
+    """A new-user trial's "now also add a @test function ..." got an answer without one and PASS."""
+    import vox_lang
+
+    bare = "```vox\nfn double(n: int) to int {\n  ret n * 2\n}\n```"
+    tested = bare[:-3] + "@test fn doubles() {\n  assert(double(2) == 4)\n}\n```"
+    model = FakeModel(bare, tested)
+    lines = ["Write a Vox function `double(n: int) to int` with a test."]
+    out: list[str] = []
+    result = run_chat(model, lambda _p: lines.pop(0) if lines else None, out.append, check=vox_lang.check)
+    assert result.verdicts == ("PASS",) and len(model.calls) == 2
+    text = "".join(out)
+    assert "compiles, but has no `@test` function (the request asks for tests); repair 1/2" in text
+    assert "it has no `@test` function, and the request asks for tests" in model.calls[1][0][-1]["content"]
