@@ -19,12 +19,21 @@ _SCRIPT: Final = re.compile(r"(?:^|[^\w\s]\s*|\b(?:a|an|the|this|that|my|your|vo
 _NOT_SCRIPT: Final = re.compile(r"\b(?:not|no)\s+(?:a\s+)?scripts?\b", re.IGNORECASE)
 
 
+#: a program asked to print something when run: "a vox program that reads ... and prints the total"
+_PROGRAM_PRINTS: Final = re.compile(r"\b(?:program|app)\b[^.?!\n]{0,80}?\b(?:prints?|outputs?|displays?)\b",
+                                    re.IGNORECASE)
+
+
 def asks_for_script(text: str) -> bool:
-    """Whether a request asks for a *script*: a program whose top-level statements do the work
-    when it is run (``vox run``). The word "script" counts at a sentence start, after
-    punctuation, or after an article or a plain adjective ("Write a Vox script", "Script please:",
-    "a small script"), unless negated ("not a script"). Never raises."""
-    return _SCRIPT.search(text) is not None and _NOT_SCRIPT.search(text) is None
+    """Whether a request asks for a *script*: a program whose top-level statements (or ``fn
+    main()``) do the work when it is run (``vox run``). The word "script" counts at a sentence
+    start, after punctuation, or after an article or a plain adjective ("Write a Vox script",
+    "Script please:", "a small script"), unless negated ("not a script"); so does a program asked
+    to print something ("a program that reads a list of prices and prints the total": a
+    new-user trial got a UI page that prints nothing, and PASS). Never raises."""
+    if _NOT_SCRIPT.search(text) is not None:
+        return False
+    return _SCRIPT.search(text) is not None or _PROGRAM_PRINTS.search(text) is not None
 
 
 def runs_nothing(text: str, source: str | syntax.Module) -> bool:

@@ -174,3 +174,16 @@ def test_a_kind_word_reaches_over_any_run_of_joined_names() -> None:
 def test_an_abbreviation_does_not_end_the_sentence(text: str, kind: str, name: str) -> None:
     """"e.g.", "i.e." and "etc." are words, not full stops: the kind word before them still counts."""
     assert [(i.kind, i.name) for i in extract_request(text).items] == [(kind, name)]
+
+
+@pytest.mark.parametrize(("text", "script"), [
+    ("write me a vox program that reads a list of prices and prints the total", True),
+    ("Write a Vox app that displays the time", True),
+    ("Write a function that prints hello", False),
+    ("Write a Vox program with a type `Shape`", False),
+    ("Write a program, not a script, that prints 1", False),
+])
+def test_a_program_asked_to_print_is_a_script(text: str, script: bool) -> None:
+    from vox_lang.script_requests import asks_for_script
+
+    assert asks_for_script(text) is script
