@@ -29,9 +29,13 @@ if TYPE_CHECKING:  # re-exported lazily (see __getattr__): decoding_batch import
 
 #: temperatures below this decode greedily (logits / 1e-40 overflow float32 to inf -> NaN probs)
 MIN_SAMPLING_TEMPERATURE: Final = 1e-4
+#: seeds the sampler's RNG takes: torch.Generator.manual_seed reads a signed or unsigned 64-bit int
+SEED_MIN: Final = -(2**63)
+SEED_MAX: Final = 2**64 - 1
 
 __all__ = [
-    "FULL_FORWARD_MODEL_TYPES", "DecodingError", "FirstBlockClosed", "HFGenerator", "SamplingParams",
+    "FULL_FORWARD_MODEL_TYPES", "SEED_MAX", "SEED_MIN", "DecodingError", "FirstBlockClosed", "HFGenerator",
+    "SamplingParamError", "SamplingParams",
     "cache_is_consistent", "encode_chat", "encode_text", "eos_ids", "first_block_closed", "generate_ids",
     "generate_rows", "generate_texts", "load_model", "pick_device",
 ]
@@ -54,6 +58,15 @@ class DecodingError(PipelineError):
     """A device or decoding setting this machine or model cannot honour."""
 
 
+class SamplingParamError(DecodingError, ValueError):
+    """A :class:`SamplingParams` field outside its range; ``field`` names it (so a server can name
+    the request parameter at fault). A ``ValueError`` too, as a bad argument is."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+
 @dataclass(frozen=True, slots=True)
 class SamplingParams:
     """How to pick tokens.
@@ -74,16 +87,17 @@ class SamplingParams:
 
     def __post_init__(self) -> None:
         if self.max_new_tokens < 1:
-            raise ValueError(f"max_new_tokens must be >= 1, got {self.max_new_tokens}")
+            raise SamplingParamError("max_new_tokens", f"max_new_tokens must be >= 1, got {self.max_new_tokens}")
         if not 0.0 <= self.temperature <= 2.0:
-            raise ValueError(f"temperature must be in [0, 2], got {self.temperature}")
+            raise SamplingParamError("temperature", f"temperature must be in [0, 2], got {self.temperature}")
         if not 0.0 < self.top_p <= 1.0:
-            raise ValueError(f"top_p must be in (0, 1], got {self.top_p}")
+            raise SamplingParamError("top_p", f"top_p must be in (0, 1], got {self.top_p}")
         stops: tuple[object, ...] = self.stop  # callers may pass anything at run time
         if not all(isinstance(s, str) and s for s in stops):
-            raise ValueError(f"stop strings must be non-empty strings, got {self.stop!r}")
-        if self.seed is not None and not -(2**63) <= self.seed < 2**64:  # torch.Generator's range
-            raise ValueError(f"seed must be a 64-bit integer, got {self.seed}")
+            raise SamplingParamError("stop", f"stop strings must be non-empty strings, got {self.stop!r}")
+        if self.seed is not None and not SEED_MIN <= self.seed <= SEED_MAX:
+            raise SamplingParamError("seed", f"seed must be a 64-bit integer ({SEED_MIN} to {SEED_MAX}), "
+                                             f"got {self.seed}")
 
     @property
     def greedy(self) -> bool:

@@ -24,6 +24,7 @@ from pipeline.chat_format import present
 from pipeline.decoding import (
     FULL_FORWARD_MODEL_TYPES,
     DecodingError,
+    SamplingParamError,
     SamplingParams,
     cache_is_consistent,
     encode_chat,
@@ -221,6 +222,7 @@ class Engine:
         n: int = 1,
         max_n: int = MAX_CHOICES,
         stream: bool = False,
+        max_tokens_param: str = "max_tokens",
     ) -> Prepared:
         """Render the prompt and check the parameters against the context window.
 
@@ -234,7 +236,9 @@ class Engine:
         the default is :data:`pipeline.decoding_retry.RETRIES` for a whole answer and 0 for a
         ``stream`` (a retried answer is handed out only once it is checked, so its text would no
         longer arrive as it is sampled).
-        ``max_tokens`` defaults to ``min(default_max_tokens, room left in the context)``;
+        ``max_tokens`` defaults to ``min(default_max_tokens, room left in the context)``; errors
+        about it name ``max_tokens_param``, the request field that gave it (OpenAI's newer
+        ``max_completion_tokens``, or ``max_tokens``);
         ``temperature`` and ``top_p`` default to the model's ``generation_config.json`` values,
         else to OpenAI's defaults (1.0 and 1.0). ``temperature=0`` is greedy decoding. ``n``
         choices (1 to ``max_n``, by default :data:`MAX_CHOICES`) are generated in one batch;
@@ -258,12 +262,12 @@ class Engine:
         if max_tokens is None:
             max_tokens = min(default_max_tokens, room)
         if max_tokens < 1:
-            raise RequestError(f"max_tokens must be >= 1, got {max_tokens}", param="max_tokens")
+            raise RequestError(f"{max_tokens_param} must be >= 1, got {max_tokens}", param=max_tokens_param)
         if max_tokens > room:
             raise RequestError(
-                f"max_tokens={max_tokens} is too large: the prompt is {len(prompt_ids)} tokens and this"
+                f"{max_tokens_param}={max_tokens} is too large: the prompt is {len(prompt_ids)} tokens and this"
                 f" model's context is {self.max_context} (at most {room} new tokens)",
-                param="max_tokens",
+                param=max_tokens_param,
                 code="context_length_exceeded",
             )
         if any(not text for text in stop):
@@ -277,8 +281,9 @@ class Engine:
                 stop=tuple(stop),
                 seed=seed,
             )
-        except ValueError as exc:
-            raise RequestError(str(exc)) from exc
+        except SamplingParamError as exc:  # named as the request names it (OpenAI's error.param)
+            field = max_tokens_param if exc.field == "max_new_tokens" else exc.field
+            raise RequestError(str(exc), param=field) from exc
         wanted = vox_constrained is not False
         if code_only and not wanted:  # code-only answers are the constraint's `code` mode
             raise RequestError("vox_code_only needs the Vox constraint; drop \"vox_constrained\": false",

@@ -18,6 +18,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 from pydantic_core import PydanticCustomError
 
+from pipeline.decoding import SEED_MAX, SEED_MIN
 from serving.errors import param_path
 from serving.prepared import Completion
 
@@ -64,7 +65,7 @@ class ChatRequest(BaseModel):
     top_p: float | None = Field(default=None, gt=0.0, le=1.0, strict=True)
     stop: str | list[str] | None = None
     n: int | None = Field(default=None, ge=1, strict=True)
-    seed: int | None = Field(default=None, strict=True)
+    seed: int | None = Field(default=None, ge=SEED_MIN, le=SEED_MAX, strict=True)  # the sampler's RNG takes 64 bits
     stream_options: dict[str, Any] | None = None
     # Vox extensions: grammar-constrained decoding of ```vox blocks (default on), and code-only answers.
     vox_constrained: bool | None = Field(default=None, strict=True)
@@ -132,7 +133,7 @@ _FIELD_RULES = {
     "n": "must be an integer >= 1",
     "max_tokens": "must be an integer >= 1",
     "max_completion_tokens": "must be an integer >= 1",
-    "seed": "must be an integer",
+    "seed": f"must be a 64-bit integer ({SEED_MIN} to {SEED_MAX})",
     "vox_retries": "must be an integer >= 0",
     "frequency_penalty": "must be a number in [-2, 2]",
     "presence_penalty": "must be a number in [-2, 2]",

@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import asyncio
 import errno
+import json
 import logging
 import socket
+import sys
 import threading
 import time
 import uuid
@@ -27,6 +29,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 from fastapi.routing import APIRoute
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import Message
 
 from serving.engine import MAX_CHOICES, Engine
 from serving.errors import RequestError, ServingError, UsageError
@@ -49,15 +52,79 @@ log = logging.getLogger(__name__)
 MAX_BODY_BYTES: Final = 4 * 1024 * 1024
 
 
-def _too_large(size: int) -> JSONResponse:
-    return error_response(413, f"the request body is {size} bytes; this server accepts at most {MAX_BODY_BYTES}",
-                          code="request_too_large")
+def _too_large(size: int | None) -> JSONResponse:
+    """The 413 for a body over :data:`MAX_BODY_BYTES` (``size``: its length, ``None`` when it was
+    not read to its end); ``Connection: close``, so that the server reads none of the rest."""
+    said = f"{size} bytes" if size is not None else f"more than {MAX_BODY_BYTES} bytes"
+    response = error_response(413, f"the request body is {said}; this server accepts at most {MAX_BODY_BYTES}",
+                              code="request_too_large")
+    response.headers["Connection"] = "close"
+    return response
+
+
+async def _read_body(request: Request) -> bytes | None:
+    """The body of ``request``, or ``None`` once more than :data:`MAX_BODY_BYTES` have arrived: a
+    chunked upload (no ``Content-Length``) is read no further than that, however long it is."""
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > MAX_BODY_BYTES:
+            return None
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _replaying(request: Request, body: bytes) -> Request:
+    """``request`` with its already read ``body`` to be read again (FastAPI parses it), then the
+    connection's own messages (a disconnect)."""
+    pending = [{"type": "http.request", "body": body, "more_body": False}]
+
+    async def receive() -> Message:
+        return pending.pop() if pending else await request.receive()
+
+    return Request(request.scope, receive)
+
+
+def _reads_json(request: Request) -> bool:
+    """Whether FastAPI reads the body as JSON: no ``Content-Type`` (``strict_content_type=False``),
+    ``application/json`` or ``application/*+json``; any other is validated as bytes (a 400)."""
+    declared = request.headers.get("content-type")
+    if not declared:
+        return True
+    kind = declared.split(";", 1)[0].strip().lower()
+    return kind == "application/json" or (kind.startswith("application/") and kind.endswith("+json"))
+
+
+async def _unparsable_json(request: Request) -> JSONResponse | None:
+    """The 400 for a JSON body that ``json.loads`` refuses with something other than a syntax
+    error (which FastAPI reports with its position, :func:`validation_error_response`): nesting
+    deeper than its recursion allows, or an integer longer than Python converts. ``None``
+    otherwise; a parsed body is kept on ``request``, so FastAPI does not parse it again.
+    """
+    if not _reads_json(request):
+        return None
+    try:
+        await request.json()
+    except json.JSONDecodeError:
+        return None
+    except RecursionError:
+        reason = (f"arrays and objects are nested too deeply (this server's JSON parser reads fewer than "
+                  f"{sys.getrecursionlimit()} levels)")
+    except ValueError as exc:  # "Exceeds the limit (4300 digits) for integer string conversion"
+        digits = sys.get_int_max_str_digits()
+        reason = f"a number has more than {digits} digits" if "digits" in str(exc) else str(exc)
+    else:
+        return None
+    return error_response(400, f"could not parse the JSON body of your request: {reason}")
 
 
 class Utf8BodyRoute(APIRoute):
     """A route that refuses, before FastAPI parses it, a body larger than :data:`MAX_BODY_BYTES`
-    (413; by its ``Content-Length`` before reading it when one is sent) or not UTF-8 (400:
-    FastAPI's ``json.loads`` of the bytes would read a UTF-16 or UTF-32 body as well)."""
+    (413: by its ``Content-Length`` before reading it when one is sent, else once that many bytes
+    have arrived), not UTF-8 (400: FastAPI's ``json.loads`` of the bytes would read a UTF-16 or
+    UTF-32 body as well), or JSON that ``json.loads`` cannot read for want of recursion or digits
+    (400 naming which, where FastAPI said only "There was an error parsing the body")."""
 
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         parse_and_run = super().get_route_handler()
@@ -66,10 +133,14 @@ class Utf8BodyRoute(APIRoute):
             declared = request.headers.get("content-length", "")
             if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
                 return _too_large(int(declared))
-            body = await request.body()  # cached: parse_and_run reads it again
-            if len(body) > MAX_BODY_BYTES:  # chunked, without a Content-Length
-                return _too_large(len(body))
+            body = await _read_body(request)
+            if body is None:  # chunked, without a Content-Length
+                return _too_large(None)
             refused = non_utf8_body_response(body)
+            if refused is not None:
+                return refused
+            request = _replaying(request, body)
+            refused = await _unparsable_json(request)
             return refused if refused is not None else await parse_and_run(request)
 
         return handler

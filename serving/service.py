@@ -93,6 +93,7 @@ class Service:
         return self.engine.prepare(
             req.messages,
             max_tokens=req.max_completion_tokens or req.max_tokens,
+            max_tokens_param="max_completion_tokens" if req.max_completion_tokens else "max_tokens",
             temperature=req.temperature,
             top_p=req.top_p,
             stop=stop,

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from pipeline.decoding import SamplingParams, generate_ids
+from pipeline.decoding import SamplingParamError, SamplingParams, generate_ids
 from serving.choice_text import safe_prefix_len
 from serving.engine import Engine
 from serving.errors import ModelLoadError, RequestError, ServingError
@@ -207,8 +207,9 @@ def test_extreme_sampling_values_never_fail_generation(engine: Engine) -> None:
     assert engine.chat(USER, max_tokens=4, temperature=1.0, top_p=1e-300, seed=1).text == greedy
     assert engine.chat(USER, max_tokens=4, temperature=1e-300).text == greedy
     assert engine.chat(USER, max_tokens=4, temperature=1e-40, seed=2).text == greedy
-    with pytest.raises(RequestError, match="seed must be a 64-bit integer"):
+    with pytest.raises(RequestError, match="seed must be a 64-bit integer") as info:
         engine.chat(USER, max_tokens=4, temperature=1.0, seed=10**30)
+    assert info.value.param == "seed"  # was None: the request field at fault goes unnamed
 
 
 def test_corrupt_weights_are_a_clear_error(tiny_export_dir: Path, tmp_path: Path) -> None:
@@ -224,6 +225,10 @@ def test_bad_sampling_params() -> None:
         SamplingParams(top_p=0.0)
     with pytest.raises(ValueError, match="max_new_tokens"):
         SamplingParams(max_new_tokens=0)
+    with pytest.raises(SamplingParamError, match="seed must be a 64-bit integer") as info:
+        SamplingParams(seed=2**64)
+    assert info.value.field == "seed"  # so that the server can name the request field
+    assert SamplingParams(seed=2**64 - 1).seed == 2**64 - 1 and SamplingParams(seed=-(2**63)).seed == -(2**63)
 
 
 def _first_occurrences(seq: list[int]) -> list[int]:

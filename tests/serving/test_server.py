@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, MutableMapping
 from pathlib import Path
 from typing import Any
 
@@ -171,7 +171,24 @@ def test_n_streaming_carries_the_choice_index(client: Any, tiny_model_name: str)
         (json.dumps({"model": "vox-mens-tiny", "messages": MESSAGES, "n": 17}).encode(), 400, "n"),  # > MAX_CHOICES
         (json.dumps({"model": "vox-mens-tiny", "messages": MESSAGES, "n": 0}).encode(), 400, "n"),
         (json.dumps({"model": "vox-mens-tiny", "messages": MESSAGES, "temperature": 1, "seed": 10**30}).encode(),
-         400, None),  # was a 500 (torch.Generator overflow)
+         400, "seed"),  # was a 500 (torch.Generator overflow), then a 400 with param null
+        # integers out of range or not integers, each named (huge ints reached the engine)
+        (json.dumps({"model": "vox-mens-tiny", "messages": MESSAGES, "seed": 999999999999999999999999}).encode(),
+         400, "seed"),
+        (json.dumps({"model": "vox-mens-tiny", "messages": MESSAGES, "seed": -(2**63) - 1}).encode(), 400, "seed"),
+        (json.dumps({"model": "vox-mens-tiny", "messages": MESSAGES, "seed": 1e30}).encode(), 400, "seed"),
+        (json.dumps({"model": "vox-mens-tiny", "messages": MESSAGES, "n": 10**30}).encode(), 400, "n"),
+        (json.dumps({"model": "vox-mens-tiny", "messages": MESSAGES, "n": -(10**30)}).encode(), 400, "n"),
+        (json.dumps({"model": "vox-mens-tiny", "messages": MESSAGES, "max_tokens": 10**30}).encode(), 400,
+         "max_tokens"),
+        (json.dumps({"model": "vox-mens-tiny", "messages": MESSAGES, "max_tokens": 1e30}).encode(), 400, "max_tokens"),
+        (json.dumps({"model": "vox-mens-tiny", "messages": MESSAGES, "max_completion_tokens": 10**30}).encode(), 400,
+         "max_completion_tokens"),
+        (json.dumps({"model": "vox-mens-tiny", "messages": MESSAGES, "max_completion_tokens": -1}).encode(), 400,
+         "max_completion_tokens"),
+        (json.dumps({"model": "vox-mens-tiny", "messages": MESSAGES, "vox_retries": 10**30}).encode(), 400,
+         "vox_retries"),
+        (json.dumps({"model": "vox-mens-tiny", "messages": MESSAGES, "vox_retries": 2.5}).encode(), 400, "vox_retries"),
         # only system messages: the model drops them and nothing is left to answer (was a 500)
         (json.dumps({"model": "vox-mens-tiny", "messages": [{"role": "system", "content": "be brief"}] * 2}).encode(),
          400, "messages"),
@@ -587,12 +604,99 @@ def test_a_body_over_the_size_limit_is_a_413_before_it_is_parsed() -> None:
         yield big[1000:]
 
     with TestClient(create_app(engine)) as http:  # type: ignore[arg-type]  # stand-in: only the fields these routes read
-        for response in (http.post("/v1/chat/completions", content=big), http.post("/v1/chat/completions",
-                                                                                    content=chunks())):
-            assert response.status_code == 413
-            error = response.json()["error"]
-            assert error["code"] == "request_too_large" and str(MAX_BODY_BYTES) in error["message"]
-            assert str(len(big)) in error["message"]
+        declared = http.post("/v1/chat/completions", content=big)
+        chunked = http.post("/v1/chat/completions", content=chunks())
+    assert (declared.status_code, chunked.status_code) == (413, 413)
+    limit = f"this server accepts at most {MAX_BODY_BYTES}"
+    assert declared.json()["error"]["message"] == f"the request body is {len(big)} bytes; {limit}"
+    # chunked: read only up to the limit, so its length is not known
+    assert chunked.json()["error"]["message"] == f"the request body is more than {MAX_BODY_BYTES} bytes; {limit}"
+    assert {declared.json()["error"]["code"], chunked.json()["error"]["code"]} == {"request_too_large"}
+    assert declared.headers["connection"] == chunked.headers["connection"] == "close"  # the rest is never read
+
+
+def test_an_endless_chunked_body_is_read_only_to_the_limit() -> None:
+    # A new-user trial's 300 MiB chunked body was read to its end before the 413; an endless one
+    # never got it. ASGI-level: the test client would read the whole body before the app runs.
+    import asyncio
+    from types import SimpleNamespace
+
+    from serving.server import MAX_BODY_BYTES, create_app
+
+    engine = SimpleNamespace(model_id="m", max_context=2048, info=SimpleNamespace(system_prompt_mode="ssot"))
+    app = create_app(engine)  # type: ignore[arg-type]  # stand-in: only the fields these routes read
+    chunk = b"a" * 65536
+    received: list[int] = []
+    sent: list[MutableMapping[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        received.append(len(chunk))
+        # "endless": it ends at 4x the limit only so that a server reading it all fails, not hangs
+        return {"type": "http.request", "body": chunk, "more_body": sum(received) < 4 * MAX_BODY_BYTES}
+
+    async def send(message: MutableMapping[str, Any]) -> None:
+        sent.append(message)
+
+    scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST", "scheme": "http",
+             "path": "/v1/chat/completions", "raw_path": b"/v1/chat/completions", "query_string": b"",
+             "root_path": "", "headers": [(b"content-type", b"application/json"),
+                                          (b"transfer-encoding", b"chunked")],
+             "client": ("127.0.0.1", 1), "server": ("127.0.0.1", 8000)}
+    asyncio.run(app(scope, receive, send))
+    assert sent[0]["status"] == 413
+    assert sum(received) <= MAX_BODY_BYTES + len(chunk)  # stopped at the first chunk over the limit
+    body = json.loads(b"".join(m.get("body", b"") for m in sent[1:]))
+    assert body["error"]["message"] == (f"the request body is more than {MAX_BODY_BYTES} bytes; "
+                                        f"this server accepts at most {MAX_BODY_BYTES}")
+    assert body["error"]["code"] == "request_too_large"
+
+
+@pytest.mark.parametrize(("body", "reason"), [
+    # FastAPI said "There was an error parsing the body" (json.loads: RecursionError)
+    (b"[" * 100_000 + b"]" * 100_000, "arrays and objects are nested too deeply"),
+    (b'{"model": "m", "messages": ' + b"[" * 5000 + b"]" * 5000 + b"}", "arrays and objects are nested too deeply"),
+    # ValueError: Python converts at most sys.get_int_max_str_digits() digits
+    (b'{"model": "m", "messages": [{"role": "user", "content": "x"}], "seed": ' + b"9" * 5000 + b"}",
+     "a number has more than 4300 digits"),
+])
+@pytest.mark.parametrize("content_type", ["application/json", None])
+def test_json_the_parser_cannot_read_gets_a_400_naming_why(body: bytes, reason: str,
+                                                          content_type: str | None) -> None:
+    from types import SimpleNamespace
+
+    from fastapi.testclient import TestClient
+
+    from serving.server import create_app
+
+    engine = SimpleNamespace(model_id="m", max_context=2048, device="cpu", use_cache=True, busy=False,
+                             info=SimpleNamespace(system_prompt_mode="ssot"))
+    headers = {"Content-Type": content_type} if content_type else {}
+    with TestClient(create_app(engine)) as http:  # type: ignore[arg-type]  # stand-in: only the fields these routes read
+        response = http.post("/v1/chat/completions", content=body, headers=headers)
+        assert http.get("/health").status_code == 200  # nothing left broken
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert error["message"].startswith(f"could not parse the JSON body of your request: {reason}")
+    assert (error["type"], error["param"], error["code"]) == ("invalid_request_error", None, None)
+
+
+def test_json_nested_within_the_limit_is_still_validated() -> None:
+    # Pre-parsing keeps what FastAPI made of a readable body: a deep but parseable one is a field error
+    from types import SimpleNamespace
+
+    from fastapi.testclient import TestClient
+
+    from serving.server import create_app
+
+    engine = SimpleNamespace(model_id="m", max_context=2048, info=SimpleNamespace(system_prompt_mode="ssot"))
+    body = b'{"model": "m", "messages": [{"role": "user", "content": "x"}], "stop": ' + b"[" * 500 + b"]" * 500 + b"}"
+    with TestClient(create_app(engine)) as http:  # type: ignore[arg-type]  # stand-in: only the fields these routes read
+        response = http.post("/v1/chat/completions", content=body)
+        syntax = http.post("/v1/chat/completions", content=b'{"model": ')
+        as_text = http.post("/v1/chat/completions", content=b"[" * 5000, headers={"Content-Type": "text/plain"})
+    assert (response.status_code, response.json()["error"]["param"]) == (400, "stop")
+    assert syntax.json()["error"]["message"].startswith("could not parse the JSON body of your request: Expecting")
+    assert as_text.json()["error"]["message"] == "the request body must be JSON (Content-Type: application/json)"
 
 
 def test_health_counts_waiting_requests_not_the_running_one() -> None:
