@@ -219,8 +219,9 @@ def _in_big_thread(fn: Callable[[], Any], budget: Budget, max_depth: int) -> Any
                 _interrupt(worker)
         worker.join(STRAGGLER_S)
     finally:
-        if not worker.is_alive():
-            sys.setrecursionlimit(old_limit)
+        # restored even when a straggler still runs: the limit is the process's, and a runaway
+        # run may stop on a RecursionError (a test run left it raised for every later check)
+        sys.setrecursionlimit(old_limit)
     if worker.is_alive():
         raise VoxFault("R0010", None, detail=budget.overtime())
     error = box.pop("error", None)

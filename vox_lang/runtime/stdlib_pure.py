@@ -5,13 +5,16 @@ toml yaml agentos`` and the clock (``time``); no capability needed. Also the opa
 
 from __future__ import annotations
 
+import csv
 import hashlib
+import io
 import json
 import math
 import os
 import re
 import subprocess
 import time
+import tomllib
 import uuid
 from collections.abc import Callable
 from typing import Any, Final
@@ -22,6 +25,15 @@ from vox_lang.runtime.errors import VoxFault
 from vox_lang.runtime.limits import RunState
 from vox_lang.runtime.values import NONE, Err, KeyList, Ok, Record, Some, Variant, VSet
 from vox_lang.source import Span
+
+# Optional std.yaml, imported with this module, never inside a run: the runner's watchdog raises
+# R0010 into a run that outlasts its deadline, and one landing in a first import can leave
+# Python's import lock for that module held (the next run importing it then hangs).
+_yaml: Any
+try:
+    import yaml as _yaml
+except ImportError:  # pragma: no cover - PyYAML is a dependency; a host without it gets Error(...)
+    _yaml = None
 
 Impl = Callable[[RunState, list[Any], Span], Any]
 
@@ -254,9 +266,6 @@ def _find_all(rt: RunState, r: RegexVal, text: str, span: Span) -> list[MatchVal
 
 
 def _csv_rows(text: str) -> list[list[str]]:
-    import csv
-    import io
-
     try:
         return [list(r) for r in csv.reader(io.StringIO(text))]
     except csv.Error as exc:  # e.g. a field over the csv module's size limit: bad input, not a crash
@@ -272,9 +281,6 @@ def _csv_records(text: str) -> list[dict[str, str]]:
 
 
 def _csv_render(rows: list[list[str]]) -> str:
-    import csv
-    import io
-
     buf = io.StringIO()
     csv.writer(buf, lineterminator="\n").writerows(rows)
     return buf.getvalue()
@@ -292,8 +298,6 @@ AGENTOS: Final[dict[str, Impl]] = {
 }
 
 def _toml_parse(rt: RunState, a: list[Any], span: Span) -> Any:
-    import tomllib
-
     try:
         data = tomllib.loads(a[0])
     except (tomllib.TOMLDecodeError, RecursionError) as exc:
@@ -302,13 +306,11 @@ def _toml_parse(rt: RunState, a: list[Any], span: Span) -> Any:
 
 
 def _yaml_parse(rt: RunState, a: list[Any], span: Span) -> Any:
-    try:
-        import yaml  # optional: only when a program uses std.yaml
-    except ImportError:
+    if _yaml is None:
         return Err("std.yaml is not available on this host")
     try:
-        data = yaml.safe_load(a[0])
-    except (yaml.YAMLError, RecursionError) as exc:
+        data = _yaml.safe_load(a[0])
+    except (_yaml.YAMLError, RecursionError) as exc:
         return Err(f"invalid YAML: {exc}")
     if not isinstance(data, dict):
         return Err("YAML text is not a mapping")
@@ -316,11 +318,9 @@ def _yaml_parse(rt: RunState, a: list[Any], span: Span) -> Any:
 
 
 def _yaml_render(rt: RunState, a: list[Any], span: Span) -> Any:
-    try:
-        import yaml
-    except ImportError:
+    if _yaml is None:
         return Err("std.yaml is not available on this host")
-    return Ok(yaml.safe_dump(to_json(a[0]), sort_keys=False))
+    return Ok(_yaml.safe_dump(to_json(a[0]), sort_keys=False))
 
 
 def _toml_render(rt: RunState, a: list[Any], span: Span) -> Any:
