@@ -298,6 +298,7 @@ AGENTOS: Final[dict[str, Impl]] = {
 }
 
 def _toml_parse(rt: RunState, a: list[Any], span: Span) -> Any:
+    rt.budget.charge(len(a[0]), span)
     try:
         data = tomllib.loads(a[0])
     except (tomllib.TOMLDecodeError, RecursionError) as exc:
@@ -308,6 +309,7 @@ def _toml_parse(rt: RunState, a: list[Any], span: Span) -> Any:
 def _yaml_parse(rt: RunState, a: list[Any], span: Span) -> Any:
     if _yaml is None:
         return Err("std.yaml is not available on this host")
+    rt.budget.charge(len(a[0]), span)
     try:
         data = _yaml.safe_load(a[0])
     except (_yaml.YAMLError, RecursionError) as exc:
@@ -320,7 +322,9 @@ def _yaml_parse(rt: RunState, a: list[Any], span: Span) -> Any:
 def _yaml_render(rt: RunState, a: list[Any], span: Span) -> Any:
     if _yaml is None:
         return Err("std.yaml is not available on this host")
-    return Ok(_yaml.safe_dump(to_json(a[0]), sort_keys=False))
+    # the clock is read after each big render (Budget.charge), so a loop of them stops at the
+    # limit by itself, without the runner's watchdog
+    return Ok(_charged_text(rt, span, _yaml.safe_dump(to_json(a[0]), sort_keys=False)))
 
 
 def _toml_render(rt: RunState, a: list[Any], span: Span) -> Any:
