@@ -150,7 +150,7 @@ def test_a_script_request_needs_a_top_level_statement() -> None:
 
 
 def test_a_large_request_gives_each_sentences_items() -> None:
-    """Thousands of backticked spans (see ``bench/requests.py`` for the time): each sentence's
+    """Thousands of backticked spans (see ``bench/request_parsing.py`` for the time): each sentence's
     items, as if read alone; kind words never reach across sentences."""
     sentence = "Write a function `f{i}(x: int) to int`, a record type `T{i}` with fields. Print `x{i}`. "
     text = "".join(sentence.format(i=i) for i in range(2000))

@@ -8,7 +8,7 @@ nothing), ``kinded`` ("a function `f1` and ..."), ``sig`` (signatures, each pars
 record type named without its body: the form-word search too), ``typedecl`` (``type`` declarations).
 Times are ``time.process_time`` so that other load on the machine counts less.
 
-Run: ``.venv/bin/python bench/requests.py [--kb 10] [--kinds bare,sig]`` (the second size is 10x).
+Run: ``.venv/bin/python bench/request_parsing.py [--kb 10] [--kinds bare,sig]`` (the second size is 10x).
 """
 
 from __future__ import annotations
