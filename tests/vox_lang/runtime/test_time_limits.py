@@ -91,3 +91,30 @@ def test_tests_share_one_step_budget_when_asked() -> None:
     assert fault is not None and fault.code == "R0006" and "in tests together" in fault.diagnostic.message
     alone = run_tests_checked(res, RunConfig(max_steps=10_000))  # vox test: each test its own budget
     assert alone.ok
+
+
+def test_the_watchdog_repeats_an_interrupt_that_was_swallowed() -> None:
+    """An interrupt landing in a weakref callback or ``__del__`` during a garbage collection is
+    swallowed there ("Exception ignored in"); the watchdog repeats it until the run stops."""
+    from vox_lang.runtime.errors import Overtime
+    from vox_lang.runtime.limits import Budget
+    from vox_lang.runtime.runner import _in_big_thread
+
+    swallowed = [0]
+
+    def stubborn() -> None:
+        while True:
+            try:
+                while True:
+                    pass
+            except Overtime:
+                swallowed[0] += 1
+                if swallowed[0] >= 3:
+                    raise
+
+    budget = Budget(RunConfig(timeout_s=LIMIT, max_steps=10**12))
+    start = time.perf_counter()
+    with pytest.raises(Overtime):
+        _in_big_thread(stubborn, budget, 100)
+    assert swallowed[0] == 3
+    assert time.perf_counter() - start < LIMIT + MARGIN
