@@ -8,10 +8,8 @@ hidden 256) with random weights — or loads ``--model DIR`` (an export) — the
    the added time of the grammar mask (llguidance, with the canonical-layout cap of
    ``pipeline.decoding_layout``) and of the name/request mask (with the stop-when-done and budget
    rules of ``pipeline.decoding_done``), measured inside
-   the processors while decoding ``--tokens`` tokens of one ```vox block (code mode), and the
-   wall clock of the masked decode against the plain one. Goal: masks ≤ 10% of the decode step.
-   The grammar's work for a step starts before that step's forward pass, beside it
-   (``GrammarProcessor.prefetch``); ``--no-prefetch`` does it all inside the processor.
+   the processors while decoding ``--tokens`` tokens of one ```vox block (code mode). Goal: masks
+   ≤ 10% of the decode step.
 2. On the eval tasks (``pipeline/data/eval_tasks*.yaml``), one sampled answer per task in code
    mode under three policies (grammar only, grammar + names, unconstrained): completed blocks,
    blocks cut by the token limit, syntax errors (E01xx/E02xx) in completed blocks, E0401/E0403
@@ -19,7 +17,7 @@ hidden 256) with random weights — or loads ``--model DIR`` (an export) — the
 
 A random model says nothing about quality; use ``--model`` on a trained export for that.
 Run: ``.venv/bin/python bench/decoding.py [--model DIR] [--tokens 192] [--seeds 8] [--rounds 2] [--max-new 160]
-[--timing-only] [--no-prefetch]``.
+[--timing-only]``.
 """
 
 from __future__ import annotations
@@ -58,10 +56,8 @@ def build_random(vocab: int = 2048) -> tuple[Any, Any]:
 class Timed:
     """Wrap a LogitsProcessor and add up the seconds spent in it."""
 
-    def __init__(self, inner: Any, prefetch: bool = True) -> None:
+    def __init__(self, inner: Any) -> None:
         self.inner, self.seconds, self.calls = inner, 0.0, 0
-        if prefetch and callable(getattr(inner, "prefetch", None)):
-            self.prefetch = inner.prefetch  # the decoder starts the grammar's work before the forward pass
 
     def __call__(self, input_ids: Any, scores: Any) -> Any:
         start = time.perf_counter()
@@ -71,8 +67,7 @@ class Timed:
         return out
 
 
-def per_token(model: Any, tok: Any, tokens: int, seeds: int = 1, rounds: int = 2,
-              prefetch: bool = True) -> dict[str, float]:
+def per_token(model: Any, tok: Any, tokens: int, seeds: int = 1, rounds: int = 2) -> dict[str, float]:
     """µs/token of the decode step and of each mask (see module docstring, item 1), over
     ``seeds`` sampled blocks (one block is a few dozen tokens when it closes early: noisy).
 
@@ -97,7 +92,7 @@ def per_token(model: Any, tok: Any, tokens: int, seeds: int = 1, rounds: int = 2
     for round_ in range(rounds):
         m, plain, seconds, g_seconds, g_calls, n_seconds, n_calls = 0, 0.0, 0.0, 0.0, 0, 0.0, 0
         for seed in range(1, seeds + 1):
-            g = Timed(grammar.processor(1, len(prompt), "code"), prefetch)
+            g = Timed(grammar.processor(1, len(prompt), "code"))
             names = Timed(NameMask(tok, table, [extract_request(request)], len(prompt), [tok.eos_token_id],
                                    extras=[request_extras(request)], budget=tokens))
             params = SamplingParams(max_new_tokens=tokens, temperature=1.0, seed=seed)
@@ -178,8 +173,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-new", type=int, default=160, help="token limit per eval answer")
     parser.add_argument("--rounds", type=int, default=2, help="timing rounds; the first warms caches (not counted)")
     parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--no-prefetch", action="store_true",
-                        help="do all the grammar's work when its processor is called, none beside the forward pass")
     parser.add_argument("--timing-only", action="store_true", help="only item 1 (µs/token), skip the eval tasks")
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
@@ -189,7 +182,7 @@ def main(argv: list[str] | None = None) -> int:
         model, tok = AutoModelForCausalLM.from_pretrained(args.model).eval(), AutoTokenizer.from_pretrained(args.model)
     else:
         model, tok = build_random()
-    timing = per_token(model, tok, args.tokens, args.seeds, args.rounds, not args.no_prefetch)
+    timing = per_token(model, tok, args.tokens, args.seeds, args.rounds)
     share = (timing["grammar_us"] + timing["names_us"]) / timing["decode_us"]
     wall = timing["masked_decode_us"] / timing["decode_us"] - 1
     print(f"decode step: {timing['decode_us']:.0f} µs/token without masks, {timing['masked_decode_us']:.0f} with "

@@ -20,14 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from pipeline.decoding_cache import FULL_FORWARD_MODEL_TYPES, cache_is_consistent
-from pipeline.decoding_criteria import (
-    EventStop,
-    FirstBlockClosed,
-    RecordLogits,
-    RowsStop,
-    first_block_closed,
-    prefetching,
-)
+from pipeline.decoding_criteria import EventStop, FirstBlockClosed, RecordLogits, RowsStop, first_block_closed
 from pipeline.decoding_prompt import encode_chat, encode_text
 from pipeline.errors import PipelineError
 
@@ -273,8 +266,7 @@ def generate_rows(
             :func:`cache_is_consistent`).
         on_logits: called with each step's raw logits of row 0 (``[vocab]``, float32).
         processors: extra ``LogitsProcessor`` objects (constraints, built for ``n`` rows),
-            applied after ``on_logits``; one with a ``prefetch(input_ids)`` method gets each
-            step's ids before the next forward pass (:class:`pipeline.decoding_criteria.Prefetch`).
+            applied after ``on_logits``.
         cancel: stop every row when set (checked after every step).
         stopped: rows the caller finished (read by a stopping criterion after every step).
         pad_id: padding id for ``generate`` (default: the first EOS id, else 0).
@@ -296,8 +288,7 @@ def generate_rows(
     done_rows = stopped if stopped is not None else set()
     stop_event = threading.Event()
     criteria = StoppingCriteriaList([EventStop(stop_event), RowsStop(done_rows)]
-                                    + ([EventStop(cancel)] if cancel is not None else [])
-                                    + prefetching(processors))
+                                    + ([EventStop(cancel)] if cancel is not None else []))
     procs = LogitsProcessorList(([RecordLogits(on_logits)] if on_logits is not None else []) + list(processors))
     pad = pad_id if pad_id is not None else (min(stops) if stops else 0)
     config = _generation_config(params, sorted(stops), pad, use_cache, 1)

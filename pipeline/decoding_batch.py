@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from pipeline.decoding import SamplingParams, _device, _generation_config, _seed, eos_ids
-from pipeline.decoding_criteria import FirstBlockClosed, prefetching
+from pipeline.decoding_criteria import FirstBlockClosed
 from pipeline.decoding_prompt import encode_chat
 from pipeline.decoding_retry import ForcedPrefix, RetryStats, retry_faults
 
@@ -74,9 +74,8 @@ def generate_texts(
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else (stops[0] if stops else 0)
     ids, mask = _left_pad(list(prompts), pad, _device(model))
     prompt_len = ids.shape[1]
+    criteria = StoppingCriteriaList([FirstBlockClosed(tokenizer, prompt_len)] if stop_after_block else [])
     procs = LogitsProcessorList(list(processors(prompt_len)) if processors is not None else [])
-    criteria = StoppingCriteriaList(([FirstBlockClosed(tokenizer, prompt_len)] if stop_after_block else [])
-                                    + prefetching(procs))
     _seed(params)
     with torch.inference_mode():
         out = model.generate(input_ids=ids, attention_mask=mask, stopping_criteria=criteria, logits_processor=procs,

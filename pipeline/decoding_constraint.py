@@ -22,7 +22,6 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -102,23 +101,10 @@ class VoxGrammar:
         self._lock = threading.Lock()
         self._pristine: dict[str, Any] = {}  # one fresh matcher per mode, deep-copied per sequence
         self.executor = llguidance.LLExecutor(num_threads=_threads())
-        self._pool: tuple[int, ThreadPoolExecutor] | None = None  # (pid, pool): see ``pool``
         self.layout: LayoutTable | None = None
         if layout:
             size = len(tokenizer)
             self.layout = LayoutTable.build([tokenizer.decode([i]) if i < size else "" for i in range(self.vocab_size)])
-
-    @property
-    def pool(self) -> ThreadPoolExecutor:
-        """Threads for :meth:`GrammarProcessor.prefetch`'s work beside the forward pass (they wait
-        on llguidance, outside the GIL), shared by every generation of this model; a new pool in
-        a forked child, whose copy of the parent's would wait for threads that do not exist there."""
-        import os
-
-        with self._lock:
-            if self._pool is None or self._pool[0] != os.getpid():
-                self._pool = (os.getpid(), ThreadPoolExecutor(max_workers=_threads(), thread_name_prefix="vox-mask"))
-            return self._pool[1]
 
     @property
     def words(self) -> int:
@@ -170,10 +156,10 @@ def allowed_masks(grammar: VoxGrammar, matchers: Sequence[Any], vocab_size: int,
     endian), unpacked in one vectorized step (numpy: a few microseconds where torch's per-op
     dispatch would dominate a single row); ids past the tokenizer's vocabulary (padding of the
     logits) are never allowed. From :data:`PARALLEL_ROWS` rows on the masks are computed on
-    llguidance's thread pool (``LLExecutor``: Rust threads), below it in the calling thread;
-    either way outside the GIL, so beside a forward pass (:meth:`GrammarProcessor.prefetch`). The
-    raw pointer calls are the ones ``llguidance.torch`` wraps; that module is not imported because
-    it pulls in ``torch._dynamo`` (1.7 s at a process's first constrained request).
+    llguidance's thread pool (``LLExecutor``: Rust threads, outside the GIL), below it in the
+    calling thread. The raw pointer calls are the ones ``llguidance.torch`` wraps; that module is
+    not imported because it pulls in ``torch._dynamo`` (1.7 s at a process's first constrained
+    request).
     """
     import numpy as np
     import torch
@@ -207,11 +193,6 @@ class GrammarProcessor(LogitsProcessor):
     :attr:`report`). Rows that ended (EOS accepted, or stopped by a criterion and padded) are not
     masked. The rows' masks are computed together (:func:`allowed_masks`) and applied to the
     batch's logits in one step.
-
-    When the decoder calls :meth:`prefetch` after each step (``generate_rows`` and the eval's
-    batches do, through :class:`pipeline.decoding_criteria.Prefetch`), feeding the matchers and
-    building the masks runs on a worker thread during the next forward pass, and the call only
-    applies them: the same masks, off the critical path (``bench/decoding.py``).
     """
 
     def __init__(self, grammar: VoxGrammar, rows: int, prompt_len: int,
@@ -223,8 +204,6 @@ class GrammarProcessor(LogitsProcessor):
         self.report = ConstraintReport()
         self.matchers: list[Any | None] = []
         self._bits: Any = None  # the int32 bitmask buffer of allowed_masks, reused step to step
-        self._pending: tuple[int, Any] | None = None  # (tokens generated, future) of prefetch
-        self._width: int | None = None  # the logits' width, known from the first call
         table = grammar.layout
         self.layouts: list[LayoutState | None] = [
             LayoutState(table, in_block=m == "program") if table is not None else None for m in modes]
@@ -247,51 +226,15 @@ class GrammarProcessor(LogitsProcessor):
         self.report.events.append(line)
         log.warning("Vox constraint: %s", line)
 
-    def prefetch(self, input_ids: Any) -> None:
-        """Start the next step's work now: feed each matcher (and layout) the token just sampled
-        (the last of ``input_ids``, ``[rows, length]``) and build the rows' masks on
-        :attr:`VoxGrammar.pool` while the model runs its next forward pass (llguidance works
-        outside the GIL; torch's kernels release it too); :meth:`__call__` then only applies
-        them. Called by :class:`pipeline.decoding_criteria.Prefetch` after each step; the first
-        step (no token yet) is always built when called."""
-        if not self.matchers or self._pending is not None or self._width is None:
-            return
+    def __call__(self, input_ids: Any, scores: Any) -> Any:
+        import numpy as np
+
+        if not self.matchers:
+            return scores
         generated = input_ids.shape[1] - self.prompt_len
-        if generated <= 0:
-            return
-        last = input_ids[:, -1].tolist()
-        rows = min(len(self.matchers), len(last))
-        self._pending = (generated, self.grammar.pool.submit(self._step, generated, last, rows, self._width))
-
-    def _step(self, generated: int, last: list[int], rows: int, width: int) -> tuple[list[int], Any, list[int]]:
-        """One step's masks: (rows masked, bool numpy ``[len(rows), width]``, rows at a dead end)."""
-        live = self._advance(generated, last, rows)
-        if not live:
-            return live, None, []
-        if self._bits is None:
-            import numpy as np
-
-            self._bits = np.empty((len(self.matchers), self.grammar.words), dtype=np.int32)
-        masks = allowed_masks(self.grammar, [self.matchers[r] for r in live], width, self._bits).numpy()  # a view
-        dead = ~masks.any(axis=1)
-        keep: list[int] = []
-        for k, row in enumerate(live):  # numpy per row: microseconds, where torch ops cost tens
-            if dead[k]:
-                continue
-            keep.append(k)
-            layout = self.layouts[row]
-            cap = layout.mask(width) if layout is not None else None
-            if cap is not None:
-                both = masks[k] & cap
-                if both.any():  # else: the grammar mask alone (never a dead end)
-                    masks[k] = both
-        return [live[k] for k in keep], masks[keep] if len(keep) < len(live) else masks, \
-            [row for k, row in enumerate(live) if dead[k]]
-
-    def _advance(self, generated: int, last: list[int], rows: int) -> list[int]:
-        """Feed each live row's matcher (and layout) its last token; returns the rows to mask."""
         live: list[int] = []
-        for row in range(rows):
+        last = input_ids[:, -1].tolist() if generated > 0 else []
+        for row in range(min(len(self.matchers), scores.shape[0])):
             m = self.matchers[row]
             if m is None:
                 continue
@@ -311,27 +254,27 @@ class GrammarProcessor(LogitsProcessor):
                 if layout is not None:
                     layout.feed(token)
             live.append(row)
-        return live
-
-    def __call__(self, input_ids: Any, scores: Any) -> Any:
-        if not self.matchers:
+        if not live:
             return scores
-        generated = input_ids.shape[1] - self.prompt_len
-        self._width = width = scores.shape[1]
-        pending, self._pending = self._pending, None
-        if pending is not None:
-            step = pending[1].result()  # re-raises what the work raised, as work done here would
-            if pending[0] != generated:  # the matchers are a step ahead or behind: cannot mask
-                self._drop_all(f"constraint out of step ({pending[0]} tokens fed, {generated} generated)")
-                return scores
-        else:
-            last = input_ids[:, -1].tolist() if generated > 0 else []
-            step = self._step(generated, last, min(len(self.matchers), scores.shape[0]), width)
-        rows, masks, dead = step
-        for row in dead:
-            self._drop(row, f"dead end after {generated} tokens (no token allowed)")
-        if rows:
-            mask_rows(scores, rows, list(masks))
+        width = scores.shape[1]
+        if self._bits is None:
+            self._bits = np.empty((len(self.matchers), self.grammar.words), dtype=np.int32)
+        masks = allowed_masks(self.grammar, [self.matchers[r] for r in live], width, self._bits).numpy()  # a view
+        dead = ~masks.any(axis=1)
+        keep: list[int] = []
+        for k, row in enumerate(live):  # numpy per row: microseconds, where torch ops cost tens
+            if dead[k]:
+                self._drop(row, f"dead end after {generated} tokens (no token allowed)")
+                continue
+            keep.append(k)
+            layout = self.layouts[row]
+            cap = layout.mask(width) if layout is not None else None
+            if cap is not None:
+                both = masks[k] & cap
+                if both.any():  # else: the grammar mask alone (never a dead end)
+                    masks[k] = both
+        if keep:
+            mask_rows(scores, [live[k] for k in keep], [masks[k] for k in keep])
         return scores
 
 

@@ -97,25 +97,3 @@ class RecordLogits(LogitsProcessor):
     def __call__(self, input_ids: Any, scores: Any) -> Any:
         self.callback(scores[0].detach().clone())
         return scores
-
-
-class Prefetch(StoppingCriteria):
-    """Never stops anything: after each step hands ``input_ids`` (``[rows, length]``, the token
-    just sampled last) to ``processor.prefetch``, so that a processor can start the next step's
-    work before the model's forward pass rather than after it
-    (:meth:`pipeline.decoding_constraint.GrammarProcessor.prefetch`). The library calls stopping
-    criteria after appending each step's tokens and before the next forward pass."""
-
-    def __init__(self, processor: Any) -> None:
-        self.processor = processor
-
-    def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
-        import torch
-
-        self.processor.prefetch(input_ids)
-        return torch.zeros((input_ids.shape[0],), dtype=torch.bool, device=input_ids.device)
-
-
-def prefetching(processors: Any) -> list[Prefetch]:
-    """A :class:`Prefetch` criterion for each of ``processors`` that has a ``prefetch`` method."""
-    return [Prefetch(p) for p in processors if callable(getattr(p, "prefetch", None))]
