@@ -20,6 +20,7 @@ from serving.extract import strip_reasoning
 from serving.keys import redact
 from serving.verify import EMPTY_PROGRAM_MESSAGE, EMPTY_PROGRAM_SUMMARY, Verification
 from vox_lang.requests import RequestedItem
+from vox_lang.script_requests import declares_tests
 
 NO_BLOCK_MESSAGE: Final = ("Your answer has no ```vox fenced block, so nothing could be checked. "
                            "Reply with the complete program in one ```vox block.")
@@ -76,8 +77,9 @@ def program_tests(program: str | None, config: Any = None) -> Any:
     """Run the ``@test`` functions of a program that compiles, with no capabilities
     (:func:`vox_lang.runtime.run_tests`; ``config``: its limits, a
     :class:`vox_lang.runtime.limits.RunConfig`, by default spec §11's); ``None`` when it
-    declares none."""
-    if program is None or "@test" not in program:
+    declares none (:func:`vox_lang.script_requests.declares_tests`: a ``@test`` in a string or a
+    comment is none) or does not compile."""
+    if program is None or not declares_tests(program):
         return None
     from vox_lang.runtime import run_tests
 

@@ -1,8 +1,7 @@
 """The local inference engine: one loaded model, chat messages in, text (streamed or whole) out.
 
-``Engine.load(path)`` validates the directory (:mod:`serving.model_dir`), picks a device, loads
-weights and tokenizer (merging a PEFT adapter if given), and checks that the library cache agrees
-with full-sequence forward (falling back to the latter if not). ``prepare()`` validates a request
+``Engine.load(path)`` loads weights and tokenizer onto a device and decides whether decoding
+steps through the library cache (:mod:`serving.model_load`). ``prepare()`` validates a request
 (:mod:`serving.messages`) into a :class:`~serving.prepared.Prepared`; ``stream()`` /
 ``completions()`` present the messages (:func:`pipeline.chat_format.present`, the one presenter),
 encode contents as plain text, decode the request's ``n`` choices in one batch through the one
@@ -21,25 +20,16 @@ from pathlib import Path
 from typing import Any, Final
 
 from pipeline.chat_format import present
-from pipeline.decoding import (
-    FULL_FORWARD_MODEL_TYPES,
-    DecodingError,
-    SamplingParamError,
-    SamplingParams,
-    cache_is_consistent,
-    encode_chat,
-    eos_ids,
-    generate_rows,
-    pick_device,
-)
+from pipeline.decoding import SamplingParamError, SamplingParams, encode_chat, eos_ids, generate_rows
 from pipeline.decoding_constraint import ConstraintUnavailable, VoxGrammar, answer_mode, name_mask
 from pipeline.decoding_names import request_spec, request_text, token_table
 from pipeline.decoding_prose import ProseCap, asks_for_block
 from pipeline.decoding_retry import RETRIES
 from serving.choice_text import ChoiceText
-from serving.errors import ModelLoadError, RequestError, ServingError, UsageError
+from serving.errors import RequestError
 from serving.messages import plain_messages
-from serving.model_dir import ModelDirInfo, inspect_model_dir
+from serving.model_dir import ModelDirInfo
+from serving.model_load import load_model
 from serving.prepared import Completion, Prepared, StreamEvent, constraint_summary
 from serving.verified import replay, verified_choices
 
@@ -53,16 +43,6 @@ log = logging.getLogger(__name__)
 MAX_CHOICES: Final = 16
 #: most rounds of compiler-checked retries a request may ask for (``vox_retries``)
 MAX_RETRIES: Final = 8
-
-
-def _default_dtype(device: str) -> Any:
-    import torch
-
-    if device.startswith("cuda"):
-        return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
-    if device.startswith("mps"):
-        return torch.float16
-    return torch.float32
 
 
 class Engine:
@@ -119,7 +99,7 @@ class Engine:
         dtype: Any = None,
         cache: str = "auto",
     ) -> Engine:
-        """Load a model directory (or base + adapter) onto a device.
+        """Load a model directory (or base + adapter) onto a device (:func:`serving.model_load.load_model`).
 
         Args:
             path: exported model directory, plain HF directory, or adapter directory.
@@ -135,46 +115,8 @@ class Engine:
                 mistake, which ``vox serve`` reports as a usage error).
             ServingError: ``cache`` is not one of its values.
         """
-        if cache not in ("auto", "on", "off"):
-            raise ServingError(f"cache must be 'auto', 'on' or 'off', got {cache!r}")
-        info = inspect_model_dir(path, adapter)
-        import torch
-        from transformers import AutoModelForCausalLM, AutoTokenizer
-
-        try:
-            device = pick_device(device)
-        except DecodingError as exc:
-            raise UsageError(str(exc)) from exc
-        dtype = dtype or _default_dtype(device)
-        tokenizer_dir = info.path
-        if info.adapter_path is not None and (info.adapter_path / "tokenizer_config.json").is_file():
-            tokenizer_dir = info.adapter_path
-        try:
-            tokenizer = AutoTokenizer.from_pretrained(tokenizer_dir)
-            # Non-CPU devices: load the weights straight onto the device (no CPU copy).
-            placement = {} if device == "cpu" else {"device_map": device}
-            model: Any = AutoModelForCausalLM.from_pretrained(info.path, dtype=dtype, **placement)
-            if info.adapter_path is not None:
-                from peft import PeftModel
-
-                model = PeftModel.from_pretrained(model, info.adapter_path).merge_and_unload()
-        except Exception as exc:  # noqa: BLE001 - safetensors, tokenizers, peft raise their own types
-            raise ModelLoadError(f"cannot load model from {info.path}: {exc}") from exc
-        model = model.to(device).eval()
-        use_cache = cache == "on"
-        if cache == "auto":
-            use_cache = info.model_type not in FULL_FORWARD_MODEL_TYPES
-            if use_cache:
-                with torch.inference_mode():
-                    use_cache = cache_is_consistent(model, int(model.config.get_text_config().vocab_size))
-                if not use_cache:
-                    log.warning(
-                        "%s: cached decoding disagrees with full-sequence forward for model_type %r;"
-                        " serving with full-sequence forward (correct but slower)",
-                        info.path,
-                        info.model_type,
-                    )
-        return cls(model, tokenizer, info, device, use_cache)
+        loaded = load_model(path, adapter, device=device, dtype=dtype, cache=cache)
+        return cls(loaded.model, loaded.tokenizer, loaded.info, loaded.device, loaded.use_cache)
 
     # -- requests ---------------------------------------------------------------------------
 

@@ -17,11 +17,14 @@ user asks), one row of :data:`FORMS` per item-declaring form of the spec, whatev
 (§2; generics written ``<T>`` or, a common slip, ``[T]``), ``component`` declarations (§10 U6),
 ``type`` declarations with ``=`` (records, sum types, aliases), without it (``type T { ... }``,
 W0003) or as a retired colon block (``type T:``, E0301), and actors (``actor A {`` or ``actor A:``).
-Backticked spans count like the rest of the text. This module imports only from vox_lang.
+Backticked spans count like the rest of the text. :func:`asked_items` is cached by text, since
+one request reads its text several times (the constraint mode, the request the masks read, each
+name mask built). This module imports only from vox_lang.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Final
 
@@ -70,9 +73,22 @@ def pasted_items(text: str) -> tuple[RequestedItem, ...]:
     return tuple(out)
 
 
+#: request texts whose :func:`asked_items` are kept (least recently used dropped first): enough
+#: for every user message of a long ``vox chat`` conversation, which each request scans from the
+#: last, while a long-running server holds at most this many texts
+ASKED_CACHE_SIZE: Final = 64
+
+
 def asked_items(text: str) -> RequestSpec:
     """What an answer to ``text`` must declare: :func:`vox_lang.requests.extract_request`'s items,
-    then those of :func:`pasted_items` not named already. Never raises."""
+    then those of :func:`pasted_items` not named already. Computed once per text while it stays
+    among the last :data:`ASKED_CACHE_SIZE` texts asked about (a :class:`RequestSpec` is frozen, so
+    every caller may share it). Never raises."""
+    return _asked_items(text)
+
+
+@functools.lru_cache(maxsize=ASKED_CACHE_SIZE)
+def _asked_items(text: str) -> RequestSpec:
     spec = extract_request(text)
     named = {i.name for i in spec.items}
     extra = tuple(i for i in pasted_items(text) if i.name not in named)

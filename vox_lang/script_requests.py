@@ -8,6 +8,7 @@ import re
 from typing import Final
 
 from vox_lang import syntax
+from vox_lang.decorators import is_test
 from vox_lang.diagnostics import DiagnosticSink
 from vox_lang.source import SourceFile
 
@@ -61,8 +62,6 @@ _TESTS: Final = re.compile(r"@test\b|\btest\s+(?:functions?|fns?)\b|\b(?:with|ad
                            r"(?:an?\s+|some\s+|\w+\s+)?(?:unit\s+)?tests?\b", re.IGNORECASE)
 _NO_TESTS: Final = re.compile(r"\b(?:no|without|skip(?:ping)?|don['\u2019]?t\s+(?:add|write|need))\s+(?:any\s+)?"
                               r"(?:unit\s+)?(?:@?tests?)\b", re.IGNORECASE)
-#: a ``@test`` decorator opening a line of the program
-_TEST_DECORATOR: Final = re.compile(r"^[ \t]*@test\b", re.MULTILINE)
 
 
 def asks_for_tests(text: str) -> bool:
@@ -71,19 +70,29 @@ def asks_for_tests(text: str) -> bool:
     return _TESTS.search(text) is not None and _NO_TESTS.search(text) is None
 
 
+def declares_tests(source: str | syntax.Module) -> bool:
+    """Whether the program ``source`` declares a test: a top-level function decorated ``@test``
+    (:func:`vox_lang.decorators.is_test`, as :func:`vox_lang.runtime.test_functions` finds them),
+    so ``@test`` in a string, a comment or another decorator's name (``@test.slow``) does not count.
+    Program text is parsed, not checked: an item with a syntax error declares nothing. Never raises."""
+    if isinstance(source, str):
+        if "@test" not in source:  # a decorator is `@` glued to its name (spec §1): no such text, no test
+            return False
+        from vox_lang.parser import parse_module
+
+        src = SourceFile(source, "<program>")
+        source = parse_module(src, DiagnosticSink(src))
+    return any(is_test(item) for item in source.items)
+
+
 def unmet_shape(text: str, source: str | syntax.Module) -> str | None:
     """What the request ``text`` asks of the program's shape that ``source`` lacks: ``"script"``
     (a script was asked and running it does nothing: :func:`runs_nothing`), ``"tests"`` (tests
-    were asked and it declares no ``@test`` function), else ``None``. A new-user trial's "now also
-    add a @test function" got an answer without one and ``vox-script-verify: PASS``."""
+    were asked and it declares no ``@test`` function: :func:`declares_tests`), else ``None``. A
+    new-user trial's "now also add a @test function" got an answer without one and
+    ``vox-script-verify: PASS``."""
     if runs_nothing(text, source):
         return "script"
-    if asks_for_tests(text):
-        if isinstance(source, str):
-            has = _TEST_DECORATOR.search(source) is not None
-        else:
-            has = any(isinstance(item, syntax.FnDecl) and any(d.name == "test" for d in item.decorators)
-                      for item in source.items)
-        if not has:
-            return "tests"
+    if asks_for_tests(text) and not declares_tests(source):
+        return "tests"
     return None

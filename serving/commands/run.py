@@ -1,12 +1,13 @@
 """`vox run FILE [--allow fs,process,net,env] [--max-steps N] [--timeout S] [--format …]` and
-`vox test FILE… [--format …]` (spec §11).
+`vox test FILE… [--show-output] [--format …]` (spec §11).
 
 ``vox run`` checks the file and, if it has no errors, runs its top-level statements (else
 ``fn main()``); the program's ``print`` output goes to stdout, diagnostics to stderr. Exit
 status: 0 ran, 1 compile errors (nothing ran), 2 usage error (unreadable file, bad option,
 nothing to run), 3 runtime error (shown with its Vox call stack). ``vox test`` runs every
-``@test`` function of each file, prints one line per test and ``N passed, M failed`` (naming the
-files it could not run and those without a ``@test`` function), and exits 0 only when every test
+``@test`` function of each file, prints one line per test (with what a failing test printed under
+it, and with ``--show-output`` what a passing one printed too) and ``N passed, M failed`` (naming
+the files it could not run and those without a ``@test`` function), and exits 0 only when every test
 passed (a file without tests fails nothing; 1 otherwise, 2 on usage errors). Only typer and the standard
 library are imported at load time.
 """
@@ -114,6 +115,9 @@ def test(
     max_steps: Annotated[int, typer.Option("--max-steps", help="Step budget per test.")] = 10_000_000,
     timeout: Annotated[float, typer.Option("--timeout", help="Wall-clock limit per test, seconds.")] = 10.0,
     fmt: Annotated[Format, typer.Option("--format", "-f", help="Output: human, repair or json.")] = Format.human,
+    show_output: Annotated[bool, typer.Option(
+        "--show-output", help="Also show what passing tests printed, under each one's line (JSON always has it).",
+    )] = False,
 ) -> None:
     """Run every @test function: one line per test, then `N passed, M failed`; exit 0 only if all pass."""
     cfg = _config("test", allow, max_steps, timeout)
@@ -156,7 +160,7 @@ def test(
             if not o.passed and o.fault is not None and fmt is Format.human:
                 for line in o.fault.stack_lines():
                     typer.echo(line)
-            if not o.passed and o.output:
+            if o.output and (show_output or not o.passed):
                 _echo_captured(o.output)
     summary = f"{passed} passed, {failed} failed"
     if broken:  # "0 passed, 0 failed" alone would read as a file without tests
@@ -173,11 +177,12 @@ def test(
 
 
 CAPTURED_LINES = 40
-"""Most lines of a failing test's own output shown under its FAIL line (the rest are counted)."""
+"""Most lines of a test's own output shown under its line (the rest are counted)."""
 
 
 def _echo_captured(output: str) -> None:
-    """Show what a failing test printed (as pytest shows a failing test's captured stdout)."""
+    """Show what a test printed: a failing test's always (as pytest shows a failing test's captured
+    stdout), a passing test's with ``--show-output`` (cargo test's flag)."""
     lines = output.splitlines()
     typer.echo("  output:")
     for line in lines[:CAPTURED_LINES]:

@@ -669,3 +669,31 @@ def test_a_fix_request_holds_and_forces_the_pasted_code_s_items() -> None:
     allowed = torch.isfinite(mask(torch.tensor([ids]), torch.zeros(1, len(tok)))[0]).nonzero().flatten().tolist()
     assert allowed and all("fn average(".startswith(tok.decode([i]).lstrip("\n")) or
                            tok.decode([i]).startswith("\n") for i in allowed)
+
+
+def test_one_request_reads_each_user_text_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What vox serve does per request (serving.engine: answer_mode, request_spec, request_text,
+    then a name mask per decoding pass) reads each user message's items once
+    (vox_lang.pasted.asked_items is cached by text), with the same items as before."""
+    from pipeline.decoding_constraint import answer_mode, name_mask
+    from pipeline.decoding_request import request_spec, request_text
+
+    request = "Write `clamp_cached(x: int, lo: int, hi: int) to int` with a test (asked_items cache test)."
+    repair = "The Vox compiler reported 1 error(s) in your program (asked_items cache test):\nE0401 ..."
+    convo = [{"role": "user", "content": request}, {"role": "assistant", "content": "```vox\n```"},
+             {"role": "user", "content": repair}]
+    expected = extract_request(request)
+    read: list[str] = []
+
+    def counted(text: str) -> RequestSpec:
+        read.append(text)
+        return extract_request(text)
+
+    monkeypatch.setattr("vox_lang.pasted.extract_request", counted)
+    assert answer_mode(convo) == "response"  # the last message (a repair turn) names nothing
+    assert request_spec(convo) == expected and request_text(convo) == request
+    tok = tokenizer()
+    for _ in range(2):  # a retried request builds its masks again
+        mask = name_mask([request_text(convo)] * 2, tok, token_table(tok), 2, [tok.eos_token_id])
+        assert mask.specs == [expected, expected]
+    assert sorted(read) == sorted([request, repair])

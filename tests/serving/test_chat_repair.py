@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
+
 import vox_lang
 from serving.chat_repair import COMPILE_ERRORS, CUT_OFF, UNTYPED, Attempt, assess
 from serving.verify import verify_answer
@@ -45,3 +49,25 @@ def test_every_repair_message_asks_for_a_block_as_the_server_reads_it() -> None:
     for message in (NO_BLOCK_MESSAGE, EMPTY_PROGRAM_MESSAGE, SCRIPT_MESSAGE, missing_message([]),
                     test_repair_message("f", 1, 1), repair_message("Line 1, Col 1: error[E0401] x", 1, 1)):
         assert asks_for_block([{"role": "user", "content": message}]), message
+
+
+def test_program_tests_runs_nothing_for_a_test_only_in_a_string_or_comment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """program_tests asks vox_lang.script_requests.declares_tests (the runtime's definition of a
+    test), not whether the text holds "@test": a comment, a string or `@test.slow` runs no tests."""
+    import vox_lang.runtime
+    from serving.chat_repair import program_tests
+
+    no_tests = ('// @test is what marks a test\nfn label() to str {\n  ret "@test"\n}\n'
+                '@test.slow\nfn t_later() {\n  assert(label() == "@test")\n}\n')
+    real = vox_lang.runtime.run_tests
+    calls: list[str] = []
+
+    def counted(source: str, *args: Any, **kwargs: Any) -> Any:
+        calls.append(source)
+        return real(source, *args, **kwargs)
+
+    monkeypatch.setattr(vox_lang.runtime, "run_tests", counted)
+    assert program_tests(no_tests) is None and calls == []  # nothing compiled or run
+    report = program_tests(no_tests + '@test\nfn t_now() {\n  assert(label() == "@test")\n}\n')
+    assert report is not None and [o.name for o in report.outcomes] == ["t_now"] and report.passed == 1
+    assert len(calls) == 1

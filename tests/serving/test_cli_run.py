@@ -218,6 +218,28 @@ def test_failing_test_shows_what_it_printed(runner: CliRunner, tmp_path: Path) -
     assert data["tests"][0]["output"].startswith("line 0\nline 1\n") and data["tests"][1]["output"] == "hidden\n"
 
 
+def test_show_output_prints_what_passing_tests_printed(runner: CliRunner, tmp_path: Path) -> None:
+    """--show-output (cargo test's flag) shows a passing test's output under its PASS line as a
+    failing test's is shown; a test that printed nothing gets no block; nothing else changes, and
+    without the flag a passing test's output stays captured."""
+    text = ('@test\nfn t_loud_pass() {\n  print("shown")\n  print("twice")\n}\n'
+            '@test\nfn t_quiet() {\n  assert(true)\n}\n'
+            '@test\nfn t_loud_fail() {\n  print("boom")\n  assert(false)\n}\n')
+    path = write(tmp_path, "t.vox", text)
+    default = runner.invoke(app, ["test", path])
+    assert "shown" not in default.stdout and "  | boom" in default.stdout
+    shown = runner.invoke(app, ["test", path, "--show-output"])
+    assert shown.exit_code == default.exit_code == 1
+    out = shown.stdout.splitlines()
+    at = out.index("PASS t_loud_pass")
+    assert out[at + 1:at + 5] == ["  output:", "  | shown", "  | twice", "PASS t_quiet"]
+    assert shown.stdout.replace("  output:\n  | shown\n  | twice\n", "", 1) == default.stdout
+    for fmt in ("repair", "json"):  # repair output shows it too; JSON has every test's output anyway
+        flagged = runner.invoke(app, ["test", path, "-f", fmt, "--show-output"]).stdout
+        plain = runner.invoke(app, ["test", path, "-f", fmt]).stdout
+        assert (flagged == plain) is (fmt == "json") and ("  | shown" in flagged) is (fmt == "repair")
+
+
 def test_every_entry_point_skips_a_leading_byte_order_mark(runner: CliRunner, tmp_path: Path) -> None:
     program = "\ufeff" + TESTS.replace("assert(add(1, 1) == 3)", "assert(add(1, 1) == 2)") + "print(add(1, 2))\n"
     path = write(tmp_path, "bom.vox", program)

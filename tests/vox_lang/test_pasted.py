@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from vox_lang.pasted import asked_items, pasted_items
-from vox_lang.requests import RequestedItem, missing_items
+from vox_lang.requests import RequestedItem, RequestSpec, extract_request, missing_items
 
 
 def test_a_fix_request_asks_for_the_items_its_pasted_code_declares() -> None:
@@ -92,3 +92,19 @@ def test_a_component_answers_for_the_function_it_lowers_to() -> None:
     assert missing_items(spec, 'fn Card(title: str) to Element {\n  ret text(value=title)\n}') == []
     assert missing_items(spec, 'component Card(title: str) {\n  view: text(value=title)\n}') == []
     assert missing_items(spec, "fn other() { }") == ["Card"]
+
+
+def test_asked_items_is_computed_once_per_text(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One request reads its text several times (pipeline.decoding_constraint, decoding_request):
+    the items are computed once per text and shared (a RequestSpec is frozen)."""
+    read: list[str] = []
+
+    def counted(text: str) -> RequestSpec:
+        read.append(text)
+        return extract_request(text)
+
+    monkeypatch.setattr("vox_lang.pasted.extract_request", counted)
+    text = "Fix this Vox code (cache test): fn halve(x: int) -> int { return x / 2 }"
+    first = asked_items(text)
+    assert asked_items(text) is first and first.items == (RequestedItem("function", "halve"),)
+    assert asked_items(text + " ") == first and read == [text, text + " "]

@@ -149,6 +149,29 @@ def test_a_script_request_needs_a_top_level_statement() -> None:
     assert runs_nothing("Write a script that prints 1", "workflow main() {\n  print(1)\n}\n")
 
 
+#: ``@test`` in a comment, in a string and in another decorator's name (``@test.slow``, W0102): no test
+NOT_TESTS = ('// @test is what marks a test\nfn label() to str {\n  ret "@test"\n}\n'
+             '@test.slow\nfn t_later() {\n  assert(label() == "@test")\n}\n')
+
+
+def test_only_a_test_decorator_declares_a_test_as_the_runtime_finds_them() -> None:
+    """unmet_shape's "tests" uses the runtime's definition of a test (vox_lang.decorators.is_test):
+    "@test" in a string or a comment counts for neither (a line-start regex took `@test.slow`)."""
+    from vox_lang import check
+    from vox_lang.runtime import test_functions
+    from vox_lang.script_requests import declares_tests, unmet_shape
+
+    asked = "Write `label() to str` with a test"
+    with_test = NOT_TESTS + '@test\nfn t_now() {\n  assert(label() == "@test")\n}\n'
+    for program, names in ((NOT_TESTS, []), (with_test, ["t_now"])):
+        res = check(program)
+        assert res.ok and res.hir is not None and res.module is not None
+        assert [fn.name for fn in test_functions(res.hir)] == names
+        assert declares_tests(program) is declares_tests(res.module) is bool(names)
+        assert unmet_shape(asked, program) == unmet_shape(asked, res.module) == (None if names else "tests")
+    assert not declares_tests("fn f() {\n  ret\n}\n") and not declares_tests("@test\nfn t( {\n}\n")
+
+
 def test_a_large_request_gives_each_sentences_items() -> None:
     """Thousands of backticked spans (see ``bench/request_parsing.py`` for the time): each sentence's
     items, as if read alone; kind words never reach across sentences."""

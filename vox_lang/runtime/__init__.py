@@ -11,7 +11,7 @@ Public API::
 Modules: :mod:`.values` (values and their text), :mod:`.limits` (configuration, budget),
 :mod:`.builtins`, :mod:`.stdlib` (+ :mod:`.stdlib_host`, :mod:`.stdlib_pure`: std with
 capabilities), :mod:`.typed` (the checker's expression types), :mod:`.compiler`,
-:mod:`.statements`, :mod:`.calls`, :mod:`.functions`, :mod:`.ops`, :mod:`.patterns`,
+:mod:`.statements`, :mod:`.calls`, :mod:`.functions`, :mod:`.binary`, :mod:`.ops`, :mod:`.patterns`,
 :mod:`.frames` (HIR → closures), :mod:`.errors` (R-code faults with the Vox call stack),
 :mod:`.runner` (entry points and tests). Imports only ``vox_lang``.
 """

@@ -2,18 +2,20 @@
 statement ``run(frame) -> signal``; nothing is ever ``eval``/``exec``-ed, and the closures call
 only the executor's own runtime (values, builtins, stdlib).
 
-Calls, members and indexing live in :mod:`vox_lang.runtime.calls`; operators in
-:mod:`vox_lang.runtime.ops`; patterns in :mod:`vox_lang.runtime.patterns`.
+Calls, members and indexing live in :mod:`vox_lang.runtime.calls`; statements in
+:mod:`vox_lang.runtime.statements`; binary operator chains in :mod:`vox_lang.runtime.binary`, the
+operators' closures in :mod:`vox_lang.runtime.ops`; patterns in :mod:`vox_lang.runtime.patterns`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from operator import itemgetter
-from typing import Any, Final
+from typing import Any
 
 from vox_lang import hir
 from vox_lang.runtime import calls, functions, ops, statements
+from vox_lang.runtime.binary import compile_binary
 from vox_lang.runtime.errors import VoxFault
 from vox_lang.runtime.frames import (
     BRK,
@@ -41,9 +43,6 @@ from vox_lang.runtime.values import (
 
 Ev = Callable[[list[Any]], Any]
 Run = Callable[[list[Any]], Any]
-
-#: operator chains with more operators than this run in a loop (see :meth:`Compiler.binary`)
-FLAT_CHAIN: Final = 32
 
 
 class Compiler:
@@ -235,7 +234,7 @@ class Compiler:
         if isinstance(e, hir.Index):
             return calls.index(self, e)
         if isinstance(e, hir.Binary):
-            return self.binary(e)
+            return compile_binary(self, e)
         if isinstance(e, hir.Unary):
             operand = self.expr(e.operand)
             if e.op == "not":
@@ -289,58 +288,9 @@ class Compiler:
             return final(f) if final is not None else None
         return value
 
-    def binary(self, e: hir.Binary) -> Ev:
-        """A binary operator and the left-nested operators under it (``a + b + … + z``),
-        compiled along the chain's left spine in a loop (never one Python call per operand).
-        A chain longer than :data:`FLAT_CHAIN` also *runs* in a loop, its running value kept in
-        a scratch slot of the frame; a shorter one nests one closure per operator (fastest)."""
-        spine = [e]
-        while isinstance(spine[-1].left, hir.Binary):
-            spine.append(spine[-1].left)
-        spine.reverse()  # innermost operator first
-        if len(spine) <= FLAT_CHAIN:
-            left = self.operand(spine[0].left)
-            ev = self.operator(spine[0], left)
-            for node in spine[1:]:
-                ev = self.operator(node, ops.Operand(ev))
-            return ev
-        first = self.expr(spine[0].left)
-        tmp = self.scope.temp()
-        acc = ops.Operand(itemgetter(tmp), slot=tmp)
-        steps = tuple(self.operator(node, acc) for node in spine)
-
-        def chain(f: list[Any]) -> Any:
-            f[tmp] = first(f)
-            for step in steps:
-                f[tmp] = step(f)
-            value, f[tmp] = f[tmp], None
-            return value
-        return chain
-
-    def operator(self, e: hir.Binary, left: ops.Operand) -> Ev:
-        """One binary operator whose left operand is read as ``left``."""
-        op = e.op
-        if op in ("and", "or"):
-            a, b = left.ev, self.expr(e.right)
-            if op == "and":
-                return lambda f: a(f) and b(f)
-            return lambda f: a(f) or b(f)
-        right = self.operand(e.right)
-        if op in ("<", "<=", ">", ">=", "==", "!="):
-            cmp = ops.compare(op, left, right)
-            if self.types.head(e.left) in ("int", "float", "str", "bool"):
-                return cmp
-            return ops.deep(cmp, e.span, self.rt.cfg.max_depth)
-        head = self.types.head(e)
-        if head == "int":
-            return ops.int_arith(op, left, right, e.span)
-        if head == "float":
-            return ops.float_arith(op, left, right, e.span)
-        if head == "str":
-            return ops.str_concat(left, right, e.span, self.rt.budget)
-        return ops.dynamic(op, left, right, e.span, self.rt.budget)
-
     def operand(self, e: hir.Expr) -> ops.Operand:
+        """``e`` compiled with how it is read: a constant, a local slot, or its closure (the shapes
+        the operator closures of :mod:`vox_lang.runtime.ops` specialise on)."""
         ev = self.expr(e)
         if isinstance(e, hir.Lit):
             return ops.Operand(ev, const=ev([]), is_const=True)

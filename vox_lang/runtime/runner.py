@@ -22,6 +22,7 @@ from typing import Any, Final
 
 from vox_lang import hir
 from vox_lang.api import CheckResult, check
+from vox_lang.decorators import is_test
 from vox_lang.runtime.compiler import Compiler
 from vox_lang.runtime.errors import ExitRequest, Overtime, RuntimeFault, VoxFault, to_fault
 from vox_lang.runtime.frames import FnScope
@@ -365,8 +366,8 @@ def run_source(source: str | bytes, path: str = "<input>", config: RunConfig = D
 
 
 def test_functions(module: hir.Module) -> list[hir.FnDecl]:
-    """The ``@test`` functions of a module, in file order."""
-    return [d for d in module.decls if isinstance(d, hir.FnDecl) and any(x.name == "test" for x in d.decorators)]
+    """The ``@test`` functions of a module, in file order (:func:`vox_lang.decorators.is_test`)."""
+    return [d for d in module.decls if isinstance(d, hir.FnDecl) and is_test(d)]
 
 
 def run_tests_checked(res: CheckResult, config: RunConfig = DEFAULT_CONFIG) -> TestReport:
