@@ -34,7 +34,7 @@ from serving.keys import redact
 from serving.provider_status import ProviderHealth
 from serving.router import AttemptFailed, ChatEvent, Completed, TextDelta
 from serving.scoring import is_question, is_vox_request, refuses_code
-from serving.verify import verify_answer
+from serving.verify import example_notes, verify_answer
 from vox_lang.pasted import asked_items
 from vox_lang.requests import RequestedItem, missing_items
 from vox_lang.script_requests import unmet_shape
@@ -209,6 +209,8 @@ def _turn(text: str, send: Send, write: Callable[[str], None], options: ChatOpti
     answer = _ask(send, s.history, Turn(text, vox), write, options, s)
     s.history.append({"role": "assistant", "content": answer})
     if not vox:
+        for note in example_notes(answer, check):  # a question's examples: checked, no verdict
+            write(f"[check] {note}\n")
         return
     best: Attempt | None = None  # the attempt with the fewest errors so far (the earlier on ties)
     asked = asked_items(text)  # backticked items, and those of code pasted to be fixed

@@ -109,3 +109,28 @@ def verify_answer(answer: str, check: Callable[[str], Any], *, finish_reason: st
         caveats.append("the answer hit the token limit")
     caveat = f" ({'; '.join(caveats)})" if caveats else ""
     return Verification(blocks, program, result, notes=tuple(notes), caveat=caveat)
+
+
+def example_notes(answer: str, check: Callable[[str], Any]) -> list[str]:
+    """One line per ```vox block of a prose answer (a question's, not a Vox request's), each
+    block checked on its own: ``example 1 of 2 compiles`` or ``example 2 of 2 does not compile:
+    E0401 at 3:7 undefined name `foo` (+1 more)``. An answer to a question gets no verdict and no
+    repair, but an example the compiler refuses is never shown as if it were Vox. Blocks of only
+    blanks and comments are skipped; no blocks: no lines. Nothing here executes anything.
+
+    Args:
+        answer: the model's whole reply.
+        check: the front end's check (``source -> CheckResult``).
+    """
+    blocks = [b for b in extract_vox_blocks(answer) if not _is_empty(b.code)]
+    notes: list[str] = []
+    for i, block in enumerate(blocks, 1):
+        errors = check(block.code).errors
+        where = f"example {i} of {len(blocks)}" + ("" if block.terminated else " (cut off)")
+        if not errors:
+            notes.append(f"{where} compiles")
+            continue
+        first = errors[0]
+        more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
+        notes.append(f"{where} does not compile: {first.code} at {first.line}:{first.col} {first.message}{more}")
+    return notes

@@ -356,3 +356,27 @@ def test_a_request_for_tests_is_repaired_until_the_program_has_one() -> None:
     text = "".join(out)
     assert "compiles, but has no `@test` function (the request asks for tests); repair 1/2" in text
     assert "it has no `@test` function, and the request asks for tests" in model.calls[1][0][-1]["content"]
+
+
+def test_a_question_s_examples_are_checked_without_a_verdict() -> None:
+    import vox_lang
+
+    answer = ("A workflow is a function that can be resumed:\n```vox\nworkflow ship(id: int) to int {\n  ret id\n}\n"
+              "```\nand a made-up one:\n```vox\nprint(undefined_thing)\n```\n```vox\n// just a comment\n```\n")
+    model = FakeModel(answer)
+    out: list[str] = []
+    result = run_chat(model, lambda _p: None, out.append, prompt="whats a workflow in vox?", check=vox_lang.check)
+    text = "".join(out)
+    assert not model.calls[0][1].vox and result.verdicts == ()
+    assert "[check] example 1 of 2 compiles\n" in text
+    assert "[check] example 2 of 2 does not compile: E0401 at 1:7 " in text
+    assert "vox-script-verify" not in text
+
+
+def test_a_prose_answer_without_blocks_gets_no_check_lines() -> None:
+    import vox_lang
+
+    out: list[str] = []
+    run_chat(FakeModel("A workflow is resumable."), lambda _p: None, out.append, prompt="whats a workflow?",
+             check=vox_lang.check)
+    assert "[check]" not in "".join(out)
