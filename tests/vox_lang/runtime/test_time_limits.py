@@ -118,3 +118,17 @@ def test_the_watchdog_repeats_an_interrupt_that_was_swallowed() -> None:
         _in_big_thread(stubborn, budget, 100)
     assert swallowed[0] == 3
     assert time.perf_counter() - start < LIMIT + MARGIN
+
+
+def test_a_yaml_render_loop_stops_without_the_watchdog(monkeypatch: pytest.MonkeyPatch) -> None:
+    """std.yaml's render charges its output as PyYAML writes it, so a big render stops in its
+    middle by itself: in CI's test worker the watchdog's interrupts were swallowed by garbage-
+    collector callbacks and a render loop ran 2.2 s past a 0.2 s limit."""
+    import vox_lang.runtime.runner as runner
+
+    monkeypatch.setattr(runner, "_interrupt", lambda thread: None)
+    res = check(HEAVY["yaml_render"], path="yaml_render.vox")
+    start = time.perf_counter()
+    result = run_checked(res, RunConfig(timeout_s=LIMIT, max_steps=10**12))
+    assert result.fault is not None and result.fault.code == "R0010"
+    assert time.perf_counter() - start < LIMIT + MARGIN
