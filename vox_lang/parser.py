@@ -33,10 +33,13 @@ from vox_lang.layout import Item, tokenize
 from vox_lang.lexer import CONTEXTUAL, KEYWORDS, PUNCTUATION, Token
 from vox_lang.parser_errors import Expectations
 from vox_lang.parser_visitor import AstBuilder
+from vox_lang.predict import Fast, build, token_codes
 from vox_lang.source import SourceFile, Span
 
 #: token classes as they are spelled in the joined text (and in grammar.peg)
 CLASS_CODES: Final = frozenset({"NAME", "INT", "FLOAT", "STRING", "DECO", "DECO_ARGS", "NL", "_"})
+#: every code the joined text can hold (:data:`END_CODE` included)
+VOCABULARY: Final = KEYWORDS | CONTEXTUAL | frozenset(PUNCTUATION) | CLASS_CODES | {"EOI"}
 
 #: bump when compile_grammar changes what it does to the loaded grammar (cache key)
 _LOADER_VERSION: Final = 1
@@ -82,6 +85,19 @@ def load_grammar() -> tuple[Grammar, Expectations]:
         grammar = compile_grammar(text)
         _store(cache, pickle.dumps(grammar, protocol=pickle.HIGHEST_PROTOCOL))
     return grammar, Expectations(grammar)
+
+
+@lru_cache(maxsize=1)
+def load_predictive() -> Fast:
+    """The predictive copy of the grammar's ``item`` rule (:mod:`vox_lang.predict`), built once
+    per process."""
+    return build(load_grammar()[0]["item"], VOCABULARY)
+
+
+def match_item(text: str) -> Node | None:
+    """Match a joined text with :func:`load_predictive`: the grammar's tree when the item
+    parses (possibly short of the end), else ``None``."""
+    return load_predictive().match_at(text, 0, {}, token_codes(text, VOCABULARY))
 
 
 def _store(path: Path, data: bytes) -> None:
@@ -231,14 +247,21 @@ def _parse(item: Item, sink: DiagnosticSink, trees: TreeMemo) -> syntax.Item | N
     text, index = joined_text(item.tokens)
     node = trees.get(text)
     if node is None:
-        grammar, expectations = load_grammar()
-        cache: defaultdict[int, dict[int, Any]] = defaultdict(dict)
-        # parsimonious 0.11 keeps its packrat cache as {id(expr): {pos: node}} and returns None
-        # on a failed match; types-parsimonious describes another signature, hence the cast
-        node = cast(Any, grammar["item"]).match_core(text, 0, cache, ParseError(text))
+        node = match_item(text)
         if node is None or node.end < len(text) - len(END_CODE):
-            expectations.report(item, text, index, cache, node, sink)
+            _report(item, text, index, sink)
             return None
         trees.put(text, node, len(item.tokens))
     built: syntax.Item = AstBuilder(item.tokens, index, sink).visit(node)  # visit() is typed Any by parsimonious
     return built
+
+
+def _report(item: Item, text: str, index: dict[int, int], sink: DiagnosticSink) -> None:
+    """E0201/E0202 for an item that does not parse, from a match with the grammar itself: its
+    packrat cache records every terminal tried (the predictive match skips most of them)."""
+    grammar, expectations = load_grammar()
+    cache: defaultdict[int, dict[int, Any]] = defaultdict(dict)
+    # parsimonious 0.11 keeps its packrat cache as {id(expr): {pos: node}} and returns None
+    # on a failed match; types-parsimonious describes another signature, hence the cast
+    node = cast(Any, grammar["item"]).match_core(text, 0, cache, ParseError(text))
+    expectations.report(item, text, index, cache, node, sink)

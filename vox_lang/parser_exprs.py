@@ -16,6 +16,7 @@ from parsimonious.nodes import Node, NodeVisitor
 from vox_lang import codes, syntax as s
 from vox_lang.diagnostics import DiagnosticSink
 from vox_lang.lexer import Token, TokenKind, decode_string
+from vox_lang.predict import FastTerminal
 from vox_lang.source import Span
 
 if TYPE_CHECKING:  # the stubs make NodeVisitor generic; the runtime class is not subscriptable
@@ -29,7 +30,7 @@ PRECEDENCE: Final[dict[str, int]] = {
     "<": 5, ">": 5, "<=": 5, ">=": 5, "+": 6, "-": 6, "*": 7, "/": 7, "%": 7,
 }
 
-_TERMINALS: Final = (Literal, Regex)
+_TERMINALS: Final = (Literal, Regex, FastTerminal)
 
 
 def list_of(first: Any, rest: list[list[Any]]) -> list[Any]:
