@@ -77,6 +77,21 @@ class Fast(Expression):
         return f"<predictive {type(self).__name__} {self.name}>"
 
 
+class Leaf(Node):
+    """A node without children (a terminal's, an empty repetition's, a lookahead's): the shared
+    empty tuple stands for them, where ``Node`` makes each its own empty list (one more object
+    per token for the garbage collector to track)."""
+
+    __slots__ = ()
+
+    def __init__(self, expr: Expression, full_text: str, start: int, end: int) -> None:
+        self.expr = expr
+        self.full_text = full_text
+        self.start = start
+        self.end = end
+        self.children = ()
+
+
 class FastTerminal(Fast):
     """Base of the copied terminals (the visitor turns them into tokens)."""
 
@@ -94,7 +109,7 @@ class FastLiteral(FastTerminal):
 
     def match_at(self, text: str, pos: int, memo: Memo, codes: Codes) -> Node | None:
         if text.startswith(self.literal, pos):
-            return Node(self, text, pos, pos + self.length)
+            return Leaf(self, text, pos, pos + self.length)
         return None
 
 
@@ -110,18 +125,20 @@ class FastRegex(FastTerminal):
     def match_at(self, text: str, pos: int, memo: Memo, codes: Codes) -> Node | None:
         m = self.re.match(text, pos)
         if m is not None:
-            return Node(self, text, pos, m.end())
+            return Leaf(self, text, pos, m.end())
         return None
 
 
 class FastSequence(Fast):
-    """``a b c``."""
+    """``a b c`` (a literal member is matched in place, without a call)."""
 
-    __slots__ = ("members",)
+    __slots__ = ("members", "steps")
 
     def __init__(self, name: str) -> None:
         super().__init__(name)
         self.members: tuple[Fast, ...] = ()
+        #: each member with its literal text when it is a literal
+        self.steps: tuple[tuple[Fast, str | None], ...] = ()
 
     def match_at(self, text: str, pos: int, memo: Memo, codes: Codes) -> Node | None:
         guard = self.guard
@@ -131,14 +148,20 @@ class FastSequence(Fast):
         found = memo.get(key, _MISSING)
         if found is not _MISSING:
             return found  # type: ignore[return-value]  # a Node or None, stored below
-        children = []
+        children: list[Node] = []
         new_pos = pos
-        node: Node | None = None
-        for m in self.members:
-            node = m.match_at(text, new_pos, memo, codes)
-            if node is None:
-                memo[key] = None
-                return None
+        node: Node | None
+        for m, literal in self.steps:
+            if literal is not None:
+                if not text.startswith(literal, new_pos):
+                    memo[key] = None
+                    return None
+                node = Leaf(m, text, new_pos, new_pos + len(literal))
+            else:
+                node = m.match_at(text, new_pos, memo, codes)
+                if node is None:
+                    memo[key] = None
+                    return None
             children.append(node)
             new_pos = node.end
         node = memo[key] = Node(self, text, pos, new_pos, children)
@@ -199,7 +222,11 @@ class FastQuantifier(Fast):
             if len(children) >= self.min and length == 0:  # don't loop forever
                 break
             new_pos += length
-        result = Node(self, text, pos, new_pos, children) if len(children) >= self.min else None
+        result: Node | None = None
+        if children:
+            result = Node(self, text, pos, new_pos, children) if len(children) >= self.min else None
+        elif self.min == 0:
+            result = Leaf(self, text, pos, pos)
         memo[key] = result
         return result
 
@@ -217,7 +244,7 @@ class FastLookahead(Fast):
     def match_at(self, text: str, pos: int, memo: Memo, codes: Codes) -> Node | None:
         node = self.member.match_at(text, pos, memo, codes)
         if (node is None) == self.negative:
-            return Node(self, text, pos, pos)
+            return Leaf(self, text, pos, pos)
         return None
 
 
@@ -369,6 +396,8 @@ def build(root: Expression, vocabulary: frozenset[str]) -> Fast:
         members = tuple(copies[id(m)] for m in _members(e))
         if isinstance(f, (FastSequence, FastOneOf)):
             f.members = members
+        if isinstance(f, FastSequence):
+            f.steps = tuple((m, m.literal if isinstance(m, FastLiteral) else None) for m in members)
         elif isinstance(f, (FastQuantifier, FastLookahead)):
             (f.member,) = members
     _analyse(fast, vocabulary)
