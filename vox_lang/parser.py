@@ -24,7 +24,6 @@ from parsimonious import expressions
 from parsimonious.exceptions import ParseError
 from parsimonious.expressions import Compound, Expression, Literal, Regex
 from parsimonious.grammar import Grammar
-from parsimonious.nodes import Node
 
 from vox_lang import codes, syntax
 from vox_lang.depth import MAX_DEPTH, PARSE_FRAMES_PER_LEVEL, level_budget, out_of_budget
@@ -33,7 +32,7 @@ from vox_lang.layout import Item, tokenize
 from vox_lang.lexer import CONTEXTUAL, KEYWORDS, PUNCTUATION, Token
 from vox_lang.parser_errors import Expectations
 from vox_lang.parser_visitor import AstBuilder
-from vox_lang.predict import Fast, build, token_codes
+from vox_lang.predict import Fast, Tree, build, token_codes
 from vox_lang.source import SourceFile, Span
 
 #: token classes as they are spelled in the joined text (and in grammar.peg)
@@ -94,7 +93,7 @@ def load_predictive() -> Fast:
     return build(load_grammar()[0]["item"], VOCABULARY)
 
 
-def match_item(text: str) -> Node | None:
+def match_item(text: str) -> Tree | None:
     """Match a joined text with :func:`load_predictive`: the grammar's tree when the item
     parses (possibly short of the end), else ``None``."""
     return load_predictive().match_at(text, 0, {}, token_codes(text, VOCABULARY))
@@ -162,17 +161,17 @@ class TreeMemo:
     """
 
     def __init__(self, max_tokens: int = MEMO_MAX_TOKENS, size: int = MEMO_SIZE) -> None:
-        self._trees: dict[str, Node] = {}
+        self._trees: dict[str, Tree] = {}
         self.max_tokens, self.size = max_tokens, size
 
-    def get(self, text: str) -> Node | None:
+    def get(self, text: str) -> Tree | None:
         """The tree matched for ``text`` earlier in this module, or ``None``."""
         node = self._trees.pop(text, None)
         if node is not None:
             self._trees[text] = node  # most recently used last
         return node
 
-    def put(self, text: str, node: Node, tokens: int) -> None:
+    def put(self, text: str, node: Tree, tokens: int) -> None:
         """Remember ``node`` for ``text`` when the item has at most ``max_tokens`` tokens."""
         if tokens > self.max_tokens:
             return
@@ -248,7 +247,7 @@ def _parse(item: Item, sink: DiagnosticSink, trees: TreeMemo) -> syntax.Item | N
     node = trees.get(text)
     if node is None:
         node = match_item(text)
-        if node is None or node.end < len(text) - len(END_CODE):
+        if node is None or node[2] < len(text) - len(END_CODE):
             _report(item, text, index, sink)
             return None
         trees.put(text, node, len(item.tokens))

@@ -8,8 +8,15 @@ binary operator and suffix). :func:`build` copies the grammar's expressions into
 below, which know each expression's FIRST set (the token codes a match can start with) and
 whether it can match nothing, and so skip, without a call, every alternative and repetition
 that would fail at the next token. What they do try, they match as parsimonious does (same
-order, same packrat memo), and a successful match gives the same tree: parsimonious
-:class:`~parsimonious.nodes.Node` objects with the same rule names, positions and shape.
+order, same packrat memo), and a successful match gives the same tree: the same rule names,
+positions and shape as parsimonious's :class:`~parsimonious.nodes.Node` tree, written as a
+:data:`Tree` of plain tuples.
+
+Plain tuples because of the garbage collector: a tree of Node objects (about nine tracked
+objects per token: a Node and a children list per node) is walked by every collection while
+an item is matched and visited, and, promoted, is what set off most full collections (a third
+of the checking time of long items). A tuple holding only strings, ints, ``None`` and such
+tuples is untracked by the first collection that sees it.
 
 Only the tree is the same: a failed match records less than parsimonious's packrat cache, which
 :mod:`vox_lang.parser_errors` reads for E0201/E0202, so the parser matches a failed item again
@@ -26,43 +33,40 @@ from collections.abc import Iterable
 from typing import Any, Final, cast
 
 from parsimonious.expressions import Expression, Literal, Lookahead, OneOf, Quantifier, Regex, Sequence
-from parsimonious.nodes import Node
 
 #: the code standing for any token code outside the vocabulary :func:`build` was given (none
 #: is expected: the lexer writes only keywords, punctuation and class names); only regexes may
 #: match it
 UNKNOWN: Final = "\x00unknown"
 
+#: one node of a match: rule name (``""`` for an anonymous expression), start, end (in the
+#: joined text) and children, ``None`` for a terminal (a token)
+Tree = tuple[str, int, int, "tuple[Tree, ...] | None"]
 #: the packrat memo of one match: ``pos * width + slot`` → tree or ``None``
-Memo = dict[int, "Node | None"]
+Memo = dict[int, "Tree | None"]
 #: position of each token code in the joined text → the code (:data:`UNKNOWN` if unknown)
 Codes = dict[int, str]
-
-_MISSING: Final = object()
-
 
 class GrammarShapeError(Exception):
     """The grammar has a form predictive matching cannot copy faithfully (a bug in this package)."""
 
 
-class Fast(Expression):
+class Fast:
     """One copied expression: ``name`` as in the grammar, ``first`` (codes a match that
     consumes something can start with), ``nullable`` (it can match nothing), and ``guard``:
-    the codes it can succeed at, or ``None`` when it can succeed anywhere (nullable).
-    An :class:`~parsimonious.expressions.Expression` only so that trees hold it as theirs:
-    parsimonious's own matching methods are not used."""
+    the codes it can succeed at, or ``None`` when it can succeed anywhere (nullable)."""
 
-    __slots__ = ("first", "nullable", "guard", "slot", "width")
+    __slots__ = ("name", "first", "nullable", "guard", "slot", "width")
 
     def __init__(self, name: str) -> None:
-        super().__init__(name)
+        self.name = name
         self.first: frozenset[str] = frozenset()
         self.nullable = False
         self.guard: frozenset[str] | None = None
         self.slot = 0
         self.width = 1
 
-    def match_at(self, text: str, pos: int, memo: Memo, codes: Codes) -> Node | None:
+    def match_at(self, text: str, pos: int, memo: Memo, codes: Codes) -> Tree | None:
         """The tree this expression matches at ``pos``, or ``None``.
 
         Args:
@@ -72,24 +76,6 @@ class Fast(Expression):
             codes: :func:`token_codes` of ``text``.
         """
         raise NotImplementedError
-
-    def _as_rhs(self) -> str:
-        return f"<predictive {type(self).__name__} {self.name}>"
-
-
-class Leaf(Node):
-    """A node without children (a terminal's, an empty repetition's, a lookahead's): the shared
-    empty tuple stands for them, where ``Node`` makes each its own empty list (one more object
-    per token for the garbage collector to track)."""
-
-    __slots__ = ()
-
-    def __init__(self, expr: Expression, full_text: str, start: int, end: int) -> None:
-        self.expr = expr
-        self.full_text = full_text
-        self.start = start
-        self.end = end
-        self.children = ()
 
 
 class FastTerminal(Fast):
@@ -107,9 +93,9 @@ class FastLiteral(FastTerminal):
         super().__init__(name)
         self.literal, self.length = literal, len(literal)
 
-    def match_at(self, text: str, pos: int, memo: Memo, codes: Codes) -> Node | None:
+    def match_at(self, text: str, pos: int, memo: Memo, codes: Codes) -> Tree | None:
         if text.startswith(self.literal, pos):
-            return Leaf(self, text, pos, pos + self.length)
+            return (self.name, pos, pos + self.length, None)
         return None
 
 
@@ -122,10 +108,10 @@ class FastRegex(FastTerminal):
         super().__init__(name)
         self.re = expr.re
 
-    def match_at(self, text: str, pos: int, memo: Memo, codes: Codes) -> Node | None:
+    def match_at(self, text: str, pos: int, memo: Memo, codes: Codes) -> Tree | None:
         m = self.re.match(text, pos)
         if m is not None:
-            return Leaf(self, text, pos, m.end())
+            return (self.name, pos, m.end(), None)
         return None
 
 
@@ -140,31 +126,30 @@ class FastSequence(Fast):
         #: each member with its literal text when it is a literal
         self.steps: tuple[tuple[Fast, str | None], ...] = ()
 
-    def match_at(self, text: str, pos: int, memo: Memo, codes: Codes) -> Node | None:
+    def match_at(self, text: str, pos: int, memo: Memo, codes: Codes) -> Tree | None:
         guard = self.guard
         if guard is not None and codes.get(pos) not in guard:
             return None
         key = pos * self.width + self.slot
-        found = memo.get(key, _MISSING)
-        if found is not _MISSING:
-            return found  # type: ignore[return-value]  # a Node or None, stored below
-        children: list[Node] = []
+        if key in memo:
+            return memo[key]
+        children: list[Tree] = []
         new_pos = pos
-        node: Node | None
+        node: Tree | None
         for m, literal in self.steps:
             if literal is not None:
                 if not text.startswith(literal, new_pos):
                     memo[key] = None
                     return None
-                node = Leaf(m, text, new_pos, new_pos + len(literal))
+                node = (m.name, new_pos, new_pos + len(literal), None)
             else:
                 node = m.match_at(text, new_pos, memo, codes)
                 if node is None:
                     memo[key] = None
                     return None
             children.append(node)
-            new_pos = node.end
-        node = memo[key] = Node(self, text, pos, new_pos, children)
+            new_pos = node[2]
+        node = memo[key] = (self.name, pos, new_pos, tuple(children))
         return node
 
 
@@ -178,15 +163,14 @@ class FastOneOf(Fast):
         self.members: tuple[Fast, ...] = ()
         self.dispatch: dict[str | None, tuple[Fast, ...]] = {}
 
-    def match_at(self, text: str, pos: int, memo: Memo, codes: Codes) -> Node | None:
+    def match_at(self, text: str, pos: int, memo: Memo, codes: Codes) -> Tree | None:
         key = pos * self.width + self.slot
-        found = memo.get(key, _MISSING)
-        if found is not _MISSING:
-            return found  # type: ignore[return-value]  # a Node or None, stored below
+        if key in memo:
+            return memo[key]
         for m in self.dispatch.get(codes.get(pos), self.members):
             node = m.match_at(text, pos, memo, codes)
             if node is not None:
-                node = memo[key] = Node(self, text, pos, node.end, [node])
+                node = memo[key] = (self.name, pos, node[2], (node,))
                 return node
         memo[key] = None
         return None
@@ -202,13 +186,12 @@ class FastQuantifier(Fast):
         self.member: Fast = self
         self.min, self.max = expr.min, expr.max
 
-    def match_at(self, text: str, pos: int, memo: Memo, codes: Codes) -> Node | None:
+    def match_at(self, text: str, pos: int, memo: Memo, codes: Codes) -> Tree | None:
         key = pos * self.width + self.slot
-        found = memo.get(key, _MISSING)
-        if found is not _MISSING:
-            return found  # type: ignore[return-value]  # a Node or None, stored below
+        if key in memo:
+            return memo[key]
         member, guard = self.member, self.member.guard
-        children: list[Node] = []
+        children: list[Tree] = []
         new_pos = pos
         size = len(text)
         while new_pos < size and len(children) < self.max:
@@ -218,15 +201,11 @@ class FastQuantifier(Fast):
             if node is None:
                 break
             children.append(node)
-            length = node.end - node.start
+            length = node[2] - node[1]
             if len(children) >= self.min and length == 0:  # don't loop forever
                 break
             new_pos += length
-        result: Node | None = None
-        if children:
-            result = Node(self, text, pos, new_pos, children) if len(children) >= self.min else None
-        elif self.min == 0:
-            result = Leaf(self, text, pos, pos)
+        result = (self.name, pos, new_pos, tuple(children)) if len(children) >= self.min else None
         memo[key] = result
         return result
 
@@ -241,10 +220,10 @@ class FastLookahead(Fast):
         self.member: Fast = self
         self.negative = bool(expr.negativity)
 
-    def match_at(self, text: str, pos: int, memo: Memo, codes: Codes) -> Node | None:
+    def match_at(self, text: str, pos: int, memo: Memo, codes: Codes) -> Tree | None:
         node = self.member.match_at(text, pos, memo, codes)
         if (node is None) == self.negative:
-            return Leaf(self, text, pos, pos)
+            return (self.name, pos, pos, ())
         return None
 
 

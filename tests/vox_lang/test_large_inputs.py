@@ -9,8 +9,6 @@ import random
 from typing import Any
 
 import pytest
-from parsimonious.expressions import Literal
-from parsimonious.nodes import Node
 
 from vox_lang.api import check
 from vox_lang.contextual import balanced_ends
@@ -123,7 +121,7 @@ def test_the_tree_memo_keeps_the_most_recent_small_shapes() -> None:
     from vox_lang.parser import MEMO_MAX_TOKENS, MEMO_SIZE, TreeMemo
 
     memo = TreeMemo()
-    node = Node(Literal("x"), "x", 0, 1)
+    node = ("x", 0, 2, None)
     for i in range(MEMO_SIZE):
         memo.put(f"shape{i}", node, 3)
     assert memo.get("shape0") is node  # used again: now the most recent

@@ -18,22 +18,36 @@ from parsimonious.nodes import Node
 from vox_lang.diagnostics import DiagnosticSink
 from vox_lang.layout import tokenize
 from vox_lang.parser import VOCABULARY, compile_grammar, joined_text, load_grammar, match_item
-from vox_lang.predict import FastTerminal, GrammarShapeError, build, token_codes
+from vox_lang.predict import GrammarShapeError, Tree, build, token_codes
 from vox_lang.source import SourceFile
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCES = sorted((ROOT / "tests" / "vox_lang" / "cases").glob("*.vox")) + sorted((ROOT / "examples").glob("*.vox"))
 
 
-def _shape(node: Node) -> list[tuple[str, int, int, int, bool]]:
-    """Each node of the tree, depth first: rule name, span, number of children, terminal?"""
+Shape = list[tuple[str, int, int, int, bool]]
+
+
+def _shape(node: Node) -> Shape:
+    """Each node of parsimonious's tree, depth first: rule name, span, number of children,
+    terminal?"""
     out = []
     stack = [node]
     while stack:
         n = stack.pop()
-        terminal = isinstance(n.expr, (Literal, Regex, FastTerminal))
-        out.append((n.expr.name, n.start, n.end, len(n.children), terminal))
+        out.append((n.expr.name, n.start, n.end, len(n.children), isinstance(n.expr, (Literal, Regex))))
         stack.extend(reversed(n.children))
+    return out
+
+
+def _tree_shape(node: Tree) -> Shape:
+    """:func:`_shape` of a predictive match's tree."""
+    out = []
+    stack = [node]
+    while stack:
+        name, start, end, children = stack.pop()
+        out.append((name, start, end, len(children or ()), children is None))
+        stack.extend(reversed(children or ()))
     return out
 
 
@@ -50,7 +64,7 @@ def _same_as_parsimonious(joined: str) -> bool:
     assert (exact is None) == (fast is None), joined
     if exact is None or fast is None:
         return False
-    assert _shape(exact) == _shape(fast), joined
+    assert _shape(exact) == _tree_shape(fast), joined
     return True
 
 
@@ -107,4 +121,4 @@ def test_a_regex_spanning_tokens_is_predicted_by_its_first_token() -> None:
         got = fast.match_at(joined, 0, {}, token_codes(joined, VOCABULARY))
         assert (exact is None) == (got is None)
         if exact is not None and got is not None:
-            assert _shape(exact) == _shape(got)
+            assert _shape(exact) == _tree_shape(got)
