@@ -32,7 +32,8 @@ from vox_lang.layout import Item, tokenize
 from vox_lang.lexer import CONTEXTUAL, KEYWORDS, PUNCTUATION, Token
 from vox_lang.parser_errors import Expectations
 from vox_lang.parser_visitor import AstBuilder
-from vox_lang.predict import Fast, Tree, build, token_codes
+from vox_lang.predict import Fast, Tree, token_codes
+from vox_lang.predict_build import build
 from vox_lang.source import SourceFile, Span
 
 #: token classes as they are spelled in the joined text (and in grammar.peg)
@@ -96,7 +97,7 @@ def load_predictive() -> Fast:
 def match_item(text: str) -> Tree | None:
     """Match a joined text with :func:`load_predictive`: the grammar's tree when the item
     parses (possibly short of the end), else ``None``."""
-    return load_predictive().match_at(text, 0, {}, token_codes(text, VOCABULARY))
+    return load_predictive().match_at(text, 0, {}, token_codes(text, VOCABULARY), [])
 
 
 def _store(path: Path, data: bytes) -> None:
