@@ -123,15 +123,17 @@ class FastRegex(FastTerminal):
 
 
 class FastSequence(Fast):
-    """``a b c`` (a literal member is matched in place, without a call)."""
+    """``a b c`` (a literal member, and a repetition whose item cannot start at the next code,
+    are matched in place, without a call)."""
 
     __slots__ = ("members", "steps")
 
     def __init__(self, name: str) -> None:
         super().__init__(name)
         self.members: tuple[Fast, ...] = ()
-        #: each member with its literal text when it is a literal
-        self.steps: tuple[tuple[Fast, str | None], ...] = ()
+        #: each member, its text when it is a literal, and when it is a repetition that may be
+        #: empty, the codes its item can start with (see predict_build._inline)
+        self.steps: tuple[tuple[Fast, str | None, frozenset[str] | None], ...] = ()
 
     def match_at(self, text: str, pos: int, memo: Memo, codes: Codes, made: Made) -> Tree | None:
         guard = self.guard
@@ -143,12 +145,15 @@ class FastSequence(Fast):
         children: list[Tree] = []
         new_pos = pos
         node: Tree | None
-        for m, literal in self.steps:
+        for m, literal, item_first in self.steps:
             if literal is not None:
                 if not text.startswith(literal, new_pos):
                     memo[key] = None
                     return None
                 node = (m.name, new_pos, new_pos + len(literal), None)
+                made.append(node)
+            elif item_first is not None and codes.get(new_pos) not in item_first:
+                node = (m.name, new_pos, new_pos, ())  # what the repetition matches here
                 made.append(node)
             else:
                 node = m.match_at(text, new_pos, memo, codes, made)
@@ -172,6 +177,7 @@ class FastOneOf(Fast):
     def __init__(self, name: str) -> None:
         super().__init__(name)
         self.members: tuple[Fast, ...] = ()
+        #: code -> the alternatives that can succeed there, in order
         self.dispatch: dict[str | None, tuple[Fast, ...]] = {}
 
     def match_at(self, text: str, pos: int, memo: Memo, codes: Codes, made: Made) -> Tree | None:

@@ -174,17 +174,28 @@ def build(root: Expression, vocabulary: frozenset[str]) -> Fast:
         members = tuple(copies[id(m)] for m in _members(e))
         if isinstance(f, (FastSequence, FastOneOf)):
             f.members = members
-        if isinstance(f, FastSequence):
-            f.steps = tuple((m, m.literal if isinstance(m, FastLiteral) else None) for m in members)
-        elif isinstance(f, (FastQuantifier, FastLookahead)):
+        if isinstance(f, (FastQuantifier, FastLookahead)):
             (f.member,) = members
     _analyse(fast, vocabulary)
     _check_no_left_recursion(fast)
     codes: list[str | None] = [*vocabulary, UNKNOWN, None]
     for slot, f in enumerate(fast):
         f.slot, f.width = slot, len(fast)
+        if isinstance(f, FastSequence):
+            f.steps = tuple((m, *_inline(m)) for m in f.members)
         if isinstance(f, FastOneOf):
             f.dispatch = {
                 c: tuple(m for m in f.members if m.nullable or (c is not None and c in m.first)) for c in codes
             }
     return copies[id(root)]
+
+
+def _inline(m: Fast) -> tuple[str | None, frozenset[str] | None]:
+    """How a sequence matches its member ``m`` without a call: a literal's text, and for a
+    repetition that may be empty (``x*``, ``x?``), the codes its item can start with (at any
+    other code it matches nothing)."""
+    if isinstance(m, FastLiteral):
+        return m.literal, None
+    if isinstance(m, FastQuantifier) and m.min == 0:
+        return None, m.member.guard
+    return None, None
