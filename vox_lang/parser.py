@@ -30,7 +30,7 @@ from vox_lang.depth import MAX_DEPTH, PARSE_FRAMES_PER_LEVEL, level_budget, out_
 from vox_lang.diagnostics import DiagnosticSink
 from vox_lang.layout import Item, tokenize
 from vox_lang.lexer import CONTEXTUAL, KEYWORDS, PUNCTUATION, Token
-from vox_lang.parser_errors import Expectations
+from vox_lang.parser_errors import Expectations, Outcome
 from vox_lang.parser_visitor import AstBuilder
 from vox_lang.predict import Fast, Tree, token_codes
 from vox_lang.predict_build import build
@@ -148,13 +148,15 @@ class TreeMemo:
 
     The grammar's match depends only on the joined codes, and the tree is never mutated, so an
     item whose codes repeat an earlier item's (a script of one-line statements, or many joined
-    by ``;`` on one line) is visited with its own tokens without being matched again. Only
-    successful matches are kept: a syntax error is matched again to report it.
+    by ``;`` on one line) is visited with its own tokens without being matched again. A syntax
+    error's :data:`~vox_lang.parser_errors.Outcome` (what it expected where) is kept the same
+    way, in a table of its own, so a repeated bad shape is not matched twice again (the
+    predictive match, then the grammar's own for the expected tokens) to be reported.
 
     Args:
         max_tokens: items with more tokens are not remembered (default :data:`MEMO_MAX_TOKENS`:
             within one module only small items repeat).
-        size: trees kept (default :data:`MEMO_SIZE`).
+        size: trees kept, and failures kept (default :data:`MEMO_SIZE` each).
 
     A memo may be shared by the parses of one program as it grows (:func:`parse_module`'s
     ``trees``; a decoder re-reading its block): the items already written are then not matched
@@ -163,6 +165,7 @@ class TreeMemo:
 
     def __init__(self, max_tokens: int = MEMO_MAX_TOKENS, size: int = MEMO_SIZE) -> None:
         self._trees: dict[str, Tree] = {}
+        self._failed: dict[str, Outcome] = {}
         self.max_tokens, self.size = max_tokens, size
 
     def get(self, text: str) -> Tree | None:
@@ -179,6 +182,21 @@ class TreeMemo:
         if len(self._trees) >= self.size:
             del self._trees[next(iter(self._trees))]
         self._trees[text] = node
+
+    def failure(self, text: str) -> Outcome | None:
+        """What the match of ``text`` said when it failed earlier in this module, or ``None``."""
+        outcome = self._failed.pop(text, None)
+        if outcome is not None:
+            self._failed[text] = outcome  # most recently used last
+        return outcome
+
+    def put_failure(self, text: str, outcome: Outcome, tokens: int) -> None:
+        """Remember a failed match's ``outcome`` when the item has at most ``max_tokens`` tokens."""
+        if tokens > self.max_tokens:
+            return
+        if len(self._failed) >= self.size:
+            del self._failed[next(iter(self._failed))]
+        self._failed[text] = outcome
 
 
 #: closes every joined text; no terminal matches it, so the grammar's optional and repeated
@@ -247,21 +265,26 @@ def _parse(item: Item, sink: DiagnosticSink, trees: TreeMemo) -> syntax.Item | N
     text, index = joined_text(item.tokens)
     node = trees.get(text)
     if node is None:
-        node = match_item(text)
+        if trees.failure(text) is None:  # else this shape failed before: report it again
+            node = match_item(text)
         if node is None or node[2] < len(text) - len(END_CODE):
-            _report(item, text, index, sink)
+            _report(item, text, index, sink, trees)
             return None
         trees.put(text, node, len(item.tokens))
-    built: syntax.Item = AstBuilder(item.tokens, index, sink).visit(node)  # visit() is typed Any by parsimonious
+    built: syntax.Item = AstBuilder(item.tokens, index, sink).visit(node)  # visit() returns Any
     return built
 
 
-def _report(item: Item, text: str, index: dict[int, int], sink: DiagnosticSink) -> None:
+def _report(item: Item, text: str, index: dict[int, int], sink: DiagnosticSink, trees: TreeMemo) -> None:
     """E0201/E0202 for an item that does not parse, from a match with the grammar itself: its
     packrat cache records every terminal tried (the predictive match skips most of them)."""
     grammar, expectations = load_grammar()
-    cache: defaultdict[int, dict[int, Any]] = defaultdict(dict)
-    # parsimonious 0.11 keeps its packrat cache as {id(expr): {pos: node}} and returns None
-    # on a failed match; types-parsimonious describes another signature, hence the cast
-    node = cast(Any, grammar["item"]).match_core(text, 0, cache, ParseError(text))
-    expectations.report(item, text, index, cache, node, sink)
+    outcome = trees.failure(text)
+    if outcome is None:
+        cache: defaultdict[int, dict[int, Any]] = defaultdict(dict)
+        # parsimonious 0.11 keeps its packrat cache as {id(expr): {pos: node}} and returns None
+        # on a failed match; types-parsimonious describes another signature, hence the cast
+        node = cast(Any, grammar["item"]).match_core(text, 0, cache, ParseError(text))
+        outcome = expectations.outcome(cache, node)
+        trees.put_failure(text, outcome, len(item.tokens))
+    expectations.report(item, index, outcome, sink)
