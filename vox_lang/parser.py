@@ -216,11 +216,15 @@ def joined_text(tokens: tuple[Token, ...] | list[Token]) -> tuple[str, dict[int,
     return "".join(t.code + " " for t in tokens) + END_CODE, index
 
 
-def parse_module(source: SourceFile, sink: DiagnosticSink, trees: TreeMemo | None = None) -> syntax.Module:
+def parse_module(
+    source: SourceFile, sink: DiagnosticSink, trees: TreeMemo | None = None, *, give_up: bool = False
+) -> syntax.Module:
     """Lex and parse ``source`` item by item, reporting into ``sink``.
 
     ``trees``: a memo shared with earlier parses (see :class:`TreeMemo`); by default one fresh
-    for this module.
+    for this module. ``give_up``: when some item is nested deeper than this thread's stack
+    allows, mark the sink incomplete and parse nothing (:func:`vox_lang.check` then checks
+    the whole module again in a child process, so parsing the rest here is wasted).
 
     Items holding lexical, bracket or markup errors, nesting beyond 200 levels (E0206) or a
     syntax error are left out of the returned module. An item nested deeper than this
@@ -232,6 +236,11 @@ def parse_module(source: SourceFile, sink: DiagnosticSink, trees: TreeMemo | Non
     budget = level_budget(PARSE_FRAMES_PER_LEVEL)
     items: list[syntax.Item] = []
     trees = trees if trees is not None else TreeMemo()
+    if give_up:
+        deep = next((item for item in layout.items if item.parse and item.depth > budget), None)
+        if deep is not None:
+            out_of_budget(sink, deep.tokens[0].span)
+            return syntax.Module((), Span(0, len(source.text)))
     for item in layout.items:
         if not item.parse:
             continue
