@@ -70,6 +70,8 @@ class ExprBuilder:
         name, start, _, children = node
         method = self._dispatch.get(name)
         if children:
+            if method is _LIFT and len(children) == 1:  # a pass-through rule: its child's value
+                return self.visit(children[0])
             visit = self.visit
             values = [visit(n) for n in children]
             if method is None:  # an anonymous group: its children's values
@@ -343,3 +345,5 @@ class ExprBuilder:
 
 #: leaves visited by this are answered by :meth:`ExprBuilder.visit` itself
 _GENERIC: Final = ExprBuilder.generic_visit
+#: nodes visited by this are replaced by their one child in :meth:`ExprBuilder.visit`
+_LIFT: Final = ExprBuilder.lift_child
