@@ -119,7 +119,7 @@ def check(source: str | bytes, path: str = "<input>", strict: bool = False) -> C
         path: display name for renderings.
         strict: promote every warning to an error (same code).
     """
-    result, sink = _check(source, path, strict)
+    result, sink = _check(source, path, strict, give_up=True)
     if not sink.incomplete:
         return result
     from vox_lang.deep import DeepCheckError, check_in_child
@@ -127,7 +127,9 @@ def check(source: str | bytes, path: str = "<input>", strict: bool = False) -> C
     try:
         return check_in_child(source, path, strict)
     except DeepCheckError:
-        # never expected (a broken install): the unchecked part is reported, not passed over
+        # never expected (a broken install): the unchecked part is reported, not passed over,
+        # after the whole check this thread can do (the first one gave up early)
+        result, sink = _check(source, path, strict)
         sink.report(codes.E0206, sink.incomplete_at or Span(0, 0))
         return CheckResult(result.source, sink.sorted(strict=strict), result.module, result.hir)
 
@@ -138,7 +140,10 @@ def check_here(source: str | bytes, path: str = "<input>", strict: bool = False)
     return _check(source, path, strict)[0]
 
 
-def _check(source: str | bytes, path: str, strict: bool) -> tuple[CheckResult, DiagnosticSink]:
+def _check(source: str | bytes, path: str, strict: bool, give_up: bool = False) -> tuple[CheckResult, DiagnosticSink]:
+    """The whole front end in this thread. ``give_up``: stop at the first pass that runs out
+    of stack (the sink is then incomplete, and :func:`check` checks again in a child process,
+    so the rest would be wasted); the result is then partial."""
     from vox_lang.checker import check_module
     from vox_lang.lower import lower_module
     from vox_lang.parser import parse_module
@@ -148,11 +153,12 @@ def _check(source: str | bytes, path: str, strict: bool) -> tuple[CheckResult, D
     sink = DiagnosticSink(src)
     for offset, byte in bad:
         sink.report(codes.E0106, Span(offset, offset + 1), hex=f"{byte:02X}")
-    module = parse_module(src, sink)
+    module = parse_module(src, sink, give_up=give_up)
     lowered = None
-    if not sink.has_code_prefix(*_BLOCKING_PREFIXES):
+    if not (give_up and sink.incomplete) and not sink.has_code_prefix(*_BLOCKING_PREFIXES):
         lowered = lower_module(module, sink)
-        check_module(lowered, sink)
+        if not (give_up and sink.incomplete):
+            check_module(lowered, sink)
     result = CheckResult(src, sink.sorted(strict=strict), module, lowered, complete=not sink.incomplete)
     return result, sink
 

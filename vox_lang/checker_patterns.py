@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import cast
 
 from vox_lang import codes, hir
-from vox_lang.checker_env import CheckerPart
+from vox_lang.checker_env import CheckerEnv, CheckerPart, Walk
 from vox_lang.exhaustiveness import WILD, Ctor, Pat, analyze
 from vox_lang.types import BOOL, FLOAT, INT, NEVER, STR, UNKNOWN, TCon, TNever, TSum, Type
 
@@ -19,7 +19,11 @@ _FAMILY_CTORS = {"Option": ("Some", "None"), "Result": ("Ok", "Error")}
 class PatternChecker(CheckerPart):
     """Match rules (mixed into :class:`vox_lang.checker.Checker`)."""
 
-
+    def __init__(self, env: CheckerEnv, walk: Walk) -> None:
+        super().__init__(env, walk)
+        #: sum type id -> its constructors (:meth:`sum_ctors`: asked once per arm and per
+        #: exhaustiveness step, it built a list of every variant each time)
+        self._sum_ctors: dict[int, list[Ctor]] = {}
 
     def match(self, e: hir.Match, expected: Type | None, used: bool) -> Type:
         st = self.walk.expr(e.scrutinee)
@@ -128,13 +132,18 @@ class PatternChecker(CheckerPart):
         return None
 
     def sum_ctors(self, sum_id: int) -> list[Ctor]:
-        decl = self.env.type_decls.get(sum_id)
-        if decl is None:
-            return []
-        return [
-            Ctor(("variant", v.def_id), v.name, tuple(self.env.resolve_type(f.type) for f in v.fields))
-            for v in decl.variants
-        ]
+        """The constructors of sum type ``sum_id`` (made once: field types resolve the same
+        every time, aliases being resolved once and kept; callers do not change the list)."""
+        ctors = self._sum_ctors.get(sum_id)
+        if ctors is None:
+            decl = self.env.type_decls.get(sum_id)
+            if decl is None:
+                return []
+            ctors = self._sum_ctors[sum_id] = [
+                Ctor(("variant", v.def_id), v.name, tuple(self.env.resolve_type(f.type) for f in v.fields))
+                for v in decl.variants
+            ]
+        return ctors
 
 
 def show_pattern(p: hir.Pattern) -> str:

@@ -24,19 +24,22 @@ from parsimonious import expressions
 from parsimonious.exceptions import ParseError
 from parsimonious.expressions import Compound, Expression, Literal, Regex
 from parsimonious.grammar import Grammar
-from parsimonious.nodes import Node
 
 from vox_lang import codes, syntax
 from vox_lang.depth import MAX_DEPTH, PARSE_FRAMES_PER_LEVEL, level_budget, out_of_budget
 from vox_lang.diagnostics import DiagnosticSink
 from vox_lang.layout import Item, tokenize
 from vox_lang.lexer import CONTEXTUAL, KEYWORDS, PUNCTUATION, Token
-from vox_lang.parser_errors import Expectations
+from vox_lang.parser_errors import Expectations, Outcome
 from vox_lang.parser_visitor import AstBuilder
+from vox_lang.predict import Fast, Tree, token_codes
+from vox_lang.predict_build import build
 from vox_lang.source import SourceFile, Span
 
 #: token classes as they are spelled in the joined text (and in grammar.peg)
 CLASS_CODES: Final = frozenset({"NAME", "INT", "FLOAT", "STRING", "DECO", "DECO_ARGS", "NL", "_"})
+#: every code the joined text can hold (:data:`END_CODE` included)
+VOCABULARY: Final = KEYWORDS | CONTEXTUAL | frozenset(PUNCTUATION) | CLASS_CODES | {"EOI"}
 
 #: bump when compile_grammar changes what it does to the loaded grammar (cache key)
 _LOADER_VERSION: Final = 1
@@ -82,6 +85,19 @@ def load_grammar() -> tuple[Grammar, Expectations]:
         grammar = compile_grammar(text)
         _store(cache, pickle.dumps(grammar, protocol=pickle.HIGHEST_PROTOCOL))
     return grammar, Expectations(grammar)
+
+
+@lru_cache(maxsize=1)
+def load_predictive() -> Fast:
+    """The predictive copy of the grammar's ``item`` rule (:mod:`vox_lang.predict`), built once
+    per process."""
+    return build(load_grammar()[0]["item"], VOCABULARY)
+
+
+def match_item(text: str) -> Tree | None:
+    """Match a joined text with :func:`load_predictive`: the grammar's tree when the item
+    parses (possibly short of the end), else ``None``."""
+    return load_predictive().match_at(text, 0, {}, token_codes(text, VOCABULARY), [])
 
 
 def _store(path: Path, data: bytes) -> None:
@@ -132,13 +148,15 @@ class TreeMemo:
 
     The grammar's match depends only on the joined codes, and the tree is never mutated, so an
     item whose codes repeat an earlier item's (a script of one-line statements, or many joined
-    by ``;`` on one line) is visited with its own tokens without being matched again. Only
-    successful matches are kept: a syntax error is matched again to report it.
+    by ``;`` on one line) is visited with its own tokens without being matched again. A syntax
+    error's :data:`~vox_lang.parser_errors.Outcome` (what it expected where) is kept the same
+    way, in a table of its own, so a repeated bad shape is not matched twice again (the
+    predictive match, then the grammar's own for the expected tokens) to be reported.
 
     Args:
         max_tokens: items with more tokens are not remembered (default :data:`MEMO_MAX_TOKENS`:
             within one module only small items repeat).
-        size: trees kept (default :data:`MEMO_SIZE`).
+        size: trees kept, and failures kept (default :data:`MEMO_SIZE` each).
 
     A memo may be shared by the parses of one program as it grows (:func:`parse_module`'s
     ``trees``; a decoder re-reading its block): the items already written are then not matched
@@ -146,23 +164,39 @@ class TreeMemo:
     """
 
     def __init__(self, max_tokens: int = MEMO_MAX_TOKENS, size: int = MEMO_SIZE) -> None:
-        self._trees: dict[str, Node] = {}
+        self._trees: dict[str, Tree] = {}
+        self._failed: dict[str, Outcome] = {}
         self.max_tokens, self.size = max_tokens, size
 
-    def get(self, text: str) -> Node | None:
+    def get(self, text: str) -> Tree | None:
         """The tree matched for ``text`` earlier in this module, or ``None``."""
         node = self._trees.pop(text, None)
         if node is not None:
             self._trees[text] = node  # most recently used last
         return node
 
-    def put(self, text: str, node: Node, tokens: int) -> None:
+    def put(self, text: str, node: Tree, tokens: int) -> None:
         """Remember ``node`` for ``text`` when the item has at most ``max_tokens`` tokens."""
         if tokens > self.max_tokens:
             return
         if len(self._trees) >= self.size:
             del self._trees[next(iter(self._trees))]
         self._trees[text] = node
+
+    def failure(self, text: str) -> Outcome | None:
+        """What the match of ``text`` said when it failed earlier in this module, or ``None``."""
+        outcome = self._failed.pop(text, None)
+        if outcome is not None:
+            self._failed[text] = outcome  # most recently used last
+        return outcome
+
+    def put_failure(self, text: str, outcome: Outcome, tokens: int) -> None:
+        """Remember a failed match's ``outcome`` when the item has at most ``max_tokens`` tokens."""
+        if tokens > self.max_tokens:
+            return
+        if len(self._failed) >= self.size:
+            del self._failed[next(iter(self._failed))]
+        self._failed[text] = outcome
 
 
 #: closes every joined text; no terminal matches it, so the grammar's optional and repeated
@@ -182,11 +216,15 @@ def joined_text(tokens: tuple[Token, ...] | list[Token]) -> tuple[str, dict[int,
     return "".join(t.code + " " for t in tokens) + END_CODE, index
 
 
-def parse_module(source: SourceFile, sink: DiagnosticSink, trees: TreeMemo | None = None) -> syntax.Module:
+def parse_module(
+    source: SourceFile, sink: DiagnosticSink, trees: TreeMemo | None = None, *, give_up: bool = False
+) -> syntax.Module:
     """Lex and parse ``source`` item by item, reporting into ``sink``.
 
     ``trees``: a memo shared with earlier parses (see :class:`TreeMemo`); by default one fresh
-    for this module.
+    for this module. ``give_up``: when some item is nested deeper than this thread's stack
+    allows, mark the sink incomplete and parse nothing (:func:`vox_lang.check` then checks
+    the whole module again in a child process, so parsing the rest here is wasted).
 
     Items holding lexical, bracket or markup errors, nesting beyond 200 levels (E0206) or a
     syntax error are left out of the returned module. An item nested deeper than this
@@ -198,6 +236,11 @@ def parse_module(source: SourceFile, sink: DiagnosticSink, trees: TreeMemo | Non
     budget = level_budget(PARSE_FRAMES_PER_LEVEL)
     items: list[syntax.Item] = []
     trees = trees if trees is not None else TreeMemo()
+    if give_up:
+        deep = next((item for item in layout.items if item.parse and item.depth > budget), None)
+        if deep is not None:
+            out_of_budget(sink, deep.tokens[0].span)
+            return syntax.Module((), Span(0, len(source.text)))
     for item in layout.items:
         if not item.parse:
             continue
@@ -231,14 +274,26 @@ def _parse(item: Item, sink: DiagnosticSink, trees: TreeMemo) -> syntax.Item | N
     text, index = joined_text(item.tokens)
     node = trees.get(text)
     if node is None:
-        grammar, expectations = load_grammar()
+        if trees.failure(text) is None:  # else this shape failed before: report it again
+            node = match_item(text)
+        if node is None or node[2] < len(text) - len(END_CODE):
+            _report(item, text, index, sink, trees)
+            return None
+        trees.put(text, node, len(item.tokens))
+    built: syntax.Item = AstBuilder(item.tokens, index, sink).visit(node)  # visit() returns Any
+    return built
+
+
+def _report(item: Item, text: str, index: dict[int, int], sink: DiagnosticSink, trees: TreeMemo) -> None:
+    """E0201/E0202 for an item that does not parse, from a match with the grammar itself: its
+    packrat cache records every terminal tried (the predictive match skips most of them)."""
+    grammar, expectations = load_grammar()
+    outcome = trees.failure(text)
+    if outcome is None:
         cache: defaultdict[int, dict[int, Any]] = defaultdict(dict)
         # parsimonious 0.11 keeps its packrat cache as {id(expr): {pos: node}} and returns None
         # on a failed match; types-parsimonious describes another signature, hence the cast
         node = cast(Any, grammar["item"]).match_core(text, 0, cache, ParseError(text))
-        if node is None or node.end < len(text) - len(END_CODE):
-            expectations.report(item, text, index, cache, node, sink)
-            return None
-        trees.put(text, node, len(item.tokens))
-    built: syntax.Item = AstBuilder(item.tokens, index, sink).visit(node)  # visit() is typed Any by parsimonious
-    return built
+        outcome = expectations.outcome(cache, node)
+        trees.put_failure(text, outcome, len(item.tokens))
+    expectations.report(item, index, outcome, sink)

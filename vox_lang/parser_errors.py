@@ -22,6 +22,9 @@ from vox_lang.lexer import TokenKind
 from vox_lang.source import Span
 
 MAX_EXPECTED: Final = 5
+#: what a failed match says: the furthest position a terminal failed at, the (rank, text) of
+#: the terminals failing there, and where the item's match stopped short (``None``: nowhere)
+Outcome = tuple[int, tuple[tuple[int, str], ...], int | None]
 NEWLINE: Final = "<newline>"
 END: Final = "<end of input>"
 
@@ -105,21 +108,21 @@ class Expectations:
         ]
         return far, ranked
 
-    def report(
-        self,
-        item: Item,
-        text: str,
-        index: dict[int, int],
-        cache: dict[int, dict[int, Any]],
-        node: Node | None,
-        sink: DiagnosticSink,
-    ) -> None:
-        """Report the E0201/E0202 of an item whose match failed or stopped short at ``node``."""
+    def outcome(self, cache: dict[int, dict[int, Any]], node: Node | None) -> Outcome:
+        """What a failed match of an item says (:data:`Outcome`), from its packrat ``cache``
+        and the tree it stopped short with (``None``: no match at all). A function of the
+        joined text only, so items of one shape can share it."""
         far, ranked = self.expected_at(cache)
+        return far, tuple(ranked), None if node is None else node.end
+
+    def report(self, item: Item, index: dict[int, int], outcome: Outcome, sink: DiagnosticSink) -> None:
+        """Report the E0201/E0202 of an item whose match failed or stopped short (``outcome``)."""
+        far, expected, node_end = outcome
+        ranked = list(expected)
         at_end_text = NEWLINE if item.end is not None else END
-        if node is not None and node.end >= far:
-            if node.end > far:
-                far, ranked = node.end, []
+        if node_end is not None and node_end >= far:
+            if node_end > far:
+                far, ranked = node_end, []
             ranked.append((-1, at_end_text))  # the item could have ended here
         best: dict[str, int] = {}
         for rank, shown in ranked:

@@ -8,20 +8,13 @@ get the precedence of spec §2 here.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Final
-
-from parsimonious.expressions import Literal, Regex
-from parsimonious.nodes import Node, NodeVisitor
+from typing import Any, Final
 
 from vox_lang import codes, syntax as s
 from vox_lang.diagnostics import DiagnosticSink
 from vox_lang.lexer import Token, TokenKind, decode_string
+from vox_lang.predict import Tree
 from vox_lang.source import Span
-
-if TYPE_CHECKING:  # the stubs make NodeVisitor generic; the runtime class is not subscriptable
-    _Visitor = NodeVisitor[Any]
-else:
-    _Visitor = NodeVisitor
 
 #: binary operator precedence (spec §2, loosest first); all associate left
 PRECEDENCE: Final[dict[str, int]] = {
@@ -29,7 +22,10 @@ PRECEDENCE: Final[dict[str, int]] = {
     "<": 5, ">": 5, "<=": 5, ">=": 5, "+": 6, "-": 6, "*": 7, "/": 7, "%": 7,
 }
 
-_TERMINALS: Final = (Literal, Regex)
+
+def kids(node: Tree) -> tuple[Tree, ...]:
+    """The children of a rule's node (a terminal has none)."""
+    return node[3] or ()
 
 
 def list_of(first: Any, rest: list[list[Any]]) -> list[Any]:
@@ -42,7 +38,7 @@ def opt(children: list[Any], default: Any = None) -> Any:
     return children[0] if children else default
 
 
-class ExprBuilder(_Visitor):
+class ExprBuilder:
     """Visits one item's parse tree. ``tokens`` are the item's tokens; ``index`` maps a
     position in the joined text to a token index."""
 
@@ -53,10 +49,10 @@ class ExprBuilder(_Visitor):
         self.source_text = sink.source.text
 
     # ------------------------------------------------------------ helpers
-    def span(self, node: Node) -> Span:
+    def span(self, node: Tree) -> Span:
         """Source span of the tokens ``node`` matched (empty at the next token if none)."""
-        i = self.index[node.start]
-        j = self.index[node.end]
+        i = self.index[node[1]]
+        j = self.index[node[2]]
         if j <= i:
             at = self.tokens[i].span.start if i < len(self.tokens) else self.tokens[-1].span.end
             return Span(at, at)
@@ -66,16 +62,24 @@ class ExprBuilder(_Visitor):
         """The source text of ``tok`` (differs from ``tok.text`` for substituted tokens)."""
         return self.source_text[tok.span.start : tok.span.end]
 
-    def visit(self, node: Node) -> Any:
-        """Depth-first walk calling ``visit_<rule>`` for named nodes (same contract as
-        :meth:`NodeVisitor.visit`, minus its per-node exception wrapping and method lookup by
-        string, a third of the visiting time; an exception here is a bug and propagates)."""
-        visit = self.visit
-        children = [visit(n) for n in node.children] if node.children else []
-        method = self._dispatch.get(node.expr.name)
-        if method is not None:
-            return method(self, node, children)
-        return self.generic_visit(node, children)
+    def visit(self, node: Tree) -> Any:
+        """Depth-first walk calling ``visit_<rule>(node, children's values)`` for named nodes
+        (the contract of parsimonious's ``NodeVisitor.visit``, on a :data:`~vox_lang.predict.Tree`,
+        without its per-node exception wrapping and method lookup by string; an exception here
+        is a bug and propagates)."""
+        name, start, _, children = node
+        method = self._dispatch.get(name)
+        if children:
+            if method is _LIFT and len(children) == 1:  # a pass-through rule: its child's value
+                return self.visit(children[0])
+            visit = self.visit
+            values = [visit(n) for n in children]
+            if method is None:  # an anonymous group: its children's values
+                return values
+            return method(self, node, values)
+        if method is None or method is _GENERIC:  # a leaf as generic_visit takes it, without the call
+            return self.tokens[self.index[start]] if children is None else []
+        return method(self, node, [])
 
     #: rule name -> visitor function, filled by :meth:`finish_dispatch`
     _dispatch: dict[str, Any] = {}
@@ -87,25 +91,30 @@ class ExprBuilder(_Visitor):
             name[len("visit_") :]: getattr(cls, name) for name in dir(cls) if name.startswith("visit_")
         }
 
-    def generic_visit(self, node: Node, children: Sequence[Any]) -> Any:
+    def lift_child(self, node: Tree, children: Sequence[Any]) -> Any:
+        """A pass-through rule's value: its one child's (as ``NodeVisitor.lift_child``)."""
+        (first,) = children
+        return first
+
+    def generic_visit(self, node: Tree, children: Sequence[Any]) -> Any:
         """Terminals visit to their token; anonymous groups to their children's values."""
-        if isinstance(node.expr, _TERMINALS):
-            return self.tokens[self.index[node.start]]
+        if node[3] is None:
+            return self.tokens[self.index[node[1]]]
         return children
 
     visit_NAME = visit_INT = visit_FLOAT = visit_STRING = visit_DECO = visit_DECO_ARGS = visit_NL = generic_visit
     visit_WORD = visit_binop = visit_break = visit_continue = visit_try = generic_visit
     visit_suffix_start = generic_visit
 
-    def visit_binder(self, node: Node, _: list[Any]) -> Token:
+    def visit_binder(self, node: Tree, _: list[Any]) -> Token:
         """A name being defined; a reserved word there is E0209."""
-        tok: Token = self.tokens[self.index[node.start]]
+        tok: Token = self.tokens[self.index[node[1]]]
         if tok.kind is TokenKind.KEYWORD:
             self.sink.report(codes.E0209, tok.span, kw=tok.text)
         return tok
 
     # ------------------------------------------------------------ operators
-    def visit_expr(self, node: Node, children: list[Any]) -> s.Expr:
+    def visit_expr(self, node: Tree, children: list[Any]) -> s.Expr:
         first, rest = children
         if not rest:
             return first
@@ -130,13 +139,13 @@ class ExprBuilder(_Visitor):
 
     visit_expr_nb = visit_expr
 
-    def visit_prefix(self, node: Node, children: list[Any]) -> s.Unary:
+    def visit_prefix(self, node: Tree, children: list[Any]) -> s.Unary:
         op, operand = children
         return s.Unary(op.text, operand, self.span(node), op.span)
 
     visit_prefix_nb = visit_prefix
 
-    def visit_postfix(self, node: Node, children: list[Any]) -> s.Expr:
+    def visit_postfix(self, node: Tree, children: list[Any]) -> s.Expr:
         acc, suffixes = children
         start = acc.span.start
         for kind, a, b, end in suffixes:
@@ -153,7 +162,7 @@ class ExprBuilder(_Visitor):
 
     visit_postfix_nb = visit_postfix
 
-    def visit_call(self, node: Node, children: list[Any]) -> tuple[str, Any, Any, Span]:
+    def visit_call(self, node: Tree, children: list[Any]) -> tuple[str, Any, Any, Span]:
         _, args, _, kids = children
         arg_list = tuple(opt(args, ()))
         block = opt(kids)
@@ -161,17 +170,17 @@ class ExprBuilder(_Visitor):
             self.sink.report(codes.E0212, Span(block.span.start, block.span.start + 1))
         return "call", arg_list, block, self.span(node)
 
-    def visit_call_nb(self, node: Node, children: list[Any]) -> tuple[str, Any, Any, Span]:
+    def visit_call_nb(self, node: Tree, children: list[Any]) -> tuple[str, Any, Any, Span]:
         _, args, _ = children
         return "call", tuple(opt(args, ())), None, self.span(node)
 
-    def visit_member(self, node: Node, children: list[Any]) -> tuple[str, Any, Any, Span]:
+    def visit_member(self, node: Tree, children: list[Any]) -> tuple[str, Any, Any, Span]:
         return "member", children[1], None, self.span(node)
 
-    def visit_index(self, node: Node, children: list[Any]) -> tuple[str, Any, Any, Span]:
+    def visit_index(self, node: Tree, children: list[Any]) -> tuple[str, Any, Any, Span]:
         return "index", children[1], None, self.span(node)
 
-    def visit_suffix(self, node: Node, children: list[Any]) -> tuple[str, Any, Any, Span]:
+    def visit_suffix(self, node: Tree, children: list[Any]) -> tuple[str, Any, Any, Span]:
         _, (x,) = children
         if isinstance(x, Token):  # `?`
             return "try", None, None, x.span
@@ -179,7 +188,7 @@ class ExprBuilder(_Visitor):
 
     visit_suffix_nb = visit_suffix
 
-    def visit_args(self, node: Node, children: list[Any]) -> list[s.Arg]:
+    def visit_args(self, node: Tree, children: list[Any]) -> list[s.Arg]:
         first, rest, _ = children
         args = list_of(first, rest)
         named = False
@@ -190,26 +199,26 @@ class ExprBuilder(_Visitor):
                 self.sink.report(codes.E0208, a.span)
         return args
 
-    def visit_arg(self, node: Node, children: list[Any]) -> s.Arg:
+    def visit_arg(self, node: Tree, children: list[Any]) -> s.Arg:
         (x,) = children
         if isinstance(x, s.Arg):
             return x
         return s.Arg(None, x, x.span)
 
-    def visit_named_arg(self, node: Node, children: list[Any]) -> s.Arg:
+    def visit_named_arg(self, node: Tree, children: list[Any]) -> s.Arg:
         name, _, value = children
         return s.Arg(name.text, value, self.span(node), name.span)
 
-    def visit_children(self, node: Node, children: list[Any]) -> s.Children:
+    def visit_children(self, node: Tree, children: list[Any]) -> s.Children:
         _, _, items, _, _ = children
         return s.Children(tuple(opt(items, ())), self.span(node))
 
-    def visit_child_list(self, node: Node, children: list[Any]) -> list[s.Expr]:
+    def visit_child_list(self, node: Tree, children: list[Any]) -> list[s.Expr]:
         first, rest = children
         return list_of(first, rest)
 
     # ------------------------------------------------------------ primaries
-    def visit_primary(self, node: Node, children: list[Any]) -> s.Expr:
+    def visit_primary(self, node: Tree, children: list[Any]) -> s.Expr:
         (x,) = children
         if not isinstance(x, Token):
             return x
@@ -224,54 +233,54 @@ class ExprBuilder(_Visitor):
             return s.StrLit(decode_string(self.src(x)), x.span)
         return s.BoolLit(x.text == "true", x.span)
 
-    def visit_list(self, node: Node, children: list[Any]) -> s.ListLit:
+    def visit_list(self, node: Tree, children: list[Any]) -> s.ListLit:
         return s.ListLit(tuple(opt(children[1], ())), self.span(node))
 
-    def visit_list_items(self, node: Node, children: list[Any]) -> list[s.Expr]:
+    def visit_list_items(self, node: Tree, children: list[Any]) -> list[s.Expr]:
         first, rest, _ = children
         return list_of(first, rest)
 
-    def visit_record(self, node: Node, children: list[Any]) -> s.RecordLit:
+    def visit_record(self, node: Tree, children: list[Any]) -> s.RecordLit:
         _, _, _, first, rest, _, _, _ = children
         return s.RecordLit(tuple(list_of(first, rest)), self.span(node))
 
-    def visit_rec_start(self, node: Node, children: list[Any]) -> None:
+    def visit_rec_start(self, node: Tree, children: list[Any]) -> None:
         return None
 
-    def visit_rfield(self, node: Node, children: list[Any]) -> s.RecordField:
+    def visit_rfield(self, node: Tree, children: list[Any]) -> s.RecordField:
         key, _, value = children
         quoted = key.kind is TokenKind.STRING
         name = decode_string(self.src(key)) if quoted else key.text
         return s.RecordField(name, value, quoted, self.span(node), key.span)
 
-    def visit_empty_map(self, node: Node, children: list[Any]) -> s.RecordLit:
+    def visit_empty_map(self, node: Tree, children: list[Any]) -> s.RecordLit:
         return s.RecordLit((), self.span(node))
 
-    def visit_paren(self, node: Node, children: list[Any]) -> s.Expr:
+    def visit_paren(self, node: Tree, children: list[Any]) -> s.Expr:
         return children[1]
 
-    def visit_unit(self, node: Node, children: list[Any]) -> s.UnitLit:
+    def visit_unit(self, node: Tree, children: list[Any]) -> s.UnitLit:
         return s.UnitLit(self.span(node))
 
-    def visit_if(self, node: Node, children: list[Any]) -> s.If:
+    def visit_if(self, node: Tree, children: list[Any]) -> s.If:
         _, cond, then, else_ = children
         return s.If(cond, then, opt(else_), self.span(node))
 
-    def visit_else_clause(self, node: Node, children: list[Any]) -> s.Block | s.If:
+    def visit_else_clause(self, node: Tree, children: list[Any]) -> s.Block | s.If:
         return children[1][0]
 
-    def visit_match(self, node: Node, children: list[Any]) -> s.Match:
+    def visit_match(self, node: Tree, children: list[Any]) -> s.Match:
         kw, scrutinee, _, _, arms, _, _ = children
         arm_list = tuple(opt(arms, ()))
         if not arm_list:
             self.sink.report(codes.E0211, kw.span)
         return s.Match(scrutinee, arm_list, self.span(node))
 
-    def visit_arms(self, node: Node, children: list[Any]) -> list[s.Arm]:
+    def visit_arms(self, node: Tree, children: list[Any]) -> list[s.Arm]:
         first, rest, _ = children
         return list_of(first, rest)
 
-    def visit_arm(self, node: Node, children: list[Any]) -> s.Arm:
+    def visit_arm(self, node: Tree, children: list[Any]) -> s.Arm:
         pattern, arrow, body = children
         if arrow.text == "to":
             self.sink.report(codes.E0307, arrow.span, fix="->")
@@ -279,7 +288,7 @@ class ExprBuilder(_Visitor):
             self.sink.report(codes.W0002, arrow.span, fix="->")
         return s.Arm(pattern, arrow.text, body, self.span(node), arrow.span)
 
-    def visit_arm_stmt(self, node: Node, children: list[Any]) -> s.Block:
+    def visit_arm_stmt(self, node: Tree, children: list[Any]) -> s.Block:
         """``ret e`` / ``break`` / ``continue`` as an arm body (spec §10 U11): W0007, read as
         ``{ stmt }``."""
         (x,) = children
@@ -293,20 +302,20 @@ class ExprBuilder(_Visitor):
         self.sink.report(codes.W0007, span, kw=kw, fix="{ " + self.source_text[span.start : span.end] + " }")
         return s.Block((stmt,), span)
 
-    def visit_arm_block(self, node: Node, children: list[Any]) -> s.Block:
+    def visit_arm_block(self, node: Tree, children: list[Any]) -> s.Block:
         return children[1]
 
-    def visit_lambda(self, node: Node, children: list[Any]) -> s.Lambda:
+    def visit_lambda(self, node: Tree, children: list[Any]) -> s.Lambda:
         _, _, params, _, ret, body = children
         ret_ty = opt(ret)
         return s.Lambda(tuple(opt(params, ())), ret_ty[1] if ret_ty else None, body, self.span(node))
 
-    def visit_spawn(self, node: Node, children: list[Any]) -> s.Spawn:
+    def visit_spawn(self, node: Tree, children: list[Any]) -> s.Spawn:
         name = children[2]
         return s.Spawn(name.text, self.span(node), name.span)
 
     # ------------------------------------------------------------ patterns
-    def visit_pattern(self, node: Node, children: list[Any]) -> s.Pattern:
+    def visit_pattern(self, node: Tree, children: list[Any]) -> s.Pattern:
         (x,) = children
         if not isinstance(x, Token):
             return x
@@ -316,19 +325,25 @@ class ExprBuilder(_Visitor):
             return s.LiteralPat(decode_string(self.src(x)), "str", x.span)
         return s.LiteralPat(x.text == "true", "bool", x.span)
 
-    def visit_num_pat(self, node: Node, children: list[Any]) -> s.LiteralPat:
+    def visit_num_pat(self, node: Tree, children: list[Any]) -> s.LiteralPat:
         minus, num = children
         sign = -1 if minus else 1
         if num.kind is TokenKind.INT:
             return s.LiteralPat(sign * int(num.text), "int", self.span(node))
         return s.LiteralPat(sign * float(num.text), "float", self.span(node))
 
-    def visit_ctor_pat(self, node: Node, children: list[Any]) -> s.Pattern:
+    def visit_ctor_pat(self, node: Tree, children: list[Any]) -> s.Pattern:
         name, args = children
         if not args and not name.text[:1].isupper():
             return s.BindPat(name.text, name.span)
         return s.CtorPat(name.text, tuple(opt(args, ())), bool(args), self.span(node), name.span)
 
-    def visit_ctor_args(self, node: Node, children: list[Any]) -> list[s.Pattern]:
+    def visit_ctor_args(self, node: Tree, children: list[Any]) -> list[s.Pattern]:
         _, first, rest, _ = children
         return list_of(first, rest)
+
+
+#: leaves visited by this are answered by :meth:`ExprBuilder.visit` itself
+_GENERIC: Final = ExprBuilder.generic_visit
+#: nodes visited by this are replaced by their one child in :meth:`ExprBuilder.visit`
+_LIFT: Final = ExprBuilder.lift_child

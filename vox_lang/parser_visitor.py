@@ -1,5 +1,5 @@
-"""The one :class:`~parsimonious.NodeVisitor` that turns a parse tree of ``grammar.peg`` into
-:mod:`vox_lang.syntax` nodes, one ``visit_<rule>`` per rule (pass-throughs share ``lift_child``).
+"""The one visitor that turns a parse tree of ``grammar.peg`` (a :data:`~vox_lang.predict.Tree`)
+into :mod:`vox_lang.syntax` nodes, one ``visit_<rule>`` per rule (pass-throughs share ``lift_child``).
 
 The parse tree is never changed. Terminals visit to their :class:`~vox_lang.lexer.Token`;
 spans come from the tokens. Parser-level diagnostics (E0201 for a required parameter after a
@@ -11,12 +11,11 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Final
 
-from parsimonious.nodes import Node, NodeVisitor
-
 from vox_lang import codes, syntax as s
 from vox_lang.decorators import ENDPOINT, ENDPOINT_KINDS, ENDPOINT_REASON
 from vox_lang.lexer import Token, TokenKind, decode_string
-from vox_lang.parser_exprs import ExprBuilder, list_of, opt
+from vox_lang.parser_exprs import ExprBuilder, kids, list_of, opt
+from vox_lang.predict import Tree
 from vox_lang.source import Span
 
 #: rules whose value is their only child's value
@@ -34,27 +33,28 @@ class AstBuilder(ExprBuilder):
     statements here, expressions and patterns in :class:`ExprBuilder`)."""
 
     # ------------------------------------------------------------ module and items
-    def visit_module(self, node: Node, children: list[Any]) -> s.Module:
+    def visit_module(self, node: Tree, children: list[Any]) -> s.Module:
         _, items, _ = children
         return s.Module(tuple(i for i in opt(items, []) if i is not None), self.span(node))
 
-    def visit_items(self, node: Node, children: list[Any]) -> list[Any]:
+    def visit_items(self, node: Tree, children: list[Any]) -> list[Any]:
         first, rest = children
         return list_of(first, rest)
 
-    def visit_decorated_decl(self, node: Node, children: list[Any]) -> Any:
+    def visit_decorated_decl(self, node: Tree, children: list[Any]) -> Any:
         decos, decl = children
         if not decos:
             return decl
         kept = []
-        for deco, deco_node in zip(decos, node.children[0].children):
+        deco_nodes, decl_node = kids(node)
+        for deco, deco_node in zip(decos, kids(deco_nodes)):
             if deco.name != ENDPOINT:
                 kept.append(deco)
-            elif self.endpoint(deco, decl, deco_node, node.children[1]):
+            elif self.endpoint(deco, decl, deco_node, decl_node):
                 decl = replace(decl, is_pub=True)
         return replace(decl, decorators=tuple(kept), span=self.span(node))
 
-    def endpoint(self, deco: s.Decorator, decl: Any, deco_node: Node, decl_node: Node) -> bool:
+    def endpoint(self, deco: s.Decorator, decl: Any, deco_node: Tree, decl_node: Tree) -> bool:
         """``@endpoint(kind: K)`` before a ``fn`` is W0008 (spec §10 U3), fixed to ``pub fn``:
         the span runs from ``@`` to the next token (or, past other decorators, to the
         declaration, keeping them); anything else is E0523. True when it makes ``decl`` pub."""
@@ -62,8 +62,8 @@ class AstBuilder(ExprBuilder):
         if not (well_formed and isinstance(decl, s.FnDecl) and decl.kind == "fn" and decl.extern is None):
             self.sink.report(codes.E0523, deco.span, d=ENDPOINT, reason=ENDPOINT_REASON)
             return False
-        nxt = self.tokens[self.index[deco_node.end]]
-        head = self.tokens[self.index[decl_node.start]]
+        nxt = self.tokens[self.index[deco_node[2]]]
+        head = self.tokens[self.index[decl_node[1]]]
         between = self.source_text[nxt.span.start : head.span.start]
         gap = self.source_text[deco.span.end : nxt.span.start]
         kept = gap.lstrip(" \t") if "//" in gap else ""  # a comment after the decorator stays
@@ -71,7 +71,7 @@ class AstBuilder(ExprBuilder):
         self.sink.report(codes.W0008, Span(deco.span.start, head.span.start), k=deco.kind, fix=fix)
         return True
 
-    def visit_loose_stmt(self, node: Node, children: list[Any]) -> s.StmtItem:
+    def visit_loose_stmt(self, node: Tree, children: list[Any]) -> s.StmtItem:
         decos, mods, stmt = children
         for d in decos:
             self.sink.report(codes.E0205, d.span, what="@" + d.name)
@@ -79,12 +79,12 @@ class AstBuilder(ExprBuilder):
             self.sink.report(codes.E0205, m.span, what=m.text)
         return s.StmtItem(stmt, tuple(decos), self.span(node))
 
-    def visit_dangling_decos(self, node: Node, children: list[Any]) -> None:
+    def visit_dangling_decos(self, node: Tree, children: list[Any]) -> None:
         for d in children:
             self.sink.report(codes.E0205, d.span, what="@" + d.name)
         return None
 
-    def visit_deco(self, node: Node, children: list[Any]) -> s.Decorator:
+    def visit_deco(self, node: Tree, children: list[Any]) -> s.Decorator:
         tok, arg = children
         arg = opt(arg)
         string = opaque = kind = None
@@ -103,11 +103,11 @@ class AstBuilder(ExprBuilder):
         args = arg if isinstance(arg, tuple) and not isinstance(arg, Token) else None
         return s.Decorator(tok.text[1:], args, string, self.span(node), kind, opaque)
 
-    def visit_deco_args(self, node: Node, children: list[Any]) -> tuple[s.Arg, ...]:
+    def visit_deco_args(self, node: Tree, children: list[Any]) -> tuple[s.Arg, ...]:
         _, args, _ = children
         return tuple(opt(args, ()))
 
-    def visit_deco_raw(self, node: Node, children: list[Any]) -> str:
+    def visit_deco_raw(self, node: Tree, children: list[Any]) -> str:
         """Arguments of ``@test``/``@mcp.*``/``@endpoint`` that are not ``args``: their source
         text (the checker reports E0523; spec §10 U9)."""
         span = self.span(node)
@@ -115,14 +115,14 @@ class AstBuilder(ExprBuilder):
 
     visit_raw_tok = visit_raw_group = visit_raw_atom = ExprBuilder.generic_visit
 
-    def visit_deco_kind(self, node: Node, children: list[Any]) -> list[str]:
+    def visit_deco_kind(self, node: Tree, children: list[Any]) -> list[str]:
         """``(WORD: NAME)`` → ``[word, name, source text]``."""
         _, word, _, name, _ = children
         span = self.span(node)
         return [word.text, name.text, self.source_text[span.start : span.end]]
 
     # ------------------------------------------------------------ declarations
-    def visit_fn(self, node: Node, children: list[Any]) -> s.FnDecl:
+    def visit_fn(self, node: Tree, children: list[Any]) -> s.FnDecl:
         pub, is_async, kind, name, generics, _, params, _, ret, body = children
         ret_ty = opt(ret)
         return s.FnDecl(
@@ -132,11 +132,11 @@ class AstBuilder(ExprBuilder):
             name_span=name.span, arrow=ret_ty[0].text if ret_ty else None,
         )
 
-    def visit_generics(self, node: Node, children: list[Any]) -> tuple[str, ...]:
+    def visit_generics(self, node: Tree, children: list[Any]) -> tuple[str, ...]:
         _, first, rest, _ = children
         return tuple(t.text for t in list_of(first, rest))
 
-    def visit_params(self, node: Node, children: list[Any]) -> tuple[s.Param, ...]:
+    def visit_params(self, node: Tree, children: list[Any]) -> tuple[s.Param, ...]:
         first, rest, _ = children
         params = list_of(first, rest)
         seen_default = False
@@ -148,58 +148,58 @@ class AstBuilder(ExprBuilder):
                 break
         return tuple(params)
 
-    def visit_param(self, node: Node, children: list[Any]) -> s.Param:
+    def visit_param(self, node: Tree, children: list[Any]) -> s.Param:
         name, _, ty, default = children
         return s.Param(name.text, ty, opt(default), self.span(node), name.span)
 
-    def visit_default(self, node: Node, children: list[Any]) -> s.Expr:
+    def visit_default(self, node: Tree, children: list[Any]) -> s.Expr:
         return children[1]
 
-    def visit_ret_ty(self, node: Node, children: list[Any]) -> tuple[Token, s.TypeExpr]:
+    def visit_ret_ty(self, node: Tree, children: list[Any]) -> tuple[Token, s.TypeExpr]:
         arrow, ty = children
         if arrow.text == "->":
             self.sink.report(codes.E0308, arrow.span, fix="to")
         return arrow, ty
 
-    def visit_typedecl(self, node: Node, children: list[Any]) -> s.TypeDecl:
+    def visit_typedecl(self, node: Tree, children: list[Any]) -> s.TypeDecl:
         _, name, (has_eq, body) = children
         return s.TypeDecl(name.text, body, has_eq, (), self.span(node), name.span)
 
-    def visit_type_body(self, node: Node, children: list[Any]) -> tuple[bool, Any]:
+    def visit_type_body(self, node: Tree, children: list[Any]) -> tuple[bool, Any]:
         (body,) = children
         if isinstance(body, tuple) and len(body) == 2 and body[0] == "=":
             return True, body[1]
         self.sink.report(codes.W0003, Span(body.span.start, body.span.start + 1), fix="= {")
         return False, body
 
-    def visit_eq_body(self, node: Node, children: list[Any]) -> tuple[str, Any]:
+    def visit_eq_body(self, node: Tree, children: list[Any]) -> tuple[str, Any]:
         _, (body,) = children
         return "=", body
 
-    def visit_variants(self, node: Node, children: list[Any]) -> tuple[s.Variant, ...]:
+    def visit_variants(self, node: Tree, children: list[Any]) -> tuple[s.Variant, ...]:
         return tuple(children)
 
-    def visit_variant(self, node: Node, children: list[Any]) -> s.Variant:
+    def visit_variant(self, node: Tree, children: list[Any]) -> s.Variant:
         _, name, fields = children
         return s.Variant(name.text, tuple(opt(fields, ())), self.span(node), name.span)
 
-    def visit_variant_fields(self, node: Node, children: list[Any]) -> list[s.FieldDecl]:
+    def visit_variant_fields(self, node: Tree, children: list[Any]) -> list[s.FieldDecl]:
         _, first, rest, _, _ = children
         return list_of(first, rest)
 
-    def visit_rec_ty(self, node: Node, children: list[Any]) -> s.RecordType:
+    def visit_rec_ty(self, node: Tree, children: list[Any]) -> s.RecordType:
         _, _, fields, _, _ = children
         return s.RecordType(tuple(opt(fields, ())), self.span(node))
 
-    def visit_fields(self, node: Node, children: list[Any]) -> list[s.FieldDecl]:
+    def visit_fields(self, node: Tree, children: list[Any]) -> list[s.FieldDecl]:
         first, rest, _ = children
         return list_of(first, rest)
 
-    def visit_field(self, node: Node, children: list[Any]) -> s.FieldDecl:
+    def visit_field(self, node: Tree, children: list[Any]) -> s.FieldDecl:
         name, _, ty = children
         return s.FieldDecl(name.text, ty, self.span(node), name.span)
 
-    def visit_actor(self, node: Node, children: list[Any]) -> s.ActorDecl:
+    def visit_actor(self, node: Tree, children: list[Any]) -> s.ActorDecl:
         _, name, _, members, _ = children
         handlers = []
         for m in members:
@@ -209,7 +209,7 @@ class AstBuilder(ExprBuilder):
                 self.sink.report(codes.E0210, m.span)
         return s.ActorDecl(name.text, tuple(handlers), (), self.span(node), name.span)
 
-    def visit_handler(self, node: Node, children: list[Any]) -> s.Handler:
+    def visit_handler(self, node: Tree, children: list[Any]) -> s.Handler:
         _, name, _, params, _, ret, body = children
         ret_ty = opt(ret)
         return s.Handler(
@@ -217,16 +217,16 @@ class AstBuilder(ExprBuilder):
             self.span(node), name.span,
         )
 
-    def visit_routes(self, node: Node, children: list[Any]) -> s.RoutesDecl:
+    def visit_routes(self, node: Tree, children: list[Any]) -> s.RoutesDecl:
         _, _, members, _ = children
         routes = tuple(m for m in members if isinstance(m, s.Route))
         return s.RoutesDecl(routes, (), self.span(node))
 
-    def visit_route(self, node: Node, children: list[Any]) -> s.Route:
+    def visit_route(self, node: Tree, children: list[Any]) -> s.Route:
         path, _, target = children
         return s.Route(decode_string(self.src(path)), target.text, self.span(node), path.span, target.span)
 
-    def visit_import(self, node: Node, children: list[Any]) -> s.ImportDecl:
+    def visit_import(self, node: Tree, children: list[Any]) -> s.ImportDecl:
         _, first, tail, alias = children
         segs = [first] + tail
         alias_tok = opt(alias)
@@ -235,7 +235,7 @@ class AstBuilder(ExprBuilder):
             self.span(node), tuple(t.span for t in segs), alias_tok.span if alias_tok else None,
         )
 
-    def visit_extern_fn(self, node: Node, children: list[Any]) -> s.FnDecl:
+    def visit_extern_fn(self, node: Tree, children: list[Any]) -> s.FnDecl:
         """``extern fn name(params) to T = "module"`` (spec §10 U13): a function with no body."""
         _, _, name, _, params, _, ret, _, module = children
         ret_ty = opt(ret)
@@ -247,7 +247,7 @@ class AstBuilder(ExprBuilder):
             arrow=ret_ty[0].text if ret_ty else None, extern=decode_string(self.src(module)),
         )
 
-    def visit_component(self, node: Node, children: list[Any]) -> s.ComponentDecl:
+    def visit_component(self, node: Tree, children: list[Any]) -> s.ComponentDecl:
         """``component Name(params) { stmts view: expr }`` (spec §10 U6): W0009, whose fix is
         ``fn Name(params) to Element { stmts ret expr }`` with the text copied verbatim."""
         kw, name, _, params, rparen, _, _, stmts, view, _, _, expr, _, _ = children
@@ -260,24 +260,24 @@ class AstBuilder(ExprBuilder):
         self.sink.report(codes.W0009, span, n=name.text, fix=fix)
         return s.ComponentDecl(name.text, tuple(opt(params, ())), tuple(stmts), expr, (), span, name.span)
 
-    def visit_comp_stmt(self, node: Node, children: list[Any]) -> s.Stmt:
+    def visit_comp_stmt(self, node: Tree, children: list[Any]) -> s.Stmt:
         return children[0]
 
-    def visit_import_tail(self, node: Node, children: list[Any]) -> Token:
+    def visit_import_tail(self, node: Tree, children: list[Any]) -> Token:
         return children[1]
 
     visit_import_alias = visit_import_tail
 
-    def visit_fn_type(self, node: Node, children: list[Any]) -> s.FnType:
+    def visit_fn_type(self, node: Tree, children: list[Any]) -> s.FnType:
         _, _, types, _, ret = children
         ret_ty = opt(ret)
         return s.FnType(tuple(opt(types, ())), ret_ty[1] if ret_ty else None, self.span(node))
 
-    def visit_type_list(self, node: Node, children: list[Any]) -> list[s.TypeExpr]:
+    def visit_type_list(self, node: Tree, children: list[Any]) -> list[s.TypeExpr]:
         first, rest = children
         return list_of(first, rest)
 
-    def visit_named_type(self, node: Node, children: list[Any]) -> s.NamedType:
+    def visit_named_type(self, node: Tree, children: list[Any]) -> s.NamedType:
         name, args = children
         type_name = name.text
         if type_name == "list" and args:  # spec §10 U7
@@ -285,19 +285,19 @@ class AstBuilder(ExprBuilder):
             type_name = "List"
         return s.NamedType(type_name, tuple(opt(args, ())), self.span(node), name.span)
 
-    def visit_type_args(self, node: Node, children: list[Any]) -> list[s.TypeExpr]:
+    def visit_type_args(self, node: Tree, children: list[Any]) -> list[s.TypeExpr]:
         return children[1]
 
     # ------------------------------------------------------------ statements
-    def visit_block(self, node: Node, children: list[Any]) -> s.Block:
+    def visit_block(self, node: Tree, children: list[Any]) -> s.Block:
         _, _, stmts, _, _ = children
         return s.Block(tuple(opt(stmts, ())), self.span(node))
 
-    def visit_stmts(self, node: Node, children: list[Any]) -> list[s.Stmt]:
+    def visit_stmts(self, node: Tree, children: list[Any]) -> list[s.Stmt]:
         first, rest = children
         return list_of(first, rest)
 
-    def visit_stmt(self, node: Node, children: list[Any]) -> s.Stmt:
+    def visit_stmt(self, node: Tree, children: list[Any]) -> s.Stmt:
         (x,) = children
         if isinstance(x, Token):
             return s.Break(x.span) if x.text == "break" else s.Continue(x.span)
@@ -305,24 +305,24 @@ class AstBuilder(ExprBuilder):
             return x
         return s.ExprStmt(x, x.span)
 
-    def visit_let(self, node: Node, children: list[Any]) -> s.Let:
+    def visit_let(self, node: Tree, children: list[Any]) -> s.Let:
         _, mut, name, ty, _, value = children
         return s.Let(name.text, bool(mut), opt(ty), value, self.span(node), name.span)
 
-    def visit_let_type(self, node: Node, children: list[Any]) -> s.TypeExpr:
+    def visit_let_type(self, node: Tree, children: list[Any]) -> s.TypeExpr:
         return children[1]
 
-    def visit_ret(self, node: Node, children: list[Any]) -> s.Ret:
+    def visit_ret(self, node: Tree, children: list[Any]) -> s.Ret:
         kw, value = children
         if kw.text == "return":
             self.sink.report(codes.W0001, kw.span, fix="ret")
         return s.Ret(opt(value), kw.text, self.span(node), kw.span)
 
-    def visit_while(self, node: Node, children: list[Any]) -> s.While:
+    def visit_while(self, node: Tree, children: list[Any]) -> s.While:
         _, cond, body = children
         return s.While(cond, body, self.span(node))
 
-    def visit_for(self, node: Node, children: list[Any]) -> s.For:
+    def visit_for(self, node: Tree, children: list[Any]) -> s.For:
         _, var, index, _, iterable, body = children
         idx = opt(index)
         return s.For(
@@ -330,10 +330,10 @@ class AstBuilder(ExprBuilder):
             idx.span if idx else None,
         )
 
-    def visit_for_index(self, node: Node, children: list[Any]) -> Token:
+    def visit_for_index(self, node: Tree, children: list[Any]) -> Token:
         return children[1]
 
-    def visit_assign(self, node: Node, children: list[Any]) -> s.Assign:
+    def visit_assign(self, node: Tree, children: list[Any]) -> s.Assign:
         target, op, value = children
         if not _is_place(target):
             self.sink.report(codes.E0207, target.span)
@@ -348,5 +348,5 @@ def _is_place(e: s.Expr) -> bool:
 
 
 for _rule in PASS_THROUGH:
-    setattr(AstBuilder, "visit_" + _rule, NodeVisitor.lift_child)
+    setattr(AstBuilder, "visit_" + _rule, ExprBuilder.lift_child)
 AstBuilder.finish_dispatch()

@@ -89,6 +89,8 @@ def strip_retired_lines(text: str, tokens: list[Token], sink: DiagnosticSink) ->
         tokens: raw tokens from :func:`vox_lang.lexer.scan`.
         sink: where diagnostics go.
     """
+    if not _may_retire(text, tokens):
+        return _drop_retired_decorators(tokens, sink)
     out: list[Token] = []
     stack: _Open | None = None
     skip_indent: int | None = None  # inside an E0301 block: lines indented more than this
@@ -135,6 +137,21 @@ def strip_retired_lines(text: str, tokens: list[Token], sink: DiagnosticSink) ->
         stack = _track(stack, last)
         out.extend(line)
     return _drop_retired_decorators(out, sink)
+
+
+def _may_retire(text: str, tokens: list[Token]) -> bool:
+    """False when no line can be an E0301 header (one ends with ``:``) or an E0302 field (the
+    text has no ``state``): then :func:`strip_retired_lines` keeps every token, and its
+    line-by-line pass (a third of the lexical phase) is skipped."""
+    if "state" in text:
+        return True
+    n = len(tokens)
+    for i, tok in enumerate(tokens):
+        if tok.code == ":" and tok.kind is TokenKind.PUNCT:
+            nxt = tokens[i + 1] if i + 1 < n else None
+            if nxt is None or (nxt.kind is TokenKind.NL and nxt.text == "\n"):
+                return True
+    return False
 
 
 def _depth_after(body: list[Token], depth: int) -> int:

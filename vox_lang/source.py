@@ -14,16 +14,27 @@ from typing import Final
 BOM: Final = "\ufeff"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class Span:
     """Half-open code-point offsets ``[start, end)`` into one :class:`SourceFile`."""
 
     start: int
     end: int
 
+    def __init__(self, start: int, end: int) -> None:
+        # The frozen dataclass's generated __init__ sets each field through object.__setattr__,
+        # which made a Span (one per token and per tree node) cost twice a plain object; the
+        # slots' own descriptors set them as well, at a third less.
+        _set_start(self, start)
+        _set_end(self, end)
+
     def cover(self, other: Span) -> Span:
         """Return the smallest span covering ``self`` and ``other``."""
         return Span(min(self.start, other.start), max(self.end, other.end))
+
+
+_set_start: Final = Span.__dict__["start"].__set__
+_set_end: Final = Span.__dict__["end"].__set__
 
 
 @dataclass(frozen=True)

@@ -55,3 +55,18 @@ def test_in_this_thread_a_deep_program_is_cut_short_not_crashed() -> None:
     result = check_here(DEEP)  # no child: the deep item is left out, nothing raises
     assert "E0506" not in result.codes
     assert not [c for c in result.codes if c.startswith(("E01", "E02"))]
+
+
+def test_when_no_child_answers_the_whole_module_is_checked_here(monkeypatch: pytest.MonkeyPatch) -> None:
+    # check() stops its own pass at the first item too deep for this thread (the child
+    # checks the module again); if the child cannot answer, it checks here after all: every
+    # diagnostic the thread can find, and E0206 where it stopped
+    def broken(source: str | bytes, path: str, strict: bool) -> vox_lang.CheckResult:
+        raise deep.DeepCheckError("no child")
+
+    monkeypatch.setattr(deep, "check_in_child", broken)
+    text = SHALLOW.replace("f(", "g(") + DEEP + "let z: int = true\n"
+    here = check_here(text)
+    result = vox_lang.check(text)
+    assert [d for d in result.diagnostics if d.code != "E0206"] == list(here.diagnostics)
+    assert result.codes.count("E0206") == 1 and "E0506" in result.codes and result.hir is not None

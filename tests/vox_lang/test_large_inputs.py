@@ -9,8 +9,6 @@ import random
 from typing import Any
 
 import pytest
-from parsimonious.expressions import Literal
-from parsimonious.nodes import Node
 
 from vox_lang.api import check
 from vox_lang.contextual import balanced_ends
@@ -123,7 +121,7 @@ def test_the_tree_memo_keeps_the_most_recent_small_shapes() -> None:
     from vox_lang.parser import MEMO_MAX_TOKENS, MEMO_SIZE, TreeMemo
 
     memo = TreeMemo()
-    node = Node(Literal("x"), "x", 0, 1)
+    node = ("x", 0, 2, None)
     for i in range(MEMO_SIZE):
         memo.put(f"shape{i}", node, 3)
     assert memo.get("shape0") is node  # used again: now the most recent
@@ -131,3 +129,15 @@ def test_the_tree_memo_keeps_the_most_recent_small_shapes() -> None:
     assert memo.get("shape1") is None and memo.get("shape0") is node and memo.get("one more") is node
     memo.put("large", node, MEMO_MAX_TOKENS + 1)
     assert memo.get("large") is None
+
+
+@pytest.mark.parametrize("line", ["x = = 1", "fn f( {", "let = 2", "f(a, b c)", "if x {", "x = [1, 2"])
+def test_a_repeated_bad_item_is_reported_as_each_one_alone(line: str) -> None:
+    # what a failed match expected is kept per shape (TreeMemo.failure): every repeat, the one
+    # at the end of the file too (no newline after it), must be reported as if checked alone
+    alone = [(d.code, d.col, d.end_col, d.message, d.hint) for d in check(line).diagnostics]
+    alone_nl = [(d.code, d.col, d.end_col, d.message, d.hint) for d in check(line + "\n").diagnostics]
+    big = check((line + "\n") * 50 + line)
+    got = [(d.line, d.code, d.col, d.end_col, d.message, d.hint) for d in big.diagnostics]
+    want = [(n + 1, *d) for n in range(50) for d in alone_nl] + [(51, *d) for d in alone]
+    assert sorted(got) == sorted(want)
