@@ -16,6 +16,7 @@ from typing import Any, Final
 
 from vox_lang.runtime.errors import VoxFault
 from vox_lang.runtime.limits import RunState
+from vox_lang.runtime.stdlib_config import TOML, YAML
 from vox_lang.runtime.stdlib_host import ENV, FS, HTTP, PROCESS
 from vox_lang.runtime.stdlib_pure import (
     AGENTOS,
@@ -27,8 +28,6 @@ from vox_lang.runtime.stdlib_pure import (
     PATH,
     REGEX,
     TIME,
-    TOML,
-    YAML,
     Impl,
     json_object,
     json_scalar,

@@ -1,6 +1,7 @@
 """The pure std modules at run time (spec §5, §10 U2/U5): ``json path crypto log regex csv
-toml yaml agentos`` and the clock (``time``); no capability needed. Also the opaque ``Regex`` and
-``Match`` values and their methods.
+agentos`` and the clock (``time``); no capability needed (``toml`` and ``yaml``:
+:mod:`vox_lang.runtime.stdlib_config`). Also the opaque ``Regex`` and ``Match`` values and their
+methods.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ import os
 import re
 import subprocess
 import time
-import tomllib
 import uuid
 from collections.abc import Callable
 from typing import Any, Final
@@ -26,15 +26,6 @@ from vox_lang.runtime.limits import RunState
 from vox_lang.runtime.values import NONE, Err, KeyList, Ok, Record, Some, Variant, VSet
 from vox_lang.source import Span
 
-# Optional std.yaml, imported with this module, never inside a run: the runner's watchdog raises
-# R0010 into a run that outlasts its deadline, and one landing in a first import can leave
-# Python's import lock for that module held (the next run importing it then hangs).
-_yaml: Any
-try:
-    import yaml as _yaml
-except ImportError:  # pragma: no cover - PyYAML is a dependency; a host without it gets Error(...)
-    _yaml = None
-
 Impl = Callable[[RunState, list[Any], Span], Any]
 
 
@@ -45,6 +36,7 @@ def io_result(fn: Callable[[], Any]) -> Any:
         return Ok(fn())
     except (OSError, ValueError, subprocess.SubprocessError) as exc:
         return Err(str(exc.strerror if isinstance(exc, OSError) and exc.strerror else exc))
+
 
 # --------------------------------------------------------------------------- json
 
@@ -297,65 +289,6 @@ AGENTOS: Final[dict[str, Impl]] = {
         w in a[0].lower() for w in ("write", "delete", "remove", "create", "update", "run", "exec")) else "read",
 }
 
-def _toml_parse(rt: RunState, a: list[Any], span: Span) -> Any:
-    rt.budget.charge(len(a[0]), span)
-    try:
-        data = tomllib.loads(a[0])
-    except (tomllib.TOMLDecodeError, RecursionError) as exc:
-        return Err(f"invalid TOML: {exc}")
-    return Ok({str(k): v if isinstance(v, str) else json.dumps(v, default=str) for k, v in data.items()})
-
-
-def _yaml_parse(rt: RunState, a: list[Any], span: Span) -> Any:
-    if _yaml is None:
-        return Err("std.yaml is not available on this host")
-    rt.budget.charge(len(a[0]), span)
-    try:
-        data = _yaml.safe_load(a[0])  # a string, not a stream: its error messages quote the line
-    except (_yaml.YAMLError, RecursionError) as exc:
-        return Err(f"invalid YAML: {exc}")
-    if not isinstance(data, dict):
-        return Err("YAML text is not a mapping")
-    return Ok({str(k): v if isinstance(v, str) else json.dumps(v, default=str) for k, v in data.items()})
-
-
-class _ChargedStream:
-    """A text stream PyYAML writes to piece by piece, charging each piece to the run's budget
-    (:meth:`Budget.charge`): a render of a big value stops at the time limit in its middle, by an
-    ordinary exception, not by the watchdog's interrupt (which CI's test worker saw swallowed by
-    garbage-collector callbacks: "Exception ignored in gc_callback", twice in a row)."""
-
-    def __init__(self, rt: RunState, span: Span) -> None:
-        self.rt, self.span = rt, span
-        self.parts: list[str] = []
-
-    def write(self, piece: str) -> None:
-        self.rt.budget.charge(len(piece), self.span)
-        self.parts.append(piece)
-
-
-def _yaml_render(rt: RunState, a: list[Any], span: Span) -> Any:
-    if _yaml is None:
-        return Err("std.yaml is not available on this host")
-    out = _ChargedStream(rt, span)
-    _yaml.safe_dump(to_json(a[0]), out, sort_keys=False)
-    return Ok("".join(out.parts))
-
-
-def _toml_render(rt: RunState, a: list[Any], span: Span) -> Any:
-    data = to_json(a[0])
-    if not isinstance(data, dict):
-        return Err("only a map or record can be written as TOML")
-    lines = []
-    for k, v in data.items():
-        if isinstance(v, (dict, list)):
-            return Err(f"nested value under {json.dumps(k)} cannot be written as TOML here")
-        lines.append(f"{json.dumps(k)} = {json.dumps(v)}")
-    return Ok("\n".join(lines) + ("\n" if lines else ""))
-
-
-TOML: Final[dict[str, Impl]] = {"parse": _toml_parse, "render": _toml_render}
-YAML: Final[dict[str, Impl]] = {"parse": _yaml_parse, "render": _yaml_render}
 
 
 #: methods of the opaque prelude types: head → (value class, methods)
