@@ -27,7 +27,9 @@ if TYPE_CHECKING:
 
 DATA_DIR: Final = Path(__file__).resolve().parent / "data"
 HIDDEN_TEST: Final = "eval_hidden_check"
-#: limits of one hidden-check run (no capabilities, ever: model-written code, spec §11)
+#: limits of a completion's runs (no capabilities, ever: model-written code, spec §11): one for its
+#: script, one shared by its own ``@test`` functions and the hidden check (a completion whose tests
+#: each sleep to the limit costs one limit, not one per test)
 MAX_STEPS: Final = 1_000_000
 TIMEOUT_S: Final = 2.0
 _FN = re.compile(r"^\s*(?:pub\s+)?(?:async\s+)?fn\s+([A-Za-z_][A-Za-z0-9_]*)", re.M)
@@ -124,7 +126,7 @@ def exec_verdict(code: str, task_id: str) -> ExecVerdict:
     from vox_lang import check
     from vox_lang.runtime import RunConfig, run_checked, run_tests_checked
 
-    cfg = RunConfig(max_steps=MAX_STEPS, timeout_s=TIMEOUT_S)
+    cfg = RunConfig(max_steps=MAX_STEPS, timeout_s=TIMEOUT_S, tests_share_limits=True)
     checks = default_checks().get(task_id, TaskChecks())
     if checks.run:
         result = run_checked(check(code), cfg)

@@ -30,10 +30,10 @@ from typing import Any
 from serving.chat_repair import Attempt, assess, discarded_note, program_tests, repair_messages, repair_stopped_note
 from serving.errors import AllProvidersFailed, BudgetExceeded, NoCandidates, ServingError
 from serving.extract import ThinkFilter
+from serving.intent import is_question, is_vox_request, refuses_code
 from serving.keys import redact
 from serving.provider_status import ProviderHealth
 from serving.router import AttemptFailed, ChatEvent, Completed, TextDelta
-from serving.scoring import is_question, is_vox_request, refuses_code
 from serving.verify import example_notes, verify_answer
 from vox_lang.pasted import asked_items
 from vox_lang.requests import RequestedItem, missing_items

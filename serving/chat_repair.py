@@ -12,7 +12,7 @@ capabilities (:func:`program_tests`).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Final
 
 from serving.errors import PromptTooLong, ServingError
@@ -73,17 +73,36 @@ def missing_message(items: Sequence[RequestedItem]) -> str:
             "with the complete program in one ```vox block.")
 
 
+#: limits of an answer's ``@test`` run in ``vox chat``, for all its tests together: spec §11's
+#: limits of one run (a model's answer is one program; each test getting them afresh let five
+#: sleeping tests hold the chat for 50 s)
+ANSWER_TEST_STEPS: Final = 10_000_000
+ANSWER_TEST_SECONDS: Final = 10.0
+
+
 def program_tests(program: str | None, config: Any = None) -> Any:
-    """Run the ``@test`` functions of a program that compiles, with no capabilities
-    (:func:`vox_lang.runtime.run_tests`; ``config``: its limits, a
-    :class:`vox_lang.runtime.limits.RunConfig`, by default spec §11's); ``None`` when it
-    declares none (:func:`vox_lang.script_requests.declares_tests`: a ``@test`` in a string or a
-    comment is none) or does not compile."""
+    """Run the ``@test`` functions of a model-written program that compiles, with no
+    capabilities (:func:`vox_lang.runtime.run_tests`); ``None`` when it declares none
+    (:func:`vox_lang.script_requests.declares_tests`: a ``@test`` in a string or a comment is
+    none) or does not compile.
+
+    The limits bound the program, not each test: its tests share one step budget and one
+    deadline (:attr:`vox_lang.runtime.limits.RunConfig.tests_share_limits`, forced on whatever
+    ``config`` says), so an answer of five tests that each sleep to the limit is stopped after one
+    limit, not five (``vox test`` on the user's own file keeps spec §11's limits per test).
+
+    Args:
+        program: the checked program (``None``: nothing to run).
+        config: a :class:`vox_lang.runtime.limits.RunConfig` giving the limits; ``None``:
+            :data:`ANSWER_TEST_STEPS` and :data:`ANSWER_TEST_SECONDS`, for all the tests together.
+    """
     if program is None or not declares_tests(program):
         return None
-    from vox_lang.runtime import run_tests
+    from vox_lang.runtime import RunConfig, run_tests
 
-    report = run_tests(program, path="answer.vox") if config is None else run_tests(program, "answer.vox", config)
+    limits = config or RunConfig(max_steps=ANSWER_TEST_STEPS, timeout_s=ANSWER_TEST_SECONDS)
+    shared = replace(limits, tests_share_limits=True)
+    report = run_tests(program, "answer.vox", shared)
     return report if report.compiled and report.outcomes else None
 
 

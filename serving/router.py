@@ -41,9 +41,10 @@ from serving.cascade import (  # re-exported (`X as X`): the execution half of t
 from serving.catalog import Catalog, CatalogEntry
 from serving.decision import Candidate as Candidate, Decision as Decision  # re-exported: the router's answer types
 from serving.errors import NoCandidates, PromptTooLong, UnknownModel
+from serving.intent import is_vox_request
 from serving.keys import PROVIDER_ENV
 from serving.provider_status import Exclusion
-from serving.scoring import ALIASES, MODES, Profile, infer_category, is_vox_request, rule_text, score
+from serving.scoring import ALIASES, MODES, Profile, infer_category, rule_text, score
 from serving.tokens import estimate
 
 DEFAULT_K: Final = 4

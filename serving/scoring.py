@@ -89,13 +89,6 @@ _CODE = re.compile(
 _REASONING = re.compile(
     r"\b(why|prove|proof|analy[sz]e|analysis|reason(ing)?|derive|compare|trade-?offs?|"
     r"step[- ]by[- ]step|calculate|estimate|evaluate|math|theorem|explain)\b", re.IGNORECASE)
-_VOX = re.compile(r"\bvox\b|\.vox\b|```vox", re.IGNORECASE)
-_VOX_ACTION = re.compile(
-    r"\b(write|create|generate|make|build|implement|fix|repair|port|convert|translate|rewrite|"
-    r"code|script|program|function|fn|actor|workflow|routes?|type)\b", re.IGNORECASE)
-#: a backticked signature in Vox's own syntax, its return type after ``to`` (spec §2: ``fn f(x: int)
-#: to int``; Python, Rust and TypeScript write ``->`` or ``:``): `is_adult(u: User) to bool`
-_VOX_SIGNATURE = re.compile(r"`(?:fn\s+)?[A-Za-z_]\w*\s*\([^`()]*(?:\([^`()]*\)[^`()]*)*\)\s+to\s+[^`\s][^`]*`")
 
 
 def infer_category(text: str) -> str:
@@ -105,82 +98,6 @@ def infer_category(text: str) -> str:
     if _REASONING.search(text):
         return "reasoning"
     return "chat"
-
-
-#: a question word, with or without a contraction's apostrophe and in common misspellings ("what's",
-#: "Whats", "hows", "wheres", "wat", "doesnt", "cant"); not "don't", which mostly opens an instruction
-_QWORD: Final = (r"(?:(?:what|wat|waht|whta|how|where|why|who|when)(?:['\u2019]?(?:s|re|d))?|which|whose"
-                 r"|(?:is|are|was|were|does|did|could|should|would)(?:n['\u2019]?t)?|do|can(?:['\u2019]?t|not)?)")
-#: a question about the language rather than a request for code: it opens with a question word
-#: and asks for nothing to be written (:data:`_WRITE`), e.g. "what is an actor in Vox?"
-_QUESTION = re.compile(rf"^\W*(?:{_QWORD}|explain|describe|tell me)\b", re.IGNORECASE)
-#: a question word after a greeting or an opening phrase ("Hi! What is...", "In Vox, what is..."),
-#: counted only when the text ends with a question mark
-_QUESTION_LATER = re.compile(rf"[.!:,;\u2014-]\s*{_QWORD}\b", re.IGNORECASE)
-_WRITE = re.compile(
-    r"```|\b(?:write|create|generate|make|build|implement|fix|repair|port|convert|translate|rewrite|code|"
-    r"refactor|update|complete|add|extend|need|want|show me|give me|examples?|look like|(?:can|could|may) i "
-    r"(?:have|get|see)|compiles?|compiling)\b|\bfn\s+\w+\s*\(", re.IGNORECASE)
-#: an explicit refusal of code: "no code (please)", "without (any) code", "don't write any code",
-#: "do not give me a function", "not asking for code", "just explain". "no code" and "without code"
-#: count only at the end of a phrase, so "no code comments" or "without code duplication" (how the
-#: code should be) refuse nothing
-_NO_CODE = re.compile(
-    r"\b(?:no|without(?:\s+any)?(?:\s+writing)?)\s+(?:vox\s+)?code(?:\s+(?:examples?|snippets?|samples?))?"
-    r"(?:\s+(?:please|pls|needed|required|necessary|thanks))?(?=\s*(?:$|[.,;:!?)\u2014]))"
-    r"|\b(?:do\s+not|don['\u2019]?t|no\s+need\s+to)\s+(?:write|give|show|generate|send|include|provide|produce"
-    r"|need|want)(?:\s+(?:me|us))?(?:\s+(?:any|a|the|some))?\s+(?:vox\s+)?"
-    r"(?:code|programs?|functions?|snippets?|examples?|implementations?)\b"
-    r"|\bno\s+need\s+for\s+(?:any\s+)?code\b|\bnot\s+(?:asking|looking)\s+for\s+(?:any\s+)?code\b"
-    r"|\b(?:just|only)\s+(?:explain|describe|tell\s+me)\b|\b(?:just|only)\s+an\s+explanation\b"
-    r"|\bexplanation\s+only\b", re.IGNORECASE)
-
-
-def refuses_code(text: str) -> bool:
-    """True when ``text`` explicitly asks for no code (:data:`_NO_CODE`: "no code please", "don't
-    write any code", "just explain") and, that refusal left out, asks for nothing to be written
-    (:data:`_WRITE`): "What is an actor in Vox? Don't write any code." A request that also asks
-    for something ("I have no code yet. Write a Vox function...") refuses nothing. Never raises."""
-    plain = _NO_CODE.sub(" ", text)
-    return plain != text and not _WRITE.search(plain)
-
-
-def is_vox_request(text: str) -> bool:
-    """True when the request asks for Vox code: it mentions Vox and a code action, or it gives a
-    backticked signature in Vox syntax (`` `is_adult(u: User) to bool` ``, :data:`_VOX_SIGNATURE`;
-    a new-user trial's request that named no language went unchecked). A question about the
-    language that asks for nothing to be written ("what is an actor in Vox?", "Whats a workflow in
-    Vox?", :data:`_QUESTION`) is not one: a new-user trial got a made-up function and
-    ``vox-script-verify: PASS`` for it; nor is a request that refuses code (:func:`refuses_code`:
-    "Explain workflows in Vox, no code please"), whose refusal's words ("code", "write") are no
-    code action."""
-    if refuses_code(text):
-        return False
-    if _VOX_SIGNATURE.search(text):
-        return True
-    plain = _NO_CODE.sub(" ", text)
-    if not (_VOX.search(plain) and _VOX_ACTION.search(plain)):
-        return False
-    return not _asks_nothing_written(plain)
-
-
-#: follow-ups that ask for the code to change, though they open with a question word
-_CHANGE: Final = re.compile(r"^\W*(?:what\s+if|what\s+about|how\s+about|and\s+if|now\s+)\b", re.IGNORECASE)
-
-
-def _asks_nothing_written(plain: str) -> bool:
-    question = bool(_QUESTION.search(plain)) or (plain.rstrip().endswith(("?", "\uff1f"))
-                                                  and bool(_QUESTION_LATER.search(plain)))
-    return question and not _WRITE.search(plain)
-
-
-def is_question(text: str) -> bool:
-    """True when ``text`` is a question that asks for nothing to be written ("whats a workflow?",
-    "why does it return 0?"): in a Vox conversation such a follow-up is answered as prose, not
-    checked as code. A follow-up that asks for a change ("what if it took a list?", "how about
-    negative numbers?", "can you make it generic?") is not one. Never raises."""
-    plain = _NO_CODE.sub(" ", text)
-    return not _CHANGE.search(plain) and _asks_nothing_written(plain)
 
 
 def quality(entry: CatalogEntry, category: str, vox: bool) -> tuple[float, str]:

@@ -7,9 +7,15 @@ turns a request into a :class:`RequestSpec`; :func:`missing_items` lists what a 
 declare. The rules, in order, for each backticked span:
 
 1. ``type NAME ...`` (or ``NAME = ...`` after the word "type") parses as a type declaration: kind
-   ``type``, and the declaration is the required shape.
+   ``type``, and the declaration is the required shape; ``type NAME { ... }`` (W0003) reads as the
+   record it means, ``type NAME`` alone asks for the type by name.
 2. ``NAME(params) [to T]`` whose params are all ``name: type`` (or none) parses as a function
    signature; ``to T`` is optional ("`is_even(n: int)` returning a bool" fixes only the params).
+   Declaration words may stand before it (``pub async fn``, ``extern fn``, ``workflow``,
+   ``activity``, ``on`` for a handler, ``component`` for the function it lowers to), and generics
+   after the name (``first<T>(xs: List[T]) to T``, or ``first[T]``), which the signature keeps;
+   ``actor NAME`` and ``fn NAME`` alone ask for the item by name
+   (:mod:`vox_lang.request_spans`).
 3. A bare ``NAME`` counts only with a kind word: the word right after the backticks ("a `Nav`
    view"), else a kind word before it in the same sentence with nothing but joiners, other
    backticked spans and a few prepositions between ("two activities, `collect` and `publish`";
@@ -37,7 +43,8 @@ from vox_lang.diagnostics import DiagnosticSink
 from vox_lang.lexer import KEYWORDS
 from vox_lang.prelude import BUILTIN_TYPES, BUILTINS, CONSTRUCTORS, VIEW_ELEMENTS
 from vox_lang.request_shapes import ROLE_WORDS, listed_signature
-from vox_lang.signatures import fn_signature, params_text, parse_item, same_shape, type_signature
+from vox_lang.request_spans import read_span
+from vox_lang.signatures import fn_signature, params_text, same_shape, type_signature
 from vox_lang.source import SourceFile
 
 if TYPE_CHECKING:
@@ -133,37 +140,10 @@ class RequestSpec:
 
 
 def _from_code(code: str, kind: str | None) -> RequestedItem | None:
-    """Read one backticked span as a type declaration, a signature or a bare name (see module doc)."""
-    code = code.strip()
-    head = code.split("(", 1)[0].split("=", 1)[0].split("<", 1)[0].strip()
-    if code.startswith("type ") or (kind == "type" and "=" in code and _NAME.match(head)):
-        item = parse_item(code if code.startswith("type ") else "type " + code)
-        if isinstance(item, syntax.TypeDecl) and item.has_eq:
-            return RequestedItem("type", item.name, type_signature(item))
-        return None
-    words = code.split()
-    for prefix in ("pub", "async", "fn", "workflow", "activity", "on"):
-        if words and words[0] == prefix:
-            if prefix in ("workflow", "activity"):
-                kind = prefix
-            elif prefix == "on":
-                kind = "handler"
-            words = words[1:]
-    code = " ".join(words)
-    if "(" in code:
-        name = code.split("(", 1)[0].strip()
-        if not _NAME.match(name) or name in _NOT_NAMES:
-            return None
-        rest = code[len(name):].strip()
-        has_ret = bool(re.search(r"\)\s*(to|->)\s*\S", rest))
-        item = parse_item(f"fn {name}{rest} {{ }}" if has_ret or rest.endswith(")") else "")
-        if not isinstance(item, syntax.FnDecl) or len({p.name for p in item.params}) < len(item.params):
-            return None  # a parameter named twice can never compile (E0402): no program could declare it
-        fkind = kind if kind in ("workflow", "activity", "handler") else "function"
-        return RequestedItem(fkind, name, fn_signature(item.params, item.ret, has_ret))
-    if kind is not None and _NAME.match(code) and code not in _NOT_NAMES:
-        return RequestedItem(kind, code, None)
-    return None
+    """Read one backticked span as a type declaration, a signature or a bare name (see module doc
+    and :func:`vox_lang.request_spans.read_span`)."""
+    found = read_span(code, kind, _NOT_NAMES)
+    return RequestedItem(*found) if found is not None else None
 
 
 #: the words that end a sentence for the kind-word and form-word searches
@@ -325,7 +305,7 @@ def declared_items(module: syntax.Module) -> list[_Declared]:
     out: list[_Declared] = []
     for item in module.items:
         if isinstance(item, syntax.FnDecl):
-            out.append(_Declared(item.kind, item.name, fn_signature(item.params, item.ret)))
+            out.append(_Declared(item.kind, item.name, fn_signature(item.params, item.ret, True, item.generics)))
         elif isinstance(item, syntax.TypeDecl):
             out.append(_Declared("type", item.name, type_signature(item)))
         elif isinstance(item, syntax.ComponentDecl):  # lowers to ``fn Name(params) to Element`` (spec §10 U6)
@@ -347,10 +327,13 @@ def _matches(want: RequestedItem, have: _Declared) -> bool:
         return True
     if want.kind in ("type",):
         return same_shape(want.signature, have.signature)
+    have_sig = have.signature
+    if not want.signature.startswith("<") and have_sig.startswith("<"):  # generics the request leaves open
+        have_sig = have_sig[have_sig.index(">") + 1:]
     # A signature without "to T" fixes only the parameters.
     if " to " in want.signature.rsplit(")", 1)[-1]:
-        return want.signature == have.signature
-    return have.signature.rsplit(")", 1)[0] + ")" == want.signature
+        return want.signature == have_sig
+    return have_sig.rsplit(")", 1)[0] + ")" == want.signature
 
 
 def missing_items(spec: RequestSpec, source: str | syntax.Module, trees: TreeMemo | None = None) -> list[str]:

@@ -1,5 +1,6 @@
 """Canonical text of item signatures, shared by what a request names (:mod:`vox_lang.requests`)
-and what a program declares: ``(a: int, b: str) to int`` for functions and handlers,
+and what a program declares: ``(a: int, b: str) to int`` for functions and handlers
+(``<T>(xs: List[T]) to T`` for a generic function),
 ``= | A | B(x: int)`` / ``= { a: int }`` / ``= T`` for types, and a one-item parser for request
 snippets. This module imports only from vox_lang.
 """
@@ -29,9 +30,11 @@ def params_text(params: tuple[syntax.Param, ...]) -> str:
     return "(" + ", ".join(f"{p.name}: {unparse(p.type)}" for p in params) + ")"
 
 
-def fn_signature(params: tuple[syntax.Param, ...], ret: syntax.TypeExpr | None, ret_given: bool = True) -> str:
-    """Canonical signature text of a function or handler (defaults dropped; ``to T`` only when given)."""
-    out = params_text(params)
+def fn_signature(params: tuple[syntax.Param, ...], ret: syntax.TypeExpr | None, ret_given: bool = True,
+                 generics: tuple[str, ...] = ()) -> str:
+    """Canonical signature text of a function or handler (defaults dropped; ``to T`` only when
+    given; a generic function's type parameters first: ``<T>(xs: List[T]) to T``)."""
+    out = ("<" + ", ".join(generics) + ">" if generics else "") + params_text(params)
     if ret_given and ret is not None:
         out += " to " + unparse(ret)
     return out

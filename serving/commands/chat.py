@@ -72,10 +72,10 @@ def _run(prompt: str | None, model: str, system: str | None, explain: bool, dry_
     from pipeline.prompt import system_prompt
     from serving.catalog import load_or_build, with_live_local
     from serving.chat import ChatOptions, routed_sender, run_chat
+    from serving.intent import is_vox_request
     from serving.keys import install_log_redaction, load_config_keys, parse_key_options, redact, resolve_all
     from serving.provider_status import ProviderHealth, load_exclusions, status_path
     from serving.router import decide, resolve_model, route_request
-    from serving.scoring import is_vox_request
 
     if prompt is not None and not prompt.strip():
         from serving.errors import UsageError

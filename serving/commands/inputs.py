@@ -37,52 +37,96 @@ def binary_reason(data: bytes) -> str | None:
 
     Such a file is refused once instead of checked: every byte of it would be an E0101 or
     E0106 of its own (a minute of checking and a gigabyte of output for 5 MB). Text saved as
-    UTF-16 or UTF-32 (:func:`wide_encoding`) is named as such, with what to do about it.
+    UTF-16 or UTF-32 (:func:`wide_encoding`) is named as such, byte order and mark included
+    (``UTF-16 LE text (byte order mark FF FE), not UTF-8: ...``), with what to do about it.
     """
     at = data.find(b"\x00")
     if at < 0:
         return None
     wide = wide_encoding(data)
     if wide is not None:
-        return f"{wide} text, not UTF-8: Vox source is UTF-8 (save the file as UTF-8)"
+        return f"{wide.describe()}, not UTF-8: Vox source is UTF-8 (save the file as UTF-8)"
     return f"binary file (NUL byte at offset {at}), not Vox source"
 
 
-#: (name, codec, byte order mark); the UTF-32 marks first: UTF-32-LE's starts with UTF-16-LE's
-_WIDE: Final = (("UTF-32", "utf-32-le", b"\xff\xfe\x00\x00"), ("UTF-32", "utf-32-be", b"\x00\x00\xfe\xff"),
-                ("UTF-16", "utf-16-le", b"\xff\xfe"), ("UTF-16", "utf-16-be", b"\xfe\xff"))
+@dataclass(frozen=True, slots=True)
+class WideEncoding:
+    """A wide Unicode encoding a file is saved in.
+
+    Attributes:
+        family: ``UTF-16`` or ``UTF-32``.
+        order: ``LE`` (little-endian: Windows' "Unicode") or ``BE``.
+        bom: the bytes of the byte order mark the file starts with; ``b""`` when it has none.
+    """
+
+    family: str
+    order: str
+    bom: bytes
+
+    @property
+    def name(self) -> str:
+        """``UTF-16 LE``, ``UTF-32 BE``..."""
+        return f"{self.family} {self.order}"
+
+    def describe(self) -> str:
+        """``UTF-16 LE text (byte order mark FF FE)`` or ``UTF-16 BE text (no byte order mark)``."""
+        mark = f"byte order mark {self.bom.hex(' ').upper()}" if self.bom else "no byte order mark"
+        return f"{self.name} text ({mark})"
+
+
+#: (family, byte order, codec, byte order mark); the UTF-32 rows first: UTF-32 LE's mark starts
+#: with UTF-16 LE's (``FF FE 00 00`` is UTF-32 LE, or UTF-16 LE whose first character is NUL:
+#: never source)
+_WIDE: Final = (("UTF-32", "LE", "utf-32-le", b"\xff\xfe\x00\x00"), ("UTF-32", "BE", "utf-32-be", b"\x00\x00\xfe\xff"),
+                ("UTF-16", "LE", "utf-16-le", b"\xff\xfe"), ("UTF-16", "BE", "utf-16-be", b"\xfe\xff"))
 
 #: bytes of a file's start read to tell its encoding
 _HEAD: Final = 4096
 
 
-def wide_encoding(data: bytes) -> str | None:
-    """``"UTF-16"`` or ``"UTF-32"`` when ``data`` (holding a NUL byte) reads as text in that
-    encoding, else ``None``.
+def wide_encoding(data: bytes) -> WideEncoding | None:
+    """The UTF-16 or UTF-32 encoding (byte order, mark) in which ``data`` (holding a NUL byte)
+    reads as text, else ``None`` (binary).
 
     With a byte order mark, the text after it must read as text in the marked encoding (a mark
-    followed by binary data is binary). Without one, the first of UTF-32-LE/BE and UTF-16-LE/BE
-    in which the file's start reads as text, a quarter of it ASCII, wins: any script, not only
-    ASCII (Windows editors save "Unicode" as UTF-16-LE). Text means: decodes, holds no NUL
-    character, and at most 1 in 20 characters is neither printable nor a tab or line break.
+    followed by binary data is binary). Without one, the first of UTF-32 LE/BE and UTF-16 LE/BE
+    in which the file's start reads as source text wins: any script, not only ASCII (Windows
+    editors save "Unicode" as UTF-16 LE). Text means: decodes, holds no NUL character, and at
+    most 1 in 20 characters is neither printable nor a tab or line break; source text, without a
+    mark, also has a quarter of it ASCII or lines of source length (:func:`_source_like`).
     """
     head = data[:_HEAD]
-    for name, codec, bom in _WIDE:
+    for family, order, codec, bom in _WIDE:
         if head.startswith(bom):
-            return name if _reads_as_text(head[len(bom):], codec) else None
-    for name, codec, _ in _WIDE:
-        if _reads_as_text(head, codec, ascii_share=0.25):
-            return name
+            return WideEncoding(family, order, bom) if _reads_as_text(head[len(bom):], codec) else None
+    for family, order, codec, _ in _WIDE:
+        if _reads_as_text(head, codec, source=True):
+            return WideEncoding(family, order, b"")
     return None
 
 
-def _reads_as_text(data: bytes, codec: str, ascii_share: float = 0.0) -> bool:
-    """Whether ``data`` decodes in ``codec`` to text (see :func:`wide_encoding`) of which at
-    least ``ascii_share`` is ASCII. Without a byte order mark that share is required: source
-    code is mostly ASCII in any script (keywords, braces, line breaks), while ASCII bytes read
-    two at a time give CJK ideographs (``let x`` as UTF-16 reads ``整⁴``)."""
+#: the longest average line (characters) of a file read as source text without a byte order mark
+_LINE_CHARS: Final = 400
+
+
+def _source_like(text: str) -> bool:
+    """Whether ``text``, read from a file without a byte order mark, looks like source code: a
+    quarter of it ASCII (keywords, braces, line breaks in any script), or, for a file whose
+    comments or strings are mostly in another script, at least two line breaks and one per
+    :data:`_LINE_CHARS` characters. UTF-8 text with a stray NUL read two bytes at a time is
+    neither: its ASCII bytes pair into CJK ideographs (``let x`` as UTF-16 reads ``整⁴``) and a
+    line break survives only where one stands right before a NUL."""
+    if sum(1 for ch in text if ch < "\x80") * 4 >= len(text):
+        return True
+    breaks = text.count("\n")
+    return breaks >= 2 and breaks * _LINE_CHARS >= len(text)
+
+
+def _reads_as_text(data: bytes, codec: str, source: bool = False) -> bool:
+    """Whether ``data`` decodes in ``codec`` to text (see :func:`wide_encoding`), and, with
+    ``source`` (no byte order mark), to text like source code (:func:`_source_like`)."""
     unit = 4 if "32" in codec else 2
-    if len(data) < unit or (ascii_share and len(data) < _HEAD and len(data) % unit):
+    if len(data) < unit or (source and len(data) < _HEAD and len(data) % unit):
         return False  # without a mark, a whole file of this encoding is a whole number of units
     body = data[: len(data) - len(data) % unit]
     try:
@@ -94,8 +138,7 @@ def _reads_as_text(data: bytes, codec: str, ascii_share: float = 0.0) -> bool:
     if not text or "\x00" in text:
         return False
     odd = sum(1 for ch in text if not ch.isprintable() and ch not in "\t\n\r")
-    plain = sum(1 for ch in text if ch < "\x80")
-    return odd * 20 <= len(text) and plain >= ascii_share * len(text)
+    return odd * 20 <= len(text) and (not source or _source_like(text))
 
 
 def _not_regular(mode: int) -> str | None:

@@ -60,6 +60,18 @@ def test_wrong_answers_fail_with_the_runtime_code() -> None:
     assert exec_verdict(bad_test, "te-01").code == "R0002"
 
 
+
+def test_a_completion_s_tests_share_its_limits(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The completion's own @test functions and the hidden check share one step budget and one
+    deadline (RunConfig.tests_share_limits): two tests of 600 steps each pass alone under a
+    1,000-step budget, not together, so a completion of many slow tests costs one limit."""
+    import pipeline.eval_checks as eval_checks
+
+    monkeypatch.setattr(eval_checks, "MAX_STEPS", 1000)
+    tests = "".join(f"@test\nfn t_{i}() {{\n  for x in range(0, 600) {{ }}\n}}\n" for i in range(2))
+    verdict = exec_verdict("fn triple(n: int) to int {\n  ret n * 3\n}\n" + tests, "fn-01")
+    assert (verdict.passed, verdict.code) == (False, "R0006")
+
 def test_hidden_test_and_placeholder() -> None:
     code = "@test\nfn t() {\n  assert(true)\n}\nfn helper(x: int) to int {\n  ret x\n}"
     assert first_function(code) == "helper"

@@ -105,7 +105,7 @@ def test_a_question_in_a_vox_conversation_is_answered_in_prose_and_a_change_is_c
     ("Can you make it generic?", False), ("Now add a test", False), ("Could you add a doc comment?", False),
 ])
 def test_is_question(text: str, question: bool) -> None:
-    from serving.scoring import is_question
+    from serving.intent import is_question
 
     assert is_question(text) is question
 

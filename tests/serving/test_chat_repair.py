@@ -71,3 +71,26 @@ def test_program_tests_runs_nothing_for_a_test_only_in_a_string_or_comment(monke
     report = program_tests(no_tests + '@test\nfn t_now() {\n  assert(label() == "@test")\n}\n')
     assert report is not None and [o.name for o in report.outcomes] == ["t_now"] and report.passed == 1
     assert len(calls) == 1
+
+
+@pytest.mark.parametrize("given", [None, "per-test"])
+def test_program_tests_share_one_step_budget_whatever_the_config_says(given: str | None,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A model-written program's tests share its limits (RunConfig.tests_share_limits), even when
+    the caller's config leaves them per test: three tests of 600 steps each pass alone under a
+    1,000-step budget, but not together."""
+    import serving.chat_repair as chat_repair
+    from vox_lang.runtime.limits import RunConfig
+
+    loops = "".join(f"@test\nfn t_{i}() {{\n  for x in range(0, 600) {{ }}\n}}\n" for i in range(3))
+    monkeypatch.setattr(chat_repair, "ANSWER_TEST_STEPS", 1000)
+    config = RunConfig(max_steps=1000, tests_share_limits=False) if given else None
+    report = chat_repair.program_tests(loops, config)
+    assert report is not None
+    assert [(o.name, o.passed) for o in report.outcomes] == [("t_0", True), ("t_1", False), ("t_2", False)]
+    assert {o.fault.code for o in report.outcomes[1:]} == {"R0006"}
+    assert all("in tests together" in o.fault.diagnostic.message for o in report.outcomes[1:])
+    # `vox test`'s per-test limits (the runtime's default) would pass every one of them
+    from vox_lang.runtime import run_tests
+
+    assert run_tests(loops, "answer.vox", RunConfig(max_steps=1000)).passed == 3

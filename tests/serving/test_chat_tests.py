@@ -64,3 +64,20 @@ def test_a_repair_that_no_longer_compiles_is_worse_than_failing_tests() -> None:
            "1/2 test(s) failed when run)" in text
     tail = text[text.index("[check] the best attempt is the first answer"):]
     assert tail.split("\n", 1)[1].startswith(WRONG + "\nvox-script-verify: FAIL\ntest t_add failed:")
+
+
+def test_an_answer_s_tests_share_one_time_limit(monkeypatch: Any) -> None:
+    """The verdict runs an answer's tests under one limit for them all (serving.chat_repair
+    ANSWER_TEST_SECONDS), not one each: five tests that sleep to the limit are all stopped by the
+    first one's deadline (each test getting spec §11's 10 s afresh held the chat for 50 s)."""
+    import serving.chat_repair as chat_repair
+
+    monkeypatch.setattr(chat_repair, "ANSWER_TEST_SECONDS", 0.3)
+    tests = "".join(f"@test\nfn t_sleep_{i}() {{\n  time.sleep(60000)\n}}\n" for i in range(5))
+    sleepy = f"```vox\nimport std.time\nfn add(a: int, b: int) to int {{\n  ret a + b\n}}\n{tests}```"
+    model = Model(sleepy, RIGHT)
+    text = chat(model)
+    feedback = model.calls[1][-1]["content"]
+    assert "5 of its 5 @test function(s) failed" in feedback
+    assert feedback.count("runtime error[R0010] time limit exceeded: the tests together took longer than 0.3 s") == 5
+    assert "vox-script-verify: PASS (compiled; 2/2 tests passed)" in text

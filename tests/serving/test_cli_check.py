@@ -133,11 +133,23 @@ def test_a_binary_file_is_refused_once_not_checked_byte_by_byte(runner: CliRunne
     res = runner.invoke(app, ["check", "-"], input=b"let x = 1\n\x00")
     assert res.exit_code == 2
     assert res.stderr == "vox check: cannot read <stdin>: binary file (NUL byte at offset 10), not Vox source\n"
-    # UTF-16 text (a Windows editor's "Unicode"), with or without its byte order mark, is named as such
-    for name, data in (("bom.vox", "fn f() { }\n".encode("utf-16")), ("le.vox", "fn f() { }\n".encode("utf-16-le")),
-                       ("be.vox", "fn f() { }\n".encode("utf-16-be"))):
-        res = runner.invoke(app, ["check", str(write(tmp_path, name, data))])
-        assert res.exit_code == 2 and "UTF-16 text, not UTF-8" in res.stderr and "save the file as UTF-8" in res.stderr
+    # UTF-16 or UTF-32 text (a Windows editor's "Unicode"), with or without its byte order mark, is
+    # named as such, byte order and mark included
+    source = "fn f() {\n  print(\"日本\")\n}\n"
+    for name, data, said in (
+            ("bom.vox", b"\xff\xfe" + source.encode("utf-16-le"), "UTF-16 LE text (byte order mark FF FE)"),
+            ("be-bom.vox", b"\xfe\xff" + source.encode("utf-16-be"), "UTF-16 BE text (byte order mark FE FF)"),
+            ("le.vox", source.encode("utf-16-le"), "UTF-16 LE text (no byte order mark)"),
+            ("be.vox", source.encode("utf-16-be"), "UTF-16 BE text (no byte order mark)"),
+            ("32.vox", b"\xff\xfe\x00\x00" + source.encode("utf-32-le"),
+             "UTF-32 LE text (byte order mark FF FE 00 00)"),
+            ("32be.vox", b"\x00\x00\xfe\xff" + source.encode("utf-32-be"),
+             "UTF-32 BE text (byte order mark 00 00 FE FF)"),
+            ("mark.vox", b"\xff\xfe" + bytes(range(256)) * 4, "binary file (NUL byte at offset 2), not Vox source")):
+        path = write(tmp_path, name, data)
+        res = runner.invoke(app, ["check", str(path)])
+        wide = "" if said.startswith("binary") else ", not UTF-8: Vox source is UTF-8 (save the file as UTF-8)"
+        assert (res.exit_code, res.stderr) == (2, f"vox check: cannot read {path}: {said}{wide}\n"), name
 
 
 def test_human_and_repair_show_the_first_diagnostics_then_a_count(runner: CliRunner, tmp_path: Path) -> None:

@@ -10,8 +10,9 @@ import pytest
 from serving.catalog import Catalog, CatalogEntry, entries_from_litellm, entries_from_openrouter
 from serving.decision import Decision
 from serving.errors import NoCandidates, UnknownModel
+from serving.intent import is_vox_request, refuses_code
 from serving.router import RouteRequest, decide, resolve_model
-from serving.scoring import ALIASES, MODES, infer_category, is_vox_request, refuses_code
+from serving.scoring import ALIASES, MODES, infer_category
 
 LITELLM = {  # USD per token, as LiteLLM ships it
     "gpt-5": {"litellm_provider": "openai", "mode": "chat", "input_cost_per_token": 1.25e-6,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from vox_lang.requests import RequestedItem, RequestSpec, extract_request, missing_items
@@ -210,3 +212,33 @@ def test_a_program_asked_to_print_is_a_script(text: str, script: bool) -> None:
     from vox_lang.script_requests import asks_for_script
 
     assert asks_for_script(text) is script
+
+
+class _CountingWords:
+    """Stands in for ``vox_lang.requests._WORD`` and counts the characters its searches cover."""
+
+    def __init__(self, pattern: re.Pattern[str]) -> None:
+        self.pattern = pattern
+        self.chars = 0
+
+    def findall(self, text: str, pos: int = 0, endpos: int | None = None) -> list[str]:
+        end = len(text) if endpos is None else endpos
+        self.chars += max(0, end - pos)
+        return self.pattern.findall(text, pos, end)
+
+
+@pytest.mark.parametrize("unit", ["Use `x` here. ", "a function `f{i}` and ", "a record type `T{i}` with fields, ",
+                                  "a function `f{i}(x: int) to int`, ", "`x`"])
+def test_a_request_s_words_are_read_a_bounded_number_of_times(unit: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Reading is linear in the request (see ``bench/request_parsing.py`` for the time): the word
+    searches cover each character a few times, plus a window of 40 characters after each
+    backticked span, however many spans there are (before ab9b50c each span searched all the text
+    before it: 100 KB of `x` spans took ~24 s)."""
+    import vox_lang.requests as requests
+
+    counting = _CountingWords(requests._WORD)
+    monkeypatch.setattr(requests, "_WORD", counting)
+    spans = 3000
+    text = "".join(unit.format(i=i) for i in range(spans))
+    extract_request(text)
+    assert counting.chars <= 2 * len(text) + 40 * spans, (counting.chars, len(text))
