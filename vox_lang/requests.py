@@ -100,12 +100,15 @@ class RequestedItem:
             ``record`` ("a record type `User`", "`Point` with fields ...") or ``sum`` ("a sum type",
             "an enum", "with variants ..."); ``None`` when they say neither or both. A hint for
             decoders (:func:`type_form`); :func:`missing_items` does not check it.
+        renamable: the signature came from code pasted to be fixed (:mod:`vox_lang.pasted`): the
+            fix may rename parameters, so only their number, order and types must match.
     """
 
     kind: str
     name: str
     signature: str | None = None
     form: str | None = None
+    renamable: bool = False
 
     def describe(self) -> str:
         """``kind name`` plus the signature, for messages (e.g. ``function add(a: int) to int``)."""
@@ -330,10 +333,17 @@ def _matches(want: RequestedItem, have: _Declared) -> bool:
     have_sig = have.signature
     if not want.signature.startswith("<") and have_sig.startswith("<"):  # generics the request leaves open
         have_sig = have_sig[have_sig.index(">") + 1:]
+    want_sig = want.signature
+    if want.renamable:
+        want_sig, have_sig = _PARAM_NAME.sub(r"\1", want_sig), _PARAM_NAME.sub(r"\1", have_sig)
     # A signature without "to T" fixes only the parameters.
-    if " to " in want.signature.rsplit(")", 1)[-1]:
-        return want.signature == have_sig
-    return have_sig.rsplit(")", 1)[0] + ")" == want.signature
+    if " to " in want_sig.rsplit(")", 1)[-1]:
+        return want_sig == have_sig
+    return have_sig.rsplit(")", 1)[0] + ")" == want_sig
+
+
+#: a parameter's name in a canonical signature (``(a: int, b: str)``), dropped where names may differ
+_PARAM_NAME: Final = re.compile(r"([(,]\s*)[A-Za-z_]\w*:\s*")
 
 
 def missing_items(spec: RequestSpec, source: str | syntax.Module, trees: TreeMemo | None = None) -> list[str]:

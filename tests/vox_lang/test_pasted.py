@@ -10,10 +10,40 @@ from vox_lang.requests import RequestedItem, RequestSpec, extract_request, missi
 
 def test_a_fix_request_asks_for_the_items_its_pasted_code_declares() -> None:
     text = "Fix this Vox code: fn double(x: int) -> int { return x * 2 }"
-    assert pasted_items(text) == (RequestedItem("function", "double"),)
+    assert pasted_items(text) == (RequestedItem("function", "double", "(x: int) to int", renamable=True),)
     spec = asked_items(text)
     assert missing_items(spec, 'fn pigu_tag(n: int) to str {\n  ret "[" + str(n)\n}') == ["double"]
     assert missing_items(spec, "fn double(x: int) to int {\n  ret x * 2\n}") == []
+
+
+def test_a_fix_keeps_the_pasted_signature() -> None:
+    """A new-user trial got ``fn total(name: str, value: str) to Element`` as the fix of
+    ``fn total(xs: List[int]) -> int`` and PASS: the name alone was required."""
+    spec = asked_items("Fix this Vox code, it does not compile:\n```vox\nfn total(xs: List[int]) -> int {\n"
+                       "  let sum = 0\n  for x in xs { sum += x }\n  return sum\n}\n```")
+    assert missing_items(spec, 'fn total(name: str, value: str) to str {\n  ret name\n}') == ["total"]
+    assert missing_items(spec, "fn total(xs: List[int]) to str {\n  ret str(xs)\n}") == ["total"]
+    fixed = "fn total(xs: List[int]) to int {\n  let mut sum = 0\n  for x in xs { sum += x }\n  ret sum\n}"
+    assert missing_items(spec, fixed) == []
+    assert missing_items(spec, fixed.replace("xs", "values")) == []  # a parameter may be renamed
+
+
+@pytest.mark.parametrize(("code", "signature"), [
+    ("fn f(a: int, b: str) -> bool {", "(a: int, b: str) to bool"),  # the retired arrow reads as `to`
+    ("fn f(a: int) to List[Map[str, int]] { }", "(a: int) to List[Map[str, int]]"),
+    ("fn f(g: fn(int) to int, n: int) to int {", "(g: fn(int) to int, n: int) to int"),
+    ("fn f(name: str) {", "(name: str)"),  # no return type: the fix may add one
+    ("fn f(a: int) -> Int {", "(a: int)"),  # an unknown return type: the fix may change it
+    ("fn f(a: Int) -> int {", None),  # an unknown parameter type: by name
+    ("fn f(a: list[int]) to int {", None),
+    ("fn first<T>(xs: List[T]) to T {", None),  # generic: by name
+    ("fn f(a: int to int {", None),  # unclosed parameters
+    ("type P = { x: int }\nfn area(p: P) to float {", "(p: P) to float"),  # a type the paste declares
+    ("workflow w(n: int) to Result[int, str] {", "(n: int) to Result[int, str]"),
+])
+def test_pasted_signatures_are_kept_where_they_are_plain_vox(code: str, signature: str | None) -> None:
+    items = pasted_items("Fix this Vox code: " + code)
+    assert items[-1].signature == signature, items
 
 
 def test_every_kind_of_item_is_read_from_fenced_or_inline_code() -> None:
@@ -106,5 +136,6 @@ def test_asked_items_is_computed_once_per_text(monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setattr("vox_lang.pasted.extract_request", counted)
     text = "Fix this Vox code (cache test): fn halve(x: int) -> int { return x / 2 }"
     first = asked_items(text)
-    assert asked_items(text) is first and first.items == (RequestedItem("function", "halve"),)
+    halve = RequestedItem("function", "halve", "(x: int) to int", renamable=True)
+    assert asked_items(text) is first and first.items == (halve,)
     assert asked_items(text + " ") == first and read == [text, text + " "]
