@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from serving.commands.inputs import STDIN, Input, read_inputs, read_some
+from serving.commands.inputs import STDIN, Input, read_some
 
 if TYPE_CHECKING:
     from vox_lang import CheckResult, Diagnostic
@@ -181,7 +181,11 @@ def check(
         raise _fail(f"--format {fmt.value} does not go with {what}; run vox check without --fix for the report")
     # an unreadable argument is reported and the rest still checked (exit 2 at the end), except
     # with --fix, whose writes are all-or-nothing
-    inputs, unreadable = read_some("check", files, walk=True) if not fix else (read_inputs("check", files, True), [])
+    inputs, unreadable = read_some("check", files, walk=True)
+    if fix and unreadable:  # say why the readable files were left as they are
+        n = len(unreadable)
+        typer.echo(f"vox check: --fix wrote nothing: {n} file{'s' if n != 1 else ''} could not be read", err=True)
+        raise typer.Exit(2)
     if not inputs:
         raise typer.Exit(2)
     import vox_lang
@@ -196,6 +200,10 @@ def check(
         fixed_any.append(data != item.data)
         results.append((item, vox_lang.check(data, path=item.label, strict=strict)))
     quiet = fix and (diff or any(i.arg == STDIN for i in inputs))
+    if fix and not any(fixed_any) and all(one is not None for one in fixes) \
+            and not (quiet and any(not r.ok for _, r in results)):  # (those get "no mechanical fix applies")
+        # --fix --diff would print nothing at all: say so rather than leave an empty screen
+        typer.echo("vox check: nothing to fix", err=True)
     if not quiet:
         out = render(results, fmt)
         if out:
