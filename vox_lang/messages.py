@@ -24,6 +24,10 @@ OUTPUT_CAP_HINT: Final = ("output is capped at {n:,} characters whatever --max-s
 SIZE_CAP_MESSAGE: Final = "value too large: a {what} longer than {n:,} would exhaust memory"
 SIZE_CAP_HINT: Final = "strings and lists are capped at {n:,} elements whatever --max-steps says: build smaller values"
 
+#: R0009 hints for text that is nearly a number (spec §11: number text is exactly what `str` writes)
+NUMBER_SPACE_HINT: Final = "spaces around a number are not part of it: `{f}(s.trim())`"
+NUMBER_WORD_HINT: Final = "the float words are `inf`, `-inf` and `nan`, as `str` writes them"
+
 #: code -> (message template, hint template or None)
 TEMPLATES: Final[dict[str, tuple[str, str | None]]] = {
     'E0101': ('unknown character `{c}`', 'delete it'),
