@@ -168,3 +168,24 @@ def latest_export(require_passed: bool = True, root: str | os.PathLike[str] | No
     if every:
         return every[-1]
     return pointed if pointed is not None and pointed.is_dir() else None
+
+
+def main() -> int:
+    """``python -m pipeline.paths``: print the export ``vox serve`` would serve (the latest that
+    passed its gates) for shell use (``EXPORT=$(...)``), or say on stderr why there is none and
+    return 1, so that a script stops there instead of serving a path named ``None``."""
+    import sys
+
+    latest = latest_export(require_passed=True)
+    if latest is not None:
+        print(latest)
+        return 0
+    failed = latest_export(require_passed=False)
+    reason = (f"the latest export {failed} did not pass its eval gate" if failed is not None
+              else f"there is no exported model under {exports_dir(create=False)}")
+    print(f"python -m pipeline.paths: {reason}; run the pipeline (`make run`) to export one", file=sys.stderr)
+    return 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

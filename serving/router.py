@@ -335,7 +335,7 @@ def decide(request: RouteRequest, mode: str, *, catalog: Catalog, keys: Collecti
             raise PromptTooLong(local, too_long) if too_long else NoCandidates(local)
         keyless = f"; {skipped} models skipped for lack of an API key" if skipped else ""
         message = (f"no model can serve this request in mode {profile.name!r} ({why}{keyless}): "
-                   "set a provider key (e.g. OPENAI_API_KEY) or start a local model with `vox serve`")
+                   + _what_would_help(catalog, profile))
         if too_long:
             raise PromptTooLong(message, too_long)
         raise NoCandidates(message)
@@ -355,6 +355,21 @@ def _excluded_lines(excluded: Mapping[str, Exclusion] | None) -> tuple[str, ...]
     """One ``--explain`` line per provider left out (sorted)."""
     found = excluded or {}
     return tuple(found[p].describe() for p in sorted(found))
+
+
+def _what_would_help(catalog: Catalog, profile: Profile) -> str:
+    """The advice ending a mode's dead end. ``free`` serves only local and zero-cost models, so a
+    paid provider's key (OPENAI_API_KEY) would not help there: name the providers whose free models
+    the catalog lists, or say there are none."""
+    if not profile.free_only:
+        return "set a provider key (e.g. OPENAI_API_KEY) or start a local model with `vox serve`"
+    local = ("start a local model with `vox serve` (or set VOX_LOCAL_ENDPOINTS to the base URLs of running "
+             "OpenAI-compatible servers)")
+    providers = {e.provider for e in catalog.entries if e.is_free and not e.local}
+    names = [PROVIDER_ENV[p][0] if p in PROVIDER_ENV else f"a {p} key" for p in sorted(providers)]
+    if names:
+        return f"{local}, or set a key for a provider with free models ({', '.join(names)})"
+    return f"{local}; the catalog lists no free hosted models (`vox model discover` refreshes it)"
 
 
 def _no_local_model(catalog: Catalog, why: str) -> str:

@@ -16,6 +16,18 @@ RETIRED_PREFIX: Final = "retired syntax: "
 UNSEEN_CHAR_HINT: Final = "delete it: {c} does not show in most editors"
 BOM_HINT: Final = "delete it: U+FEFF is a byte-order mark, allowed only at the very start of a file"
 
+#: R0006 for the caps that ``--max-steps`` does not change (spec §11 names only the step budget,
+#: so they keep its code, but not its wording): ``max_output`` and ``max_len`` of ``RunConfig``
+OUTPUT_CAP_MESSAGE: Final = "output limit reached: more than {n:,} characters of output (print and std.log together)"
+OUTPUT_CAP_HINT: Final = ("output is capped at {n:,} characters whatever --max-steps says: print less "
+                          "(a summary, or every Nth line), or write the rest to a file with std.fs")
+SIZE_CAP_MESSAGE: Final = "value too large: a {what} longer than {n:,} would exhaust memory"
+SIZE_CAP_HINT: Final = "strings and lists are capped at {n:,} elements whatever --max-steps says: build smaller values"
+
+#: R0009 hints for text that is nearly a number (spec §11: number text is exactly what `str` writes)
+NUMBER_SPACE_HINT: Final = "spaces around a number are not part of it: `{f}(s.trim())`"
+NUMBER_WORD_HINT: Final = "the float words are `inf`, `-inf` and `nan`, as `str` writes them"
+
 #: code -> (message template, hint template or None)
 TEMPLATES: Final[dict[str, tuple[str, str | None]]] = {
     'E0101': ('unknown character `{c}`', 'delete it'),

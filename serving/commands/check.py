@@ -21,16 +21,18 @@ import difflib
 import json
 import os
 import stat
+from collections.abc import Iterable
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from serving.commands.inputs import STDIN, Input, read_inputs, read_some
+from serving.commands.inputs import STDIN, Input, read_some
 
 if TYPE_CHECKING:
-    from vox_lang import CheckResult
+    from vox_lang import CheckResult, Diagnostic
+    from vox_lang.runtime import RuntimeFault
 
 #: diagnostics printed per file in the human and repair formats; the rest are counted in one
 #: final line (JSON lists every one). 2 KB of an ELF file gave 756 errors, 5 MB of random
@@ -63,6 +65,12 @@ def render_capped(result: CheckResult, fmt: str) -> str:
     text = render_human(shown, result.source) if fmt == "human" else render_repair(shown)
     rest = len(diags) - MAX_SHOWN
     return text + f"\n… {rest} more diagnostic{'s' if rest != 1 else ''} not shown (--format json lists all)"
+
+
+def with_file(label: str, diagnostics: Iterable[Diagnostic | RuntimeFault]) -> list[dict[str, Any]]:
+    """Diagnostics (or runtime faults) as spec §6 JSON objects, each with a leading ``"file"``: the
+    one shape `vox check`, `vox run` and `vox test` print."""
+    return [{"file": label, **d.to_json()} for d in diagnostics]
 
 
 def _fixed(item: Input) -> tuple[str, str] | None:
@@ -133,7 +141,7 @@ def render(results: list[tuple[Input, CheckResult]], fmt: Format) -> str:
     diagnostics (§6), each with a leading ``"file"`` (the path as given, ``<stdin>`` for ``-``), in
     file order; ``[]`` when no file has any."""
     if fmt is Format.json:
-        return json.dumps([{"file": item.label, **d.to_json()} for item, r in results for d in r.diagnostics],
+        return json.dumps([d for item, r in results for d in with_file(item.label, r.diagnostics)],
                           ensure_ascii=False)
     if fmt is Format.repair:
         if len(results) == 1:
@@ -173,7 +181,11 @@ def check(
         raise _fail(f"--format {fmt.value} does not go with {what}; run vox check without --fix for the report")
     # an unreadable argument is reported and the rest still checked (exit 2 at the end), except
     # with --fix, whose writes are all-or-nothing
-    inputs, unreadable = read_some("check", files, walk=True) if not fix else (read_inputs("check", files, True), 0)
+    inputs, unreadable = read_some("check", files, walk=True)
+    if fix and unreadable:  # say why the readable files were left as they are
+        n = len(unreadable)
+        typer.echo(f"vox check: --fix wrote nothing: {n} file{'s' if n != 1 else ''} could not be read", err=True)
+        raise typer.Exit(2)
     if not inputs:
         raise typer.Exit(2)
     import vox_lang
@@ -188,6 +200,10 @@ def check(
         fixed_any.append(data != item.data)
         results.append((item, vox_lang.check(data, path=item.label, strict=strict)))
     quiet = fix and (diff or any(i.arg == STDIN for i in inputs))
+    if fix and not any(fixed_any) and all(one is not None for one in fixes) \
+            and not (quiet and any(not r.ok for _, r in results)):  # (those get "no mechanical fix applies")
+        # --fix --diff would print nothing at all: say so rather than leave an empty screen
+        typer.echo("vox check: nothing to fix", err=True)
     if not quiet:
         out = render(results, fmt)
         if out:
@@ -200,7 +216,8 @@ def check(
                 typer.echo(f"vox check: {item.label}: {how}, {len(result.errors)} error(s) remain (vox check "
                            "without --fix lists them)", err=True)
     if unreadable:
-        typer.echo(f"vox check: {unreadable} could not be read (see above); {len(inputs)} file(s) checked", err=True)
+        typer.echo(f"vox check: {len(unreadable)} could not be read (see above); {len(inputs)} file(s) checked",
+                   err=True)
         raise typer.Exit(2)
     if any(not r.ok for _, r in results):
         raise typer.Exit(1)

@@ -32,6 +32,32 @@ class Input:
     data: bytes
 
 
+@dataclass(frozen=True)
+class Unreadable:
+    """An argument (or a file under a directory argument) that could not be read, as
+    ``--format json`` reports it: the path and why (``no such file``); ``message`` is the whole
+    ``cannot read PATH: why`` for the stderr line."""
+
+    file: str
+    error: str
+    message: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"file": self.file, "error": self.error}
+
+
+def _unreadable(path: str, exc: UsageError) -> Unreadable:
+    """Split ``cannot read PATH: why`` back into the path and why (a directory's error may name
+    a file under it, or say there is no ``.vox`` file: then the path is the argument)."""
+    text = str(exc)
+    if text.startswith(f"cannot read {path}: "):
+        return Unreadable(path, text.removeprefix(f"cannot read {path}: "), text)
+    if text.startswith("cannot read ") and ": " in text:
+        where, _, why = text.removeprefix("cannot read ").partition(": ")
+        return Unreadable(where, why, text)
+    return Unreadable(path, text, text)
+
+
 def binary_reason(data: bytes) -> str | None:
     """Why ``data`` is not Vox source at all (a NUL byte: no text file holds one), else ``None``.
 
@@ -268,13 +294,13 @@ def read_inputs(cmd: str, files: list[str], walk: bool = False) -> list[Input]:
     return inputs
 
 
-def read_some(cmd: str, files: list[str], walk: bool = False) -> tuple[list[Input], int]:
+def read_some(cmd: str, files: list[str], walk: bool = False) -> tuple[list[Input], list[Unreadable]]:
     """:func:`read_inputs`, but going on past what cannot be read, as linters do: each such
-    argument gets its ``vox CMD: cannot read ...`` line on stderr and is counted.
+    argument gets its ``vox CMD: cannot read ...`` line on stderr and is listed.
 
     Returns:
-        ``(inputs, unreadable)``: what could be read, in argument order, and how many arguments
-        (or files under a directory) could not be.
+        ``(inputs, unreadable)``: what could be read, in argument order, and the arguments (or
+        files under a directory) that could not be, in the same order.
 
     Raises:
         typer.Exit: code 2 when ``-`` is given twice.
@@ -283,13 +309,13 @@ def read_some(cmd: str, files: list[str], walk: bool = False) -> tuple[list[Inpu
         typer.echo(f"vox {cmd}: `-` (standard input) may be given only once", err=True)
         raise typer.Exit(2)
     inputs: list[Input] = []
-    problems: list[str] = []
+    problems: list[Unreadable] = []
     seen: set[str] = set()
     for arg in files:
         try:
             paths = vox_files(arg) if walk and arg != STDIN and os.path.isdir(arg) else [arg]
         except UsageError as exc:
-            problems.append(str(exc))
+            problems.append(_unreadable(arg, exc))
             continue
         for path in paths:
             key = path if path == STDIN else os.path.realpath(path)
@@ -299,7 +325,7 @@ def read_some(cmd: str, files: list[str], walk: bool = False) -> tuple[list[Inpu
             try:
                 inputs.append(read_input(path))
             except UsageError as exc:
-                problems.append(str(exc))
+                problems.append(_unreadable(path, exc))
     for problem in problems:
-        typer.echo(f"vox {cmd}: {problem}", err=True)
-    return inputs, len(problems)
+        typer.echo(f"vox {cmd}: {problem.message}", err=True)
+    return inputs, problems

@@ -8,7 +8,8 @@ nothing to run), 3 runtime error (shown with its Vox call stack). ``vox test`` r
 ``@test`` function of each file, prints one line per test (with what a failing test printed under
 it, and with ``--show-output`` what a passing one printed too) and ``N passed, M failed`` (naming
 the files it could not run and those without a ``@test`` function), and exits 0 only when every test
-passed (a file without tests fails nothing; 1 otherwise, 2 on usage errors). Only typer and the standard
+passed (a file without tests fails nothing; 1 otherwise, 2 on usage errors: an unreadable file is
+named on stderr and the others still run, as in ``vox check``). Only typer and the standard
 library are imported at load time.
 """
 
@@ -23,8 +24,8 @@ import typer
 
 # the same renderings (spec §6/§11) and diagnostic cap as vox check, and the same reading of FILE
 # arguments ("-", unreadable and binary files)
-from serving.commands.check import Format, render_capped
-from serving.commands.inputs import read_inputs
+from serving.commands.check import Format, render_capped, with_file
+from serving.commands.inputs import read_inputs, read_some
 
 if TYPE_CHECKING:
     from vox_lang.runtime import RunConfig
@@ -89,7 +90,8 @@ def run(
 
     res = check(data, path=label)
     if not res.ok:
-        typer.echo(render_capped(res, fmt.value), err=True)
+        typer.echo(json.dumps(with_file(label, res.diagnostics), ensure_ascii=False) if fmt is Format.json
+                   else render_capped(res, fmt.value), err=True)
         raise typer.Exit(1)
     try:
         result = run_checked(res, cfg)
@@ -99,7 +101,8 @@ def run(
     if result.status == "usage":
         raise _fail("run", f"{label}: {result.message}")
     if result.fault is not None:
-        typer.echo(result.fault.render(fmt.value, res.source), err=True)
+        typer.echo(json.dumps(with_file(label, [result.fault]), ensure_ascii=False) if fmt is Format.json
+                   else result.fault.render(fmt.value, res.source), err=True)
     elif result.status == "internal" or result.message:  # internal error, or process.exit's note
         typer.echo(f"vox run: {label}: {result.message}", err=True)
     raise typer.Exit(result.exit_code)
@@ -121,7 +124,11 @@ def test(
 ) -> None:
     """Run every @test function: one line per test, then `N passed, M failed`; exit 0 only if all pass."""
     cfg = _config("test", allow, max_steps, timeout)
-    inputs = [(item.label, item.data) for item in read_inputs("test", files, walk=True)]
+    # as `vox check`: an unreadable argument is named on stderr and the others still run (exit 2)
+    readable, unreadable = read_some("test", files, walk=True)
+    inputs = [(item.label, item.data) for item in readable]
+    if not inputs and fmt is not Format.json:  # nothing ran: the "cannot read" lines say it all
+        raise typer.Exit(2)
     from vox_lang import check
     from vox_lang.runtime import run_tests_checked
 
@@ -130,13 +137,13 @@ def test(
     not_run: list[dict[str, Any]] = []  # --format json: each of them with its errors
     untested: list[str] = []  # files that compile but declare no @test function
     records: list[dict[str, Any]] = []
-    many = len(inputs) > 1
+    many = len(inputs) > 1 or bool(unreadable)
     for label, data in inputs:
         res = check(data, path=label)
         if not res.ok:
             broken.append(label)
             if fmt is Format.json:  # not among "tests", which holds test results only
-                not_run.append({"file": label, "compile_errors": [d.to_json() for d in res.errors]})
+                not_run.append({"file": label, "compile_errors": with_file(label, res.errors)})
             else:
                 typer.echo(render_capped(res, fmt.value))
             continue
@@ -169,9 +176,14 @@ def test(
         summary += f"; no @test functions in: {', '.join(untested)}"
     if fmt is Format.json:
         typer.echo(json.dumps({"tests": records, "passed": passed, "failed": failed, "not_run": not_run,
-                               "no_tests": untested}, ensure_ascii=False))
+                               "no_tests": untested, "unreadable": [u.to_json() for u in unreadable]},
+                              ensure_ascii=False))
     else:
         typer.echo(summary)
+    if unreadable and inputs:
+        typer.echo(f"vox test: {len(unreadable)} could not be read (see above); {len(inputs)} file(s) run", err=True)
+    if unreadable:
+        raise typer.Exit(2)
     if broken or failed:
         raise typer.Exit(1)
 

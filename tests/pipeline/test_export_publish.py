@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from pipeline import paths
 
 
@@ -68,3 +70,15 @@ def test_the_state_dir_resolution_order(tmp_path: Path) -> None:
         with paths.use_state_dir(None):
             assert paths.state_dir() == scoped.resolve()  # None keeps the enclosing root
     assert paths.state_dir() != scoped.resolve()
+
+
+def test_the_shell_entry_prints_the_latest_export_or_fails(capsys: pytest.CaptureFixture[str]) -> None:
+    """README's ``EXPORT=$(python -m pipeline.paths)`` stops with a message when there is no export
+    (``print(latest_export())`` gave the string ``None``)."""
+    assert paths.main() == 1
+    out, err = capsys.readouterr()
+    assert out == "" and "there is no exported model under" in err
+    _export("m", "2026-01-01T00:00:00", eval_passed=False)
+    assert paths.main() == 1 and "did not pass its eval gate" in capsys.readouterr().err
+    good = _export("m", "2026-01-02T00:00:00", eval_passed=True)
+    assert paths.main() == 0 and capsys.readouterr().out == f"{good}\n"

@@ -426,3 +426,19 @@ def test_a_directory_that_cannot_be_listed_stops_the_check(runner: CliRunner, tm
     monkeypatch.setattr(os, "scandir", deny)  # chmod 000 does not stop root
     res = runner.invoke(app, ["check", str(tmp_path)])
     assert (res.exit_code, res.stderr) == (2, f"vox check: cannot read {tmp_path / 'locked'}: Permission denied\n")
+
+
+def test_fix_says_why_it_wrote_nothing(runner: CliRunner, tmp_path: Path) -> None:
+    """--fix is all-or-nothing: with an unreadable argument it leaves the others as they are and
+    now says so; with nothing to fix, --fix --diff says that instead of printing nothing."""
+    old = write(tmp_path, "c2.vox", "fn f() {\n  return 1\n}\n")
+    res = runner.invoke(app, ["check", str(old), str(tmp_path / "nosuch.vox"), "--fix"])
+    assert res.exit_code == 2 and old.read_text() == "fn f() {\n  return 1\n}\n"
+    assert res.stderr.splitlines() == [f"vox check: cannot read {tmp_path / 'nosuch.vox'}: no such file",
+                                       "vox check: --fix wrote nothing: 1 file could not be read"]
+    good = write(tmp_path, "good.vox", GOOD)
+    for flags in (["--fix", "--diff"], ["--fix"]):
+        clean = runner.invoke(app, ["check", str(good), *flags])
+        assert clean.exit_code == 0 and clean.stderr == "vox check: nothing to fix\n", flags
+    changed = runner.invoke(app, ["check", str(old), "--fix", "--diff"])
+    assert "nothing to fix" not in changed.stderr and "+  ret 1" in changed.stdout

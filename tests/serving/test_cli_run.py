@@ -261,3 +261,39 @@ def test_every_entry_point_names_a_byte_order_mark_elsewhere(runner: CliRunner, 
     for diags in (json.loads(out["check"].stdout), json.loads(out["run"].stderr),
                   json.loads(out["test"].stdout)["not_run"][0]["compile_errors"]):
         assert [(d["code"], d["line"], d["col"], d["hint"]) for d in diags] == where
+
+
+@pytest.mark.parametrize("bad", ["nosuch.vox", "blob.vox", "empty"])
+def test_vox_test_runs_the_readable_files_past_an_unreadable_one(runner: CliRunner, tmp_path: Path,
+                                                                  bad: str) -> None:
+    """As `vox check`: the unreadable argument gets its line on stderr, the others still run and
+    are shown, exit 2; JSON still prints the object, with the unreadable ones listed
+    (new-user trial: one "cannot read" line and an empty stdout)."""
+    (tmp_path / "blob.vox").write_bytes(b"print(1)\n\x00")
+    (tmp_path / "empty").mkdir()
+    ok = write(tmp_path, "t.vox", TESTS.split("@test\nfn t_bad")[0])
+    missing = str(tmp_path / bad)
+    human = runner.invoke(app, ["test", ok, missing])
+    assert human.exit_code == 2
+    assert human.stdout.splitlines() == [f"PASS {ok}::t_ok", "1 passed, 0 failed"]
+    assert human.stderr.splitlines()[-1] == "vox test: 1 could not be read (see above); 1 file(s) run"
+    res = runner.invoke(app, ["test", ok, missing, "--format", "json"])
+    assert res.exit_code == 2
+    data = json.loads(res.stdout)
+    assert (data["passed"], data["failed"], [t["test"] for t in data["tests"]]) == (1, 0, ["t_ok"])
+    [entry] = data["unreadable"]
+    assert entry["file"] == missing and entry["error"] and set(entry) == {"file", "error"}
+    alone = runner.invoke(app, ["test", missing, "--format", "json"])  # nothing readable: the object all the same
+    assert alone.exit_code == 2 and json.loads(alone.stdout)["unreadable"] == [entry]
+
+
+def test_json_diagnostics_name_their_file_in_check_run_and_test(runner: CliRunner, tmp_path: Path) -> None:
+    """`vox run --format json` and `vox test`'s compile_errors carry the leading "file" that
+    `vox check --format json` gives every diagnostic (new-user trial); a runtime fault too."""
+    broken = write(tmp_path, "broken.vox", 'let z = 1 + "a"\n')
+    check = json.loads(runner.invoke(app, ["check", broken, "--format", "json"]).stdout)
+    run = json.loads(runner.invoke(app, ["run", broken, "--format", "json"]).stderr)
+    test = json.loads(runner.invoke(app, ["test", broken, "--format", "json"]).stdout)["not_run"][0]["compile_errors"]
+    assert check == run == test and list(check[0])[0] == "file" and check[0]["file"] == broken
+    fault = json.loads(runner.invoke(app, ["run", write(tmp_path, "r.vox", FAULT), "--format", "json"]).stderr)
+    assert list(fault[0])[:2] == ["file", "code"] and fault[0]["file"].endswith("r.vox")

@@ -402,3 +402,22 @@ def test_a_model_with_several_deployments_carries_them_into_the_cascade() -> Non
     single = dataclasses.replace(served, deployments=bases[:1])
     d = decide(RouteRequest(CHAT), "free", catalog=Catalog((single,), 0.0, {}), keys=set())
     assert "deployments" not in d.explain()
+
+
+def test_each_mode_says_what_would_help_when_nothing_can_serve() -> None:
+    """free mode serves local and zero-cost models only: its dead end names a local server and the
+    providers whose free models the catalog lists, never a paid key like OPENAI_API_KEY (new-user trial)."""
+    paid = entries_from_litellm(LITELLM, today="2026-01-01")
+    gone = [local("vox-mens-gone", 0.9, False)]
+    with_free = Catalog(tuple(paid + entries_from_openrouter(OPENROUTER) + gone), 0.0, {})
+    without_free = Catalog(tuple(paid + gone), 0.0, {})
+    for cat, tail in ((with_free, "or set a key for a provider with free models (OPENROUTER_API_KEY)"),
+                      (without_free, "; the catalog lists no free hosted models")):
+        with pytest.raises(NoCandidates) as info:
+            decide(RouteRequest(CODE), "free", catalog=cat, keys=set())
+        message = str(info.value)
+        assert "start a local model with `vox serve`" in message and message.endswith(tail + (
+            " (`vox model discover` refreshes it)" if cat is without_free else ""))
+        assert "OPENAI_API_KEY" not in message
+    with pytest.raises(NoCandidates, match=r"set a provider key \(e\.g\. OPENAI_API_KEY\)"):
+        decide(RouteRequest(CODE), "auto", catalog=without_free, keys=set())

@@ -15,6 +15,7 @@ import re
 from collections.abc import Callable
 from typing import Any, Final
 
+from vox_lang.messages import NUMBER_SPACE_HINT, NUMBER_WORD_HINT
 from vox_lang.runtime.errors import VoxFault
 from vox_lang.runtime.limits import RunState
 from vox_lang.runtime.values import (
@@ -38,8 +39,26 @@ from vox_lang.source import Span
 Builtin = Callable[[RunState, list[Any], Span], Any]
 Method = Callable[[RunState, Any, list[Any], Span], Any]
 
-_INT_TEXT: Final = re.compile(r"[+-]?[0-9]+")
-_FLOAT_TEXT: Final = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?|[+-]?(inf|nan)")
+#: number text (spec §11, R0009 otherwise): decimal digits with an optional sign, fraction (`1.5`,
+#: `1.`, `.5`) and exponent (`2.5e-07`), and for floats the words `str` writes (`inf`, `-inf`,
+#: `nan`), so `float(str(x))` and `int(str(n))` read back every value; nothing else: no
+#: surrounding whitespace, no `_`, no other spelling of infinity (Python's `float()` would take
+#: " 12 ", "1_0", "Infinity" and "NaN")
+INT_TEXT: Final = re.compile(r"[+-]?[0-9]+", re.ASCII)
+FLOAT_TEXT: Final = re.compile(r"[+-]?(?:(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|inf|nan)", re.ASCII)
+_FLOAT_WORDS: Final = re.compile(r"[+-]?(?:inf(?:inity)?|nan)", re.IGNORECASE)
+
+
+def not_a_number(x: str, kind: str, span: Span | None) -> VoxFault:
+    """R0009 for ``int(x)``/``float(x)`` (``kind``), hinting at the near misses."""
+    s = x.strip()
+    pattern = INT_TEXT if kind == "int" else FLOAT_TEXT
+    hint = None
+    if s != x and pattern.fullmatch(s):
+        hint = NUMBER_SPACE_HINT.format(f=kind)
+    elif kind == "float" and _FLOAT_WORDS.fullmatch(s):
+        hint = NUMBER_WORD_HINT
+    return VoxFault("R0009", span, hint=hint, text=show(x, False))
 
 
 def check_int(x: int, span: Span | None, what: str) -> int:
@@ -62,10 +81,9 @@ def to_int(rt: RunState, args: list[Any], span: Span) -> int:
             raise VoxFault("R0001", span, detail=f"{show(x)} does not fit an int")
         return check_int(int(x), span, f"{show(x)} does not fit an int")
     if t is str:
-        s = x.strip()
-        if not _INT_TEXT.fullmatch(s):
-            raise VoxFault("R0009", span, text=show(x, False))
-        return check_int(int(s), span, f"{show(x, False)} does not fit an int")
+        if not INT_TEXT.fullmatch(x):
+            raise not_a_number(x, "int", span)
+        return check_int(int(x), span, f"{show(x, False)} does not fit an int")
     raise VoxFault("R0009", span, text=show(x, False))
 
 
@@ -77,8 +95,10 @@ def to_float(rt: RunState, args: list[Any], span: Span) -> float:
         return float(x)
     if t is int:
         return float(x)
-    if t is str and _FLOAT_TEXT.fullmatch(x.strip()):
-        return float(x.strip())
+    if t is str:
+        if not FLOAT_TEXT.fullmatch(x):
+            raise not_a_number(x, "float", span)
+        return float(x)
     raise VoxFault("R0009", span, text=show(x, False))
 
 

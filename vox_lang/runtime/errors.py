@@ -30,11 +30,15 @@ class VoxFault(VoxError):
         pending: the position inside the function being left (set by each call site).
         hint: replaces the code's hint from :data:`vox_lang.messages` (``None``: that one), for a
             fault whose cause the code's usual hint would misname.
+        message: replaces the code's message likewise (an R0006 from the output cap is not a
+            spent step budget).
     """
 
-    def __init__(self, code: str, span: Span | None, *, hint: str | None = None, **fields: object) -> None:
+    def __init__(self, code: str, span: Span | None, *, hint: str | None = None, message: str | None = None,
+                 **fields: object) -> None:
         self.code = code
         self.hint = hint
+        self.message = message
         self.fields = fields
         self.span = span
         self.pending: Span | None = span
@@ -160,8 +164,11 @@ def to_fault(exc: VoxFault, source: SourceFile, outer: str) -> RuntimeFault:
         exc.stack.append((outer, exc.pending))
         exc.pending = None
     span = exc.span or Span(0, 0)
-    message, hint = format_message(exc.code, **exc.fields)
-    hint = exc.hint if exc.hint is not None else hint
+    if exc.message is not None:
+        message, hint = exc.message, exc.hint
+    else:
+        message, hint = format_message(exc.code, **exc.fields)
+        hint = exc.hint if exc.hint is not None else hint
     line, col = source.line_col(span.start)
     end_line, end_col = source.line_col(max(span.end, span.start))
     diag = Diagnostic(exc.code, Severity.RUNTIME, message, line, col, end_line, end_col, hint, None, span)

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from vox_lang.messages import OUTPUT_CAP_HINT, OUTPUT_CAP_MESSAGE, SIZE_CAP_HINT, SIZE_CAP_MESSAGE
 from vox_lang.runtime.children import Children
 from vox_lang.runtime.errors import VoxFault
 from vox_lang.source import Span
@@ -156,9 +157,9 @@ class Budget:
     def too_long(self, n: int, what: str, span: Span | None) -> None:
         """R0006 when a value of ``n`` elements/characters would exceed ``max_len``."""
         if n > self.cfg.max_len:
-            raise VoxFault("R0006", span, detail=f"a {what} longer than {self.cfg.max_len:,} would exhaust memory",
-                           hint=f"strings and lists are capped at {self.cfg.max_len:,} elements whatever --max-steps "
-                                "says: build smaller values")
+            n = self.cfg.max_len
+            raise VoxFault("R0006", span, message=SIZE_CAP_MESSAGE.format(what=what, n=n),
+                           hint=SIZE_CAP_HINT.format(n=n))
 
 
 class SharedLimits:
@@ -202,10 +203,16 @@ class RunState:
         b = self.budget
         b.output += len(text) + 1
         if b.output > self.cfg.max_output:
-            raise VoxFault("R0006", span, detail=f"more than {self.cfg.max_output} characters of output")
+            raise self.output_cap(span)
         self.output.append(text)
         if self.cfg.write is not None:
             self.cfg.write(text + "\n")
+
+    def output_cap(self, span: Span | None) -> VoxFault:
+        """The R0006 of a run past ``max_output``: its own message and hint, since ``--max-steps``
+        does not move this cap."""
+        n = self.cfg.max_output
+        return VoxFault("R0006", span, message=OUTPUT_CAP_MESSAGE.format(n=n), hint=OUTPUT_CAP_HINT.format(n=n))
 
     def log(self, text: str, span: Span | None) -> None:
         """Write one ``std.log`` line to the log stream (stderr unless ``cfg.log``); it counts
@@ -213,7 +220,7 @@ class RunState:
         b = self.budget
         b.output += len(text) + 1
         if b.output > self.cfg.max_output:
-            raise VoxFault("R0006", span, detail=f"more than {self.cfg.max_output} characters of output")
+            raise self.output_cap(span)
         (self.cfg.log or sys.stderr.write)(text + "\n")
 
     def granted(self, cap: str) -> bool:
