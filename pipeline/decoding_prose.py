@@ -9,8 +9,11 @@ default answered ``vox chat``'s best-of-8 with 8 x ~900 tokens, mostly prose aft
 :class:`ProseCap` ends a sequence (forces an EOS id) once the text after its first ```vox block's
 closing fence holds :data:`SENTENCES` sentence ends or a blank line after some prose, or
 :data:`MAX_TOKENS` tokens. Before the block closes it does nothing (prose before a block, in
-``response`` mode, stays free), and a sequence without a block is never touched. ``vox serve``
-applies it with the Vox constraint of ``first`` and ``response`` answers
+``response`` mode, stays free), and a sequence without a block is never touched. After the block
+it also refuses the tokens that would write a line of only closing brackets (:func:`closers`):
+leftover code, not prose; EOS takes their weight, so the answer ends where that code would start
+(a new-user trial's constrained answer ended ``"```\n  }\n}"``, streamed or whole alike).
+``vox serve`` applies it with the Vox constraint of ``first`` and ``response`` answers
 (``"vox_constrained": false`` turns both off); in ``code`` mode the closed block ends the answer
 anyway.
 
@@ -52,6 +55,8 @@ _ASKS_BLOCK: Final = re.compile(r"\bin (?:one|a|a single) ```vox (?:fenced )?blo
 _SENTENCE_END: Final = re.compile(r"[.!?](?=\s)")
 _BLANK_AFTER_PROSE: Final = re.compile(r"\S[^\n]*\n[ \t]*\n")
 _LINE: Final = re.compile(r"\S[^\n]*\n")
+#: the characters of a line that is leftover code after the block (``  }``, ``})``, ``]]``)
+_CLOSING: Final = frozenset(")]}")
 
 
 def prose_done(after: str, tokens: int) -> bool:
@@ -67,6 +72,29 @@ def before_done(before: str, tokens: int) -> bool:
     holds a whole line (some text, then a line break), :data:`SENTENCES` sentence ends, or
     :data:`MAX_BEFORE` tokens."""
     return tokens >= MAX_BEFORE or _LINE.search(before) is not None or len(_SENTENCE_END.findall(before)) >= SENTENCES
+
+
+def bracket_line(segment: str) -> bool:
+    """Whether ``segment`` (a line or a start of one) holds closing brackets and nothing else but
+    spaces and tabs: leftover code after the block (``"  }"``), never prose."""
+    stripped = segment.strip(" \t")
+    return bool(stripped) and set(stripped) <= _CLOSING
+
+
+def closers(pieces: Sequence[str]) -> tuple[list[int], list[int]]:
+    """The token ids that write a line of only closing brackets after the block: ``(at_start,
+    anywhere)``. ``at_start`` ids do so where the line so far is blank (their text up to its first
+    line break is brackets: ``"}"``, ``" })"``); ``anywhere`` ids wherever they come (a line of
+    their text after one of its line breaks is brackets: ``"\n}"``)."""
+    at_start: list[int] = []
+    anywhere: list[int] = []
+    for i, piece in enumerate(pieces):
+        first, *lines = piece.split("\n")
+        if any(bracket_line(line) for line in lines):
+            anywhere.append(i)
+        elif bracket_line(first):
+            at_start.append(i)
+    return at_start, anywhere
 
 
 def asks_for_block(messages: Iterable[Any]) -> bool:
@@ -100,6 +128,8 @@ class ProseCap(LogitsProcessor):
             (:attr:`pipeline.decoding_tokens.TokenTable.index`), needed to force a fence.
         before: rows whose answer must hold a block (:func:`asks_for_block`): prose before it is
             bounded too (the module docstring). Empty: none.
+        closing: :func:`closers` of ``pieces`` (pass it when built once per tokenizer, as
+            ``vox serve`` does); default: built here.
 
     Attributes:
         before_rows: the rows whose prose before the block is bounded (``before``, when an
@@ -109,7 +139,8 @@ class ProseCap(LogitsProcessor):
     """
 
     def __init__(self, pieces: Sequence[str], rows: int, prompt_len: int, eos_ids: Sequence[int],
-                 index: TokenIndex | None = None, before: Iterable[int] = ()) -> None:
+                 index: TokenIndex | None = None, before: Iterable[int] = (),
+                 closing: tuple[Sequence[int], Sequence[int]] | None = None) -> None:
         if not eos_ids:
             raise ValueError("ProseCap needs an EOS id to force")
         self.pieces, self.prompt_len, self.eos = pieces, prompt_len, int(sorted(eos_ids)[0])
@@ -122,6 +153,8 @@ class ProseCap(LogitsProcessor):
         self._tail: list[tuple[int, int] | None] = [None] * rows  # (text offset, generated count) at the fence's end
         self.capped: set[int] = set()
         self.fenced: set[int] = set()
+        self._closing = closing if closing is not None else closers(pieces)
+        self._closing_ids: tuple[Any, Any] | None = None  # the two id lists as tensors on the logits' device
 
     def __call__(self, input_ids: Any, scores: Any) -> Any:
         count = int(input_ids.shape[1]) - self.prompt_len
@@ -142,11 +175,34 @@ class ProseCap(LogitsProcessor):
                 if after is None:
                     continue
                 tail = self._tail[row] = (len(text) - len(after), count)
-            if prose_done(text[tail[0]:], count - tail[1]):
+            after = text[tail[0]:]
+            if prose_done(after, count - tail[1]):
                 self.capped.add(row)
                 scores[row] = float("-inf")
                 scores[row, self.eos] = 0.0
+            else:
+                self._refuse_brackets(row, after, scores)
         return scores
+
+    def _refuse_brackets(self, row: int, after: str, scores: Any) -> None:
+        """Refuse the tokens that would make a line of only closing brackets after the block (the
+        module docstring): EOS takes their weight."""
+        import torch
+
+        if self._closing_ids is None:
+            first, inner = ([i for i in ids if i < scores.shape[1]] for ids in self._closing)
+            self._closing_ids = (torch.tensor(first, dtype=torch.long, device=scores.device),
+                                 torch.tensor(inner, dtype=torch.long, device=scores.device))
+        at_start, anywhere = self._closing_ids
+        line_blank = not after[after.rfind("\n") + 1:].strip(" \t")
+        refused = torch.cat([at_start, anywhere]) if line_blank else anywhere
+        if not len(refused):
+            return
+        # Their weight goes to EOS: where the model would write leftover code, the answer ends
+        # (masking them alone let it write other leftover code, to the token limit).
+        ends = torch.cat([refused, refused.new_tensor([self.eos])])
+        scores[row, self.eos] = torch.logsumexp(scores[row, ends], dim=0)
+        scores[row, refused] = float("-inf")
 
     def _fence(self, row: int, text: str, count: int, scores: Any) -> None:
         """Force ``row``'s opening fence once its prose before the block is done (module docstring)."""

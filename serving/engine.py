@@ -23,7 +23,7 @@ from pipeline.chat_format import present
 from pipeline.decoding import SamplingParamError, SamplingParams, encode_chat, eos_ids, generate_rows
 from pipeline.decoding_constraint import ConstraintUnavailable, VoxGrammar, answer_mode, name_mask
 from pipeline.decoding_names import request_spec, request_text, token_table
-from pipeline.decoding_prose import ProseCap, asks_for_block
+from pipeline.decoding_prose import ProseCap, asks_for_block, closers
 from pipeline.decoding_retry import RETRIES
 from serving.choice_text import ChoiceText
 from serving.errors import RequestError
@@ -310,8 +310,10 @@ class Engine:
             if prepared.constraint in ("first", "response") and self.eos_ids and self.name_table is not None:
                 # the system prompt's "at most two short sentences" after the block, and one naming the
                 # fault before it where the turn asks for a block (pipeline.decoding_prose)
-                procs.append(ProseCap(self.name_table.pieces, rows, prompt_len, sorted(self.eos_ids),
-                                      self.name_table.index, range(rows) if prepared.block_asked else ()))
+                table = self.name_table
+                procs.append(ProseCap(table.pieces, rows, prompt_len, sorted(self.eos_ids), table.index,
+                                      range(rows) if prepared.block_asked else (),
+                                      table.cached(("prose", "closers"), lambda: closers(table.pieces))))
             return procs
 
         return make

@@ -4,13 +4,16 @@ forcing the opening fence."""
 
 from __future__ import annotations
 
+import math
+
+import pytest
 import torch
 
-from pipeline.decoding_prose import MAX_TOKENS, ProseCap, prose_done
+from pipeline.decoding_prose import MAX_TOKENS, ProseCap, closers, prose_done
 
 EOS = 0
 WORDS = ["<eos>", "```vox\n", "print(1)\n", "```", "\n", "Done", ". ", "It prints", " 1", "! ", "\n\n", "More", " x",
-         "Say", " 3.5", " and go."]
+         "Say", " 3.5", " and go.", "}", "  })", "\n}", "  "]
 ID = {w: i for i, w in enumerate(WORDS)}
 
 
@@ -113,3 +116,34 @@ def test_a_line_of_loose_code_before_an_asked_block_is_enough() -> None:
     assert {WORDS[i] for i in range(len(WORDS)) if bool(torch.isfinite(scores[0, i]))} == {"```", "```vox\n"}
     assert before_done("The fault is `c`.\n", 6) and not before_done("The fault is `c`", 5)
     assert before_done("x", 64) and not before_done("\n\n", 2)  # blank lines alone are no prose
+
+
+def refused_after(words: list[str]) -> set[str]:
+    """The words refused (masked) for row 0 right after ``words``."""
+    pieces = [""] + WORDS[1:]
+    cap = ProseCap(pieces, 1, prompt_len=1, eos_ids=[EOS])
+    ids = [7]
+    for word in [*words, None]:
+        out = cap(torch.tensor([ids]), torch.zeros(1, len(WORDS)))
+        if word is not None:
+            ids.append(ID[word])
+    return {WORDS[i] for i in range(len(WORDS)) if torch.isinf(out[0, i])}
+
+
+def test_a_line_of_only_closing_brackets_after_the_block_is_refused() -> None:
+    """A new-user trial's constrained answer ended ``"```\\n  }\\n}"``: leftover code after the
+    block, streamed and whole alike. A line of only closing brackets is refused there, its
+    weight going to EOS (the answer ends where that code would start)."""
+    brackets = {"}", "  })", "\n}"}
+    assert refused_after(["```vox\n", "print(1)\n", "```", "\n"]) == brackets  # a blank line start
+    assert refused_after(["```vox\n", "print(1)\n", "```", "\n", "  "]) == brackets  # spaces only so far
+    assert refused_after(["```vox\n", "print(1)\n", "```"]) == brackets  # right after the fence
+    assert refused_after(["```vox\n", "print(1)\n", "```", "\n", "More"]) == {"\n}"}  # "More}" is no such line
+    assert refused_after(["```vox\n", "print(1)\n", "\n"]) == set()  # inside the block: the grammar's business
+    assert refused_after(["Say", "\n"]) == set()  # no block, or prose before it: untouched
+    assert closers(["", "}", " ])", "}\n", "\n  }", "x}", "a\nb", "{"]) == ([1, 2, 3], [4])
+    pieces = [""] + WORDS[1:]
+    cap = ProseCap(pieces, 1, prompt_len=1, eos_ids=[EOS])
+    ids = [7] + [ID[w] for w in ["```vox\n", "print(1)\n", "```", "\n"]]
+    out = cap(torch.tensor([ids]), torch.zeros(1, len(WORDS)))
+    assert float(out[0, EOS]) == pytest.approx(math.log(4))  # its own weight and the three refused words

@@ -157,6 +157,24 @@ def test_n_streaming_carries_the_choice_index(client: Any, tiny_model_name: str)
     assert plain[-1].usage.total_tokens == whole.usage.total_tokens
 
 
+
+@pytest.mark.parametrize("constrained", [True, False])
+def test_n_streamed_choices_are_each_the_whole_answers_text(client: Any, tiny_model_name: str,
+                                                             constrained: bool) -> None:
+    # A new-user trial saw a streamed n=2 answer whose choice 0 was "" ("stop") beside a choice 1
+    # with text. Each chunk carries one choice under its own index, and each choice's text is the
+    # non-streamed one for the same seed (retries off: a stream runs none by default).
+    args = dict(model=tiny_model_name, messages=MESSAGES, max_tokens=12, temperature=0.7, seed=5, n=2,
+                extra_body={"vox_retries": 0} if constrained else {"vox_constrained": False})
+    whole = client.chat.completions.create(**args)
+    texts: dict[int, str] = {}
+    for chunk in client.chat.completions.create(stream=True, **args):
+        assert len(chunk.choices) <= 1
+        for choice in chunk.choices:
+            texts[choice.index] = texts.get(choice.index, "") + (choice.delta.content or "")
+    assert texts == {c.index: c.message.content for c in whole.choices}
+    assert all(texts.values()), texts
+
 @pytest.mark.parametrize(
     ("body", "status", "param"),
     [
