@@ -13,7 +13,12 @@ string or number, a prelude builtin that is an operator's operand or a builtin's
 called). Where the left context declares the type an expression must have (``ret`` in a function
 with a builtin return type, an annotated ``let``, the operand of ``not``, a builtin's argument,
 the right operand of arithmetic on a literal), a start that can never give that type is refused
-too (:func:`pipeline.decoding_types.head_rule`: ``ret len(`` in a function returning ``str``).
+too (:func:`pipeline.decoding_types.head_rule`: ``ret len(`` in a function returning ``str``;
+names count by the types the program gives them, :mod:`pipeline.decoding_typed`), and after an
+operand whose type is known, an operator its type does not take or one after which the
+expression can no longer give the type its place needs, and the end of that expression while its
+type is not that one (:func:`pipeline.decoding_operators.operator_rule`: ``ret text +`` in a
+function returning ``int``).
 A use must resolve in its namespace (:mod:`pipeline.decoding_namespace`): no value in a type
 (``type Shape = range``), no type in an expression (``for v in bool``), only an actor in
 ``spawn(``. Declarations, fields, patterns and anything the context cannot decide stay free,
@@ -46,6 +51,7 @@ from pipeline.decoding_hold import NameReport, RequestHold
 from pipeline.decoding_layout import in_literal
 from pipeline.decoding_logits import finite_scores, mask_rows
 from pipeline.decoding_namespace import namespace_refusals, parameters_so_far
+from pipeline.decoding_operators import operator_rule
 from pipeline.decoding_position import (
     AFTER_MODIFIER,
     FOLLOW,
@@ -321,6 +327,10 @@ class NameMask(LogitsProcessor):
                                            code[-1:] in IDENT_CHARS, scores.shape[1])
                 if suffix is not None:
                     mask = suffix if mask is None else mask & suffix
+                operators = operator_rule(code, visible)
+                if operators is not None:
+                    after = self.table.class_mask(scores.shape[1], off=operators.classes())
+                    mask = after if mask is None else mask & after
             if self.hold is not None:
                 if finite is None:
                     finite = finite_scores(scores)

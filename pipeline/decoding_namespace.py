@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Final
 
+from pipeline.decoding_routes import route_refusals
 from pipeline.decoding_scan import TOKENS, scan
 from vox_lang.prelude import BUILTIN_TYPES, BUILTINS, CONSTRUCTORS, VIEW_ELEMENTS
 
@@ -248,12 +249,13 @@ def namespace_refusals(code: str, partial: str, cont_use: bool, fresh_use: bool,
     """``(refused, fresh_refused)``: the words :func:`refused_names` refuses for the word being
     written at the end of ``code`` (``partial`` so far) and for one started after whitespace,
     where :func:`pipeline.decoding_position.position` says each is a use (``cont_use``,
-    ``fresh_use``); ``actors``: the actors the request names."""
+    ``fresh_use``); ``actors``: the actors the request names. A route's target refuses what
+    :func:`pipeline.decoding_routes.route_refusals` does too."""
     none: frozenset[str] = frozenset()
     head = code[:len(code) - len(partial)]
-    cont = refused_names(namespace(head), code, names, actors) if cont_use else none
+    cont = refused_names(namespace(head), code, names, actors) | route_refusals(head) if cont_use else none
     if not fresh_use:
         return cont, none
     if not partial and code[-1:] in (" ", "\t"):
-        return cont, cont if cont_use else refused_names(namespace(code), code, names, actors)
-    return cont, refused_names(namespace(code + " "), code, names, actors)
+        return cont, cont if cont_use else refused_names(namespace(code), code, names, actors) | route_refusals(code)
+    return cont, refused_names(namespace(code + " "), code, names, actors) | route_refusals(code + " ")

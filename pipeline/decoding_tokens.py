@@ -22,6 +22,17 @@ _IDENT: Final = re.compile(r"[A-Za-z0-9_]*")
 #: a token that starts a number or a unary minus (after spaces or tabs)
 _NUMBER_LED: Final = re.compile(r"[ \t]*(?:\d|-(?!>))")
 _OPERATOR_LED: Final = re.compile(r"[ \t]*(?:[+*/%<>]|-(?!>)|==|!=|(?:and|or)(?![A-Za-z0-9_]))")
+#: ... by class, for :mod:`pipeline.decoding_operators` (``+=`` and the like count with their operator)
+_OPERATOR_CLASSES: Final = {
+    "plus_led": re.compile(r"[ \t]*\+"),
+    "arith_led": re.compile(r"[ \t]*(?:[*%]|/(?!/)|-(?!>))"),
+    "compare_led": re.compile(r"[ \t]*(?:[<>]|==|!=)"),
+    "logic_led": re.compile(r"[ \t]*(?:and|or)(?![A-Za-z0-9_])"),
+    #: what ends a statement's expression: a line break, ``}``, ``;`` or a comment
+    "end_led": re.compile(r"[ \t]*(?:[\n\r};]|//)"),
+    "brace_led": re.compile(r"[ \t]*\{"),
+    "comma_led": re.compile(r"[ \t]*,"),
+}
 
 
 @dataclass
@@ -51,6 +62,13 @@ class TokenTable:
     empty_call_led: list[int] = field(default_factory=list)  # spaces/tabs, then "()"
     space_only: list[int] = field(default_factory=list)  # whitespace only (newlines included)
     bracket_led: list[int] = field(default_factory=list)  # spaces/tabs, then "["
+    plus_led: list[int] = field(default_factory=list)  # spaces/tabs, then "+"
+    arith_led: list[int] = field(default_factory=list)  # spaces/tabs, then "-" (not "->"), "*", "/" or "%"
+    compare_led: list[int] = field(default_factory=list)  # spaces/tabs, then "<", ">", "==" or "!="
+    logic_led: list[int] = field(default_factory=list)  # spaces/tabs, then the word "and" or "or"
+    end_led: list[int] = field(default_factory=list)  # spaces/tabs, then a line break, "}", ";" or "//"
+    brace_led: list[int] = field(default_factory=list)  # spaces/tabs, then "{"
+    comma_led: list[int] = field(default_factory=list)  # spaces/tabs, then ","
     #: every token's text as ``decode(skip_special_tokens=True)`` reads it (special tokens ``""``):
     #: what incremental decoders append per sampled id
     pieces: list[str] = field(default_factory=list)
@@ -123,8 +141,12 @@ def token_table(tokenizer: Any) -> TokenTable:
     bracket = [i for i, t in enumerate(texts) if t.lstrip(" \t").startswith("[")]
     special = set(getattr(tokenizer, "all_special_ids", ()) or ())
     pieces = ["" if i in special else t for i, t in enumerate(texts)]
+    classes = {name: [i for i, t in enumerate(texts) if rx.match(t)] for name, rx in _OPERATOR_CLASSES.items()}
     return TokenTable(lead_ends, lead_only, ws_lead_ends, ws_lead_only, glued, digit_led, terminators, ws_ident,
                       backtick, TokenIndex(texts), texts, tool, member_led=member, call_led=call,
                       operator_led=operator, blank=blank, number_led=number,
                       ws_number_led=ws_number, close_led=close, empty_call_led=empty_call, space_only=space,
-                      bracket_led=bracket, pieces=pieces)
+                      bracket_led=bracket, pieces=pieces, plus_led=classes["plus_led"],
+                      arith_led=classes["arith_led"], compare_led=classes["compare_led"],
+                      logic_led=classes["logic_led"], end_led=classes["end_led"], brace_led=classes["brace_led"],
+                      comma_led=classes["comma_led"])

@@ -14,6 +14,14 @@ starts it can never give that type, the start is refused (:func:`head_rule`). Fo
   in one constrained eval run's answers ``for v in print(...)`` stood 21 times, ``for v in
   assert(...)`` 11, and a ``vox chat`` answer failed on ``for s in column``.
 
+A name of the program counts by the type its bindings give it
+(:func:`pipeline.decoding_typed.typed_names`: parameters, ``let``s, loop variables; a function by
+its return type) when that type has no methods and no indexing (``int float bool Unit Element
+Set``): ``ret n`` with ``n: int`` in a function returning ``str`` is refused, as is ``cents`` in
+``"left for " + cents``; and such a name, or a ``str``, on the left of a comparison makes its
+right operand one that must reach the same type (``n > text`` with ``n: int``: a view element is
+no number).
+
 What a start can give (its *reach*) follows from spec §4 and §5 alone, for the starts whose type
 has no methods and no indexing: a number (or unary ``-``) gives an ``int`` or ``float``, and a
 comparison of it a ``bool``; ``not``/``true``/``false`` a ``bool``; a view element's call an
@@ -52,6 +60,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from pipeline.decoding_scan import IDENT_CHARS, L1_FRAMES, TOKENS, scan
+from pipeline.decoding_typed import COMPARE, base, typed_names
 from vox_lang.layout import L2_AFTER
 from vox_lang.prelude import BUILTINS, VIEW_ELEMENTS, Sig
 from vox_lang.types import TCon, TOneOf
@@ -99,6 +108,10 @@ _POSTFIX_REACH: Final[dict[str, frozenset[str]]] = {
     **{n: frozenset({r}) for n, r in _RETURNS.items() if r in _PLAIN},
     **{v: frozenset({"Element"}) for v in VIEW_ELEMENTS},
 }
+#: what a name of each type with no methods and no indexing can give (a typed name's reach,
+#: :func:`pipeline.decoding_typed.typed_names`): with binary operators after it, and with only postfix
+_TYPED_REACH: Final[dict[str, frozenset[str]]] = {t: _by_operators(t) for t in _PLAIN}
+_TYPED_POSTFIX: Final[dict[str, frozenset[str]]] = {t: frozenset({t}) for t in _PLAIN}
 #: what each prelude builtin's arguments must be (spec §5): the heads its parameters take; a
 #: builtin with a parameter of any type (``print``, ``str``) is absent
 _ARGUMENTS: Final[dict[str, frozenset[str]]] = {
@@ -165,8 +178,25 @@ def return_type(code: str) -> str | None:
     return None
 
 
-def _rule(reach: dict[str, frozenset[str]], target: frozenset[str], declared: frozenset[str]) -> HeadRule | None:
+def _typed(code: str, declared: frozenset[str], table: dict[str, frozenset[str]]) -> dict[str, frozenset[str]]:
+    """The reach (``table``: :data:`_TYPED_REACH` or :data:`_TYPED_POSTFIX`) of each name in scope
+    (``declared``) whose type has no methods and no indexing: a typed variable, or a function by
+    its declared return type."""
+    types, returns = typed_names(code)
+    out: dict[str, frozenset[str]] = {}
+    for name, t in types.items():
+        if name in declared:
+            head = base(returns.get(name)) if t == "fn" else base(t)
+            if head in table:
+                out[name] = table[head]
+    return out
+
+
+def _rule(reach: dict[str, frozenset[str]], target: frozenset[str], declared: frozenset[str],
+          typed: dict[str, frozenset[str]] | None = None) -> HeadRule | None:
     refused = frozenset(w for w, r in reach.items() if not r & target and w not in declared)
+    if typed:
+        refused |= frozenset(w for w, r in typed.items() if not r & target)
     if not refused:
         return None
     return HeadRule(refused - {NUMBER}, NUMBER in refused)
@@ -174,12 +204,17 @@ def _rule(reach: dict[str, frozenset[str]], target: frozenset[str], declared: fr
 
 def _operand_type(tokens: list[str], before: str, declared: frozenset[str]) -> str | None:
     """The type of the operand ``tokens`` end with (``before``: the text up to its end), when a
-    string or number literal or a prelude conversion's call (``str(...)``, ``len(...)``) ends it;
-    else ``None``. (Postfix after a literal is a member or an index, whose type is not read here.)"""
+    string or number literal, a prelude conversion's call (``str(...)``, ``len(...)``), a name
+    typed ``int``/``float``/``str``/``bool`` or a call of a function of the program returning one
+    ends it (:func:`pipeline.decoding_typed.typed_names`); else ``None``. (Postfix after a literal
+    is a member or an index, whose type is not read here.)"""
     last = tokens[-1]
     ahead = tokens[-2] if len(tokens) > 1 else ""
     if ahead == ".":
         return None
+    if (last[:1].isalpha() or last[:1] == "_") and last in declared:
+        found = typed_names(before)[0].get(last)
+        return found if found in _OPERANDS.values() or found == "bool" else None
     if last.startswith('"'):
         return "str" if len(last) > 1 and last.endswith('"') and not last.endswith('\\"') else None
     if last[:1].isdigit():
@@ -188,6 +223,9 @@ def _operand_type(tokens: list[str], before: str, declared: frozenset[str]) -> s
         callee = scan(before).closed_callee
         if callee not in declared:
             return _OPERANDS.get(callee)
+        types, returns = typed_names(before)
+        found = returns.get(callee) if types.get(callee) == "fn" else None
+        return found if found in _OPERANDS.values() else None
     return None
 
 
@@ -243,23 +281,30 @@ def head_rule(code: str, declared: frozenset[str]) -> HeadRule | None:
         return _across_newline(head, declared)
     last = tokens[-1] if tokens else ""
     if last in ("ret", "="):
-        base = _expected(head, line, tokens)
-        return _rule(_REACH, frozenset({base}), declared) if base not in (None, "fn") else None
-    if last == "in" and tokens[:1] == ["for"]:
-        return _rule(_REACH, _ITERABLE, declared)  # E0501: `for v in print(`, `for s in column`
+        want = _expected(head, line, tokens)
+        if want in (None, "fn"):
+            return None
+        return _rule(_REACH, frozenset({want}), declared, _typed(head, declared, _TYPED_REACH))
+    if last == "in" and tokens[:1] == ["for"]:  # E0501: `for v in print(`, `for s in column`
+        return _rule(_REACH, _ITERABLE, declared, _typed(head, declared, _TYPED_REACH))
     if last == "not":
-        rule = _rule(_POSTFIX_REACH, frozenset({"bool"}), declared) or HeadRule(frozenset(), False)
+        rule = _rule(_POSTFIX_REACH, frozenset({"bool"}), declared, _typed(head, declared, _TYPED_POSTFIX)) \
+            or HeadRule(frozenset(), False)
         return HeadRule(rule.words, rule.numbers, lists=True)
-    if last in _ARITHMETIC and len(tokens) >= 2:
+    if (last in _ARITHMETIC or last in COMPARE) and len(tokens) >= 2:
         left = _operand_type(tokens[:-1], head[:head.rstrip().rfind(last)], declared)
-        if left == "str" and last == "+":
-            return _rule(_POSTFIX_REACH, frozenset({"str"}), declared)
-        if left in ("int", "float"):
-            return _rule(_POSTFIX_REACH, frozenset({"int", "float"}), declared)
+        if last in COMPARE:  # the right operand is an `add_e` (spec §2): arithmetic may follow its start
+            if left in ("int", "float", "str"):
+                same = frozenset({"int", "float"} if left != "str" else {"str"})
+                return _rule(_REACH, same, declared, _typed(head, declared, _TYPED_REACH))
+        elif left == "str" and last == "+":
+            return _rule(_POSTFIX_REACH, frozenset({"str"}), declared, _typed(head, declared, _TYPED_POSTFIX))
+        elif left in ("int", "float"):
+            return _rule(_POSTFIX_REACH, frozenset({"int", "float"}), declared, _typed(head, declared, _TYPED_POSTFIX))
     if last in ("(", ","):
         stack = scan(head).stack
         frame = stack[-1] if stack else None
         if frame is not None and frame.kind == "call" and frame.callee in _ARGUMENTS \
                 and frame.callee not in declared:
-            return _rule(_REACH, _ARGUMENTS[frame.callee], declared)
+            return _rule(_REACH, _ARGUMENTS[frame.callee], declared, _typed(head, declared, _TYPED_REACH))
     return None

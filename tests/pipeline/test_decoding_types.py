@@ -80,10 +80,10 @@ def test_head_rule_refuses_starts_that_cannot_give_the_type(code: str, refused: 
     "fn f<T>(a: T) to T {\n  ret ",
     "fn f(a: int) to fn(int) to int {\n  ret ",            # a function: any prelude function may be it
     "fn f(a: int) to int {\n  let n = ",                   # no annotation
-    "fn f(a: int) to int {\n  ret a + ",                   # not the expression's start
+    "fn f(a: Money) to int {\n  ret a + ",                 # a name whose type is not built in
     "fn f(a: int) to int {\n  print(",                     # print takes anything
     "fn f(a: int) to int {\n  ret",                        # the word `ret` itself is being written
-    "fn f(a: str) to str {\n  ret a + ",                   # a name's type is not read
+    "fn f(a: int) to str {\n  let a = g()\n  ret a + ",   # a name bound twice, with types that differ
     'fn f(a: str) to str {\n  ret "a" - ',                 # only `+` takes strings: an error either way
     'fn f(a: Map[str, str]) to str {\n  ret a."k" + ',
 ])
@@ -92,7 +92,7 @@ def test_head_rule_is_silent_where_the_type_is_not_known(code: str) -> None:
 
 
 def test_a_shadowing_declaration_is_never_refused() -> None:
-    rule = head_rule("fn f(len: int, card: str) to str {\n  ret ", frozenset({"len", "card"}))
+    rule = head_rule("fn f(len: Money, card: str) to str {\n  ret ", frozenset({"len", "card"}))
     assert rule is not None and not {"len", "card"} & rule.words and "int" in rule.words
 
 

@@ -1,0 +1,54 @@
+"""Route targets, for the name mask (:mod:`pipeline.decoding_names`).
+
+Spec §2 and the checker (:meth:`vox_lang.checker.Checker.routes`): the target of ``"PATH" to
+NAME`` in a ``routes`` block is a function that returns ``Element`` and takes exactly the path's
+``:name`` segments, each a ``str`` (E0521). In the failing completed blocks of one constrained
+eval run of the default export, E0521 was the only fault of 10 answers: a page function taking
+``slug: str`` routed from ``"/"``, a component with ``title`` and ``children`` routed from
+``"/helpdesks/:id"``, a view element (``button``) as a target.
+
+:func:`route_refusals` refuses, at a route's target, every prelude value (a builtin, constructor
+or view element is no route target) and each function the program has declared whose header
+does not fit the path. A function the program declares twice, with one fitting header, and a
+generic one, are left to the checker; a function the request names but the program has not
+declared yet stays free (the mask admits such forward references).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+from vox_lang.prelude import BUILTINS, CONSTRUCTORS, VIEW_ELEMENTS
+
+#: the end of a route line up to its target: ``"PATH" to `` (a target being written cut off)
+_TARGET: Final = re.compile(r'(?:\A|\n)[ \t]*"(?P<path>[^"\n]*)"[ \t]+to[ \t]+\Z')
+_FN: Final = re.compile(r"(?:\A|\n)[ \t]*(?:pub\s+)?fn\s+(?P<name>[A-Za-z_]\w*)\s*\((?P<params>[^()]*)\)"
+                        r"\s*(?:to\s+(?P<ret>[^{}\n]*?))?\s*\{")
+#: prelude values: never a route target
+_PRELUDE: Final = frozenset(BUILTINS) | frozenset(CONSTRUCTORS) | frozenset(VIEW_ELEMENTS)
+
+
+def _fits(params: str, ret: str | None, wanted: list[str]) -> bool:
+    """Whether a header with these parameters (source text) and return type serves a path whose
+    ``:name`` segments are ``wanted`` (sorted)."""
+    if (ret or "").strip() != "Element":
+        return False
+    pairs = [p.split(":", 1) for p in params.split(",") if p.strip()]
+    if any(len(p) != 2 or p[1].split("=", 1)[0].strip() != "str" for p in pairs):
+        return False
+    return sorted(p[0].strip() for p in pairs) == wanted
+
+
+def route_refusals(head: str) -> frozenset[str]:
+    """The words a route's target may not be when ``head`` (an open ```vox block) ends right
+    before it (after ``"PATH" to``); nothing elsewhere (see the module docstring)."""
+    m = _TARGET.search(head)
+    if m is None:
+        return frozenset()
+    wanted = sorted(seg[1:] for seg in m.group("path").split("/") if seg.startswith(":"))
+    fitting: set[str] = set()
+    unfit: set[str] = set()
+    for f in _FN.finditer(head):
+        (fitting if _fits(f.group("params"), f.group("ret"), wanted) else unfit).add(f.group("name"))
+    return frozenset(_PRELUDE | unfit) - fitting

@@ -1,0 +1,46 @@
+"""Route targets (pipeline.decoding_routes): only a function serving the path's segments."""
+
+from __future__ import annotations
+
+import pytest
+
+from pipeline.decoding_routes import route_refusals
+from tests.pipeline.test_decoding_names import _first_blocked
+
+_PAGES = ('fn Home() to Element {\n  ret text(value="home")\n}\n\n'
+          'fn Post(slug: str) to Element {\n  ret heading(text=slug)\n}\n\n'
+          'fn Card(title: str, children: List[Element]) to Element {\n'
+          '  ret card(padding=1) {\n    children\n  }\n}\n\n')
+
+
+@pytest.mark.parametrize(("path", "refused", "allowed"), [
+    ("/", {"Post", "Card", "button", "print", "Some"}, {"Home"}),
+    ("/posts/:slug", {"Home", "Card", "text"}, {"Post"}),
+    ("/cards/:id", {"Home", "Post", "Card"}, set()),
+])
+def test_a_target_must_serve_the_path(path: str, refused: set[str], allowed: set[str]) -> None:
+    got = route_refusals(_PAGES + f'routes {{\n  "{path}" to ')
+    assert refused <= got and not allowed & got
+
+
+def test_nothing_is_refused_elsewhere() -> None:
+    assert route_refusals(_PAGES + "fn f() to Element {\n  ret ") == frozenset()
+    assert route_refusals('routes {\n  "/a" to') == frozenset()  # `to` still being written
+
+
+@pytest.mark.parametrize(("src", "refused_after"), [
+    (_PAGES + 'routes {\n  "/" to Post\n}\n', '"/" to'),                           # E0521: takes `slug`
+    (_PAGES + 'routes {\n  "/helpdesks/:id" to Card\n}\n', '"/helpdesks/:id" to'),
+    (_PAGES + 'routes {\n  "/" to button\n}\n', '"/" to'),                         # a view element
+])
+def test_wrong_targets_are_refused_token_by_token(src: str, refused_after: str) -> None:
+    blocked = _first_blocked(src)
+    assert blocked is not None and refused_after in blocked.split("' + '")[0], blocked
+
+
+def test_fitting_targets_pass() -> None:
+    import vox_lang
+
+    src = _PAGES + 'routes {\n  "/" to Home\n  "/posts/:slug" to Post\n}\n'
+    assert vox_lang.check(src, strict=True).ok
+    assert _first_blocked(src) is None
