@@ -11,7 +11,7 @@ comparison: the gain is the retries' alone) and prints the same figures with the
 (faulty, retried, replaced, fixed) and their seconds.
 
 Run: ``.venv/bin/python bench/retries.py [--rounds 1] [--temperature 0.7] [--first-temperature T] [--base]
-[--seed 0]``.
+[--seed 0] [--save answers.jsonl]``.
 Exits 2 when there is no stored run.
 """
 
@@ -55,6 +55,8 @@ def main() -> int:
                         help="the first pass's temperature (default: the default recipe's eval.temperature)")
     parser.add_argument("--max-new", type=int, default=None,
                         help="token limit per answer (default: the default recipe's eval.max_new_tokens)")
+    parser.add_argument("--save", type=Path, default=None,
+                        help="write every answer (after the retries) as JSON lines: task, sample, completion")
     add_run_arguments(parser)
     args = parser.parse_args()
 
@@ -90,6 +92,14 @@ def main() -> int:
     print(f"after {args.rounds} round(s) of retries at {args.temperature}: {figures(tasks, texts)}"
           f" ({time.perf_counter() - start:.0f} s; faulty {stats.faulty}, retried {stats.retried},"
           f" replaced {stats.replaced}, fixed {stats.fixed})")
+    if args.save is not None:
+        import json
+
+        with args.save.open("w", encoding="utf-8") as out:
+            for task, row in zip(tasks, texts):
+                for i, text in enumerate(row):
+                    out.write(json.dumps({"task": task.id, "sample": i, "completion": text}) + "\n")
+        print(f"answers written to {args.save}")
     return 0
 
 
