@@ -19,7 +19,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validat
 from pydantic_core import PydanticCustomError
 
 from pipeline.decoding import SEED_MAX, SEED_MIN
-from serving.errors import param_path
+from serving.errors import RequestError, param_path
+from serving.messages import plain_messages
 from serving.prepared import Completion
 
 #: OpenAI request fields this server cannot honour and whose values change what the answer is
@@ -41,13 +42,20 @@ UNSUPPORTED_FIELDS: Final[dict[str, tuple[tuple[Any, ...], str]]] = {
     "logit_bias": ((None, {}), "it applies no per-token bias"),  # forces or bans named tokens: not a tuning
 }
 UNSUPPORTED_CODE: Final = "unsupported_parameter"  # OpenAI's error code for a parameter a model does not take
+#: pydantic error type of a message :func:`serving.messages.plain_messages` refuses (its words
+#: and ``param`` ride in the error's context)
+MESSAGE_ERROR: Final = "invalid_message"
+#: errors named in one 400 message; more are counted ("and N more")
+MAX_NAMED_ERRORS: Final = 5
 
 
 class ChatRequest(BaseModel):
     """The subset of OpenAI's chat-completions request that we honour.
 
     FastAPI validates the body against this model; :func:`validation_error_response` turns a
-    failure into the OpenAI-style 400 body naming the field (``param``). The fields of
+    failure into the OpenAI-style 400 body naming the field (``param``). The messages are checked
+    here too (:func:`serving.messages.plain_messages`), so that a malformed message is reported
+    with the body's other faults, not after them. The fields of
     :data:`UNSUPPORTED_FIELDS` are accepted only with a value that asks for nothing; other
     fields, known to OpenAI or not, are accepted and ignored (clients send extras).
     """
@@ -96,6 +104,16 @@ class ChatRequest(BaseModel):
         """``null`` asks for the default (false), as for every other optional field (OpenAI's
         own clients send ``"stream": null``)."""
         return False if value is None else value
+
+    @field_validator("messages")
+    @classmethod
+    def _plain_messages(cls, value: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Refuse messages the engine would refuse (role, content), naming the field as it does."""
+        try:
+            plain_messages(value)
+        except RequestError as exc:
+            raise PydanticCustomError(MESSAGE_ERROR, "{message}", {"message": str(exc), "param": exc.param}) from None
+        return value
 
     @field_validator(*UNSUPPORTED_FIELDS)
     @classmethod
@@ -148,15 +166,15 @@ _NOT_AN_OBJECT = frozenset({"model_attributes_type", "model_type", "dict_type"})
 def validation_error_response(exc: RequestValidationError) -> JSONResponse:
     """The OpenAI-style 400 for a body FastAPI could not parse or validate against :class:`ChatRequest`.
 
-    The message names the first bad field (``param``), "(and N more)" when there are others;
-    malformed JSON and a body that is not an object get their own plain-words messages.
+    The message names every bad field, the first one also in ``param`` (and ``code``): a value
+    the body holds that is wrong comes before a required field the body lacks (a request without
+    ``model`` whose ``messages`` are malformed is about its messages first), otherwise in the
+    order of :class:`ChatRequest`'s fields; beyond :data:`MAX_NAMED_ERRORS` they are counted
+    ("and N more"). Malformed JSON and a body that is not an object get their own plain-words messages.
     """
-    errors = list(exc.errors())
+    errors = sorted(exc.errors(), key=lambda e: _lacking(_location(e)[0], e.get("type")))
     first = errors[0] if errors else {}
-    parts = tuple(first.get("loc", ()))
-    if parts[:1] == ("body",):
-        parts = parts[1:]
-    kind = first.get("type")
+    parts, kind = _location(first)
     if kind == "json_invalid":
         doc = exc.body if isinstance(exc.body, str) else ""
         pos = parts[0] if parts and isinstance(parts[0], int) else 0
@@ -168,17 +186,43 @@ def validation_error_response(exc: RequestValidationError) -> JSONResponse:
         return error_response(400, "the request body must be a JSON object")
     if not parts and kind == "missing":
         return error_response(400, "the request has no body; send a JSON object")
+    faults = list({said[0]: said for said in map(_describe, errors)}.values())  # a union's branches say one thing
+    message, param, code = faults[0]
+    if len(faults) > 1:
+        more = len(faults) - MAX_NAMED_ERRORS
+        message += ("; also " + "; ".join(m for m, _, _ in faults[1:MAX_NAMED_ERRORS])
+                    + (f" (and {more} more)" if more > 0 else ""))
+    return error_response(400, message, param=param, code=code)
+
+
+def _location(error: Any) -> tuple[tuple[Any, ...], Any]:
+    """The field path of a pydantic ``error`` (without FastAPI's leading ``"body"``) and its type."""
+    parts = tuple(error.get("loc", ()))
+    return (parts[1:] if parts[:1] == ("body",) else parts), error.get("type")
+
+
+def _lacking(parts: tuple[Any, ...], kind: Any) -> bool:
+    """Whether an error is a required top-level field the body lacks (reported after wrong values)."""
+    return kind == "missing" and len(parts) == 1
+
+
+def _describe(error: Any) -> tuple[str, str | None, str | None]:
+    """One validation ``error`` in plain words: (message, ``param``, ``code``)."""
+    parts, kind = _location(error)
     field = str(parts[0]) if parts else None
-    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+    if kind == MESSAGE_ERROR:
+        ctx = error.get("ctx") or {}
+        return str(ctx.get("message")), ctx.get("param"), None
     if kind == UNSUPPORTED_CODE:
-        return error_response(400, f"{first.get('msg')}{more}", param=field, code=UNSUPPORTED_CODE)
+        return str(error.get("msg")), field, UNSUPPORTED_CODE
     if field in _FIELD_RULES:
-        got = json.dumps(first.get("input"), default=str)[:60]
-        return error_response(400, f"{field}: {_FIELD_RULES[field]}, got {got}", param=field)
+        got = json.dumps(error.get("input"), default=str)[:60]
+        return f"{field}: {_FIELD_RULES[field]}, got {got}", field, None
     loc = param_path(*(part if isinstance(part, int) else str(part) for part in parts))  # messages[0].role
-    said = f"{loc} is missing (a required field)" if kind == "missing" else f"{loc}: {first.get('msg', 'invalid')}"
-    message = f"{said}{more}" if loc else str(first.get("msg"))
-    return error_response(400, message, param=loc or None)
+    if not loc:
+        return str(error.get("msg")), None, None
+    said = f"{loc} is missing (a required field)" if kind == "missing" else f"{loc}: {error.get('msg', 'invalid')}"
+    return said, loc, None
 
 
 def non_utf8_body_response(body: bytes) -> JSONResponse | None:

@@ -162,16 +162,11 @@ def _unknown(spec: str, name: str, choices: list[str], elsewhere: list[str]) -> 
 def _filter(e: CatalogEntry, req: RouteRequest, profile: Profile | None, keys: Collection[str],
             excluded: Mapping[str, Exclusion] | None = None) -> str | None:
     """Why ``e`` cannot serve ``req`` (``None`` when it can)."""
-    if e.local:
-        if not e.reachable:
-            return f"local endpoint {e.api_base} unreachable"
-    elif req.local_only:
+    if req.local_only and not e.local:
         return "not local (--local-only)"
-    elif e.provider not in keys:
-        envs = " or ".join(PROVIDER_ENV.get(e.provider, ())) or "no supported key variable"
-        return f"no API key for {e.provider} ({envs})"
-    elif excluded and e.provider in excluded and not e.is_free:
-        return f"{e.provider} is out of credit ({excluded[e.provider].when()})"
+    reason = unavailable(e, keys, excluded)
+    if reason:
+        return reason
     if profile is not None and profile.free_only and not (e.is_free or e.local):
         return "not free (free mode)"
     reason = _fit(e, req)
@@ -185,6 +180,22 @@ def _filter(e: CatalogEntry, req: RouteRequest, profile: Profile | None, keys: C
         est = (req.est_input_tokens * e.input_usd_per_mtok + answer * e.output_usd_per_mtok) / 1e6
         if est > req.budget_usd:
             return f"estimated ${est:.4f} exceeds remaining budget ${req.budget_usd:.4f}"
+    return None
+
+
+def unavailable(e: CatalogEntry, keys: Collection[str], excluded: Mapping[str, Exclusion] | None = None) -> str | None:
+    """Why ``e`` cannot be called now, whatever the request (``None`` when it can): a local
+    endpoint that did not answer its last probe, a hosted provider without a key in ``keys``, or
+    one out of credit in ``excluded`` (its free models excepted). ``vox model list`` marks usable
+    models with the same rule.
+    """
+    if e.local:
+        return None if e.reachable else f"local endpoint {e.api_base} unreachable"
+    if e.provider not in keys:
+        envs = " or ".join(PROVIDER_ENV.get(e.provider, ())) or "no supported key variable"
+        return f"no API key for {e.provider} ({envs})"
+    if excluded and e.provider in excluded and not e.is_free:
+        return f"{e.provider} is out of credit ({excluded[e.provider].when()})"
     return None
 
 

@@ -2,8 +2,11 @@
 
 A shell around :func:`serving.chat.run_chat`: it loads the catalog, resolves keys, builds the
 routed sender and maps errors to exit codes (0 ok, 1 no model answered / verify FAIL / budget
-spent, 2 usage error). Only typer and the standard library are imported at load time; LiteLLM
-starts importing in a background thread as soon as the command runs.
+spent, 2 usage error). Only typer and the standard library are imported at load time. LiteLLM
+(≈5 s to import) is needed only to call a model: ``--dry-run`` never imports it, and otherwise it
+starts importing in a background thread once the catalog shows a model that could be called (a
+provider key, or a local model), overlapping the user's typing in an interactive session; with
+no model at all the "no model can serve" error comes without it.
 """
 
 from __future__ import annotations
@@ -42,10 +45,6 @@ def chat(
     stream: Annotated[bool, typer.Option("--stream/--no-stream", help="Stream answers.")] = True,
 ) -> None:
     """Chat with the best model for the request; Vox code is compiler-checked and repaired."""
-    from serving.router import import_litellm
-
-    if not dry_run:
-        threading.Thread(target=import_litellm, daemon=True, name="import-litellm").start()
     from serving.errors import AllProvidersFailed, BudgetExceeded, ServingError, UnknownModel, UsageError
     from serving.keys import redact
 
@@ -71,7 +70,6 @@ def _run(prompt: str | None, model: str, system: str | None, explain: bool, dry_
          candidates: int | None = None) -> ChatResult | None:
     from pipeline.prompt import system_prompt
     from serving.catalog import load_or_build, with_live_local
-    from serving.chat import ChatOptions, routed_sender, run_chat
     from serving.intent import is_vox_request
     from serving.keys import install_log_redaction, load_config_keys, parse_key_options, redact, resolve_all
     from serving.provider_status import ProviderHealth, load_exclusions, status_path
@@ -99,6 +97,11 @@ def _run(prompt: str | None, model: str, system: str | None, explain: bool, dry_
                           model, catalog=catalog, keys=set(keys), k=k, excluded=health.excluded())
         typer.echo(decision.explain())
         return None
+    if (keys and not local_only) or any(e.local and e.reachable is not False for e in catalog.entries):
+        from serving.llm import import_litellm  # a model may be called: overlap the import with routing/typing
+
+        threading.Thread(target=import_litellm, daemon=True, name="import-litellm").start()
+    from serving.chat import ChatOptions, routed_sender, run_chat
 
     def write(text: str) -> None:
         sys.stdout.write(redact(text))

@@ -44,45 +44,76 @@ def discover(
 def list_models(
     provider: Annotated[str | None, typer.Option(help="Only this provider (e.g. openai, local).")] = None,
     free: Annotated[bool, typer.Option("--free", help="Only free models.")] = False,
+    usable: Annotated[bool, typer.Option("--usable", help="Only models `vox chat` can call now (a key for "
+                                                          "the provider, or a local endpoint that answers).")] = False,
     limit: Annotated[int, typer.Option(help="Rows to show.", min=1)] = 50,
 ) -> None:
-    """List catalog entries (prices in USD per million tokens; deploy: endpoints serving the model)."""
+    """List catalog entries (prices in USD per million tokens; deploy: endpoints serving the model;
+    usable: whether `vox chat` can call it now; listed first). The last line counts the usable
+    models and says what would make more of them usable."""
     from serving.catalog import load_or_build, with_live_local
     from serving.errors import ServingError
+    from serving.keys import load_config_keys, resolve_all
+    from serving.provider_status import load_exclusions
+    from serving.router import unavailable
 
     try:
         catalog, rebuilt = load_or_build(warn=lambda m: typer.echo(f"warning: {m}", err=True))
+        keys = set(resolve_all(config=load_config_keys()))
     except ServingError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(1) from None
-    if provider == "local":
-        if not rebuilt:  # probe now, as `vox chat` does: a cached "none answered" may be a day old
-            catalog = with_live_local(catalog)
-        if not any(e.local and e.reachable for e in catalog.entries):
-            typer.echo(f"error: {_no_local_models(catalog.sources.get('local') or {})}", err=True)
-            raise typer.Exit(1)
+    if not rebuilt:  # probe now, as `vox chat` does: a cached "none answered" may be a day old
+        catalog = with_live_local(catalog)
+    if provider == "local" and not any(e.local and e.reachable for e in catalog.entries):
+        typer.echo(f"error: {_no_local_models(catalog.sources.get('local') or {})}", err=True)
+        raise typer.Exit(1)
     known = sorted({e.provider for e in catalog.entries})
     if provider is not None and provider not in known:
         typer.echo(f"error: no models match provider `{provider}`; known providers: {', '.join(known)}", err=True)
         raise typer.Exit(1)
-    rows = [e for e in catalog.entries
-            if (provider is None or e.provider == provider) and (not free or e.is_free or e.local)]
+    excluded = load_exclusions()
+    listed = [e for e in catalog.entries
+              if (provider is None or e.provider == provider) and (not free or e.is_free or e.local)]
+    ok = {e.id for e in listed if unavailable(e, keys, excluded) is None}
+    summary = _usable_summary(catalog, listed, ok, keys, excluded)
+    rows = sorted((e for e in listed if not usable or e.id in ok), key=lambda e: e.id not in ok)  # usable first
     if not rows:  # a bare table header would read as success; as for an unknown provider, exit 1
-        asked = [f"provider `{provider}`"] * (provider is not None) + ["--free"] * free
-        typer.echo(f"error: no models match {' and '.join(asked)}" if asked else "error: the model catalog is empty",
-                   err=True)
+        asked = [f"provider `{provider}`"] * (provider is not None) + ["--free"] * free + ["--usable"] * usable
+        said = f"no models match {' and '.join(asked)}" if asked else "the model catalog is empty"
+        typer.echo(f"error: {said}" + (f"; {summary}" if usable and listed else ""), err=True)
         raise typer.Exit(1)
 
     def price(v: float | None) -> str:
         return "?" if v is None else f"{v:g}"
 
-    typer.echo(f"{'id':60} {'in$/M':>8} {'out$/M':>8} {'ctx':>8} {'IQ':>4} {'tok/s':>6} {'deploy':>6}")
+    typer.echo(f"{'id':60} {'in$/M':>8} {'out$/M':>8} {'ctx':>8} {'IQ':>4} {'tok/s':>6} {'deploy':>6} usable")
     for e in rows[:limit]:
         typer.echo(f"{e.id:60} {price(e.input_usd_per_mtok):>8} {price(e.output_usd_per_mtok):>8} "
                    f"{e.context_window or '?':>8} {e.intelligence_prior:>4.0f} {e.speed_prior_tps:>6.0f} "
-                   f"{e.deployment_count:>6}")
+                   f"{e.deployment_count:>6} {'yes' if e.id in ok else 'no'}")
     if len(rows) > limit:
         typer.echo(f"... and {len(rows) - limit} more (--limit)")
+    typer.echo(summary + ("; `--usable` lists only these" if ok and not usable and len(ok) < len(listed) else ""))
+
+
+def _usable_summary(catalog: Any, listed: list[Any], ok: set[str], keys: set[str], excluded: dict[str, Any]) -> str:
+    """``usable now: U of N models: ...``, then why: which providers have keys (or that none has),
+    how many local models answer (or how to start one), which keyed providers are out of credit."""
+    hosted = {e.provider for e in listed if not e.local}
+    keyed = sorted(hosted & keys)
+    why = []
+    if hosted:
+        why.append(f"keys for {', '.join(keyed)}" if keyed else
+                   "no provider key is set (e.g. OPENAI_API_KEY, or `vox chat --key PROVIDER=KEY`, "
+                   "$VOX_HOME/keys.json, the system keyring)")
+    answering = sum(e.local and e.id in ok for e in listed)
+    why.append(f"{answering} local model(s) answering" if answering else
+               "no local model answers (start one with `vox serve`)")
+    why += [excluded[p].describe() for p in sorted(set(excluded) & set(keyed))]
+    if keyed and (catalog.sources.get("openrouter") or {}).get("status") == "unreachable":
+        why.append("OpenRouter did not answer when the catalog was built: hosted models need the network")
+    return f"usable now: {len(ok)} of {len(listed)} models: {'; '.join(why)}"
 
 
 def _no_local_models(status: dict[str, Any]) -> str:

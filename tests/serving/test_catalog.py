@@ -265,7 +265,9 @@ def test_model_list_local_without_a_local_endpoint_says_so(replay: Any, monkeypa
         monkeypatch.setenv("VOX_LOCAL_ENDPOINTS", server.base_url)
         listed = CliRunner().invoke(app, ["model", "list", "--provider", "local"])
     assert listed.exit_code == 0, listed.output
-    assert [line.split()[0] for line in listed.output.splitlines()[1:]] == ["local/m"]
+    *rows, summary = listed.output.splitlines()[1:]
+    assert [line.split()[0] for line in rows] == ["local/m"] and rows[0].split()[-1] == "yes"
+    assert summary == "usable now: 1 of 1 models: 1 local model(s) answering"
 
 
 def test_endpoints_serving_one_model_are_one_entry_with_several_deployments(replay: Any) -> None:
@@ -308,7 +310,7 @@ def test_model_discover_and_list_show_the_deployments(replay: Any, monkeypatch: 
         listed = CliRunner().invoke(app, ["model", "list", "--provider", "local"])
     assert listed.exit_code == 0 and "deploy" in listed.output
     row = next(line for line in listed.output.splitlines() if line.startswith("local/m "))
-    assert row.split()[-1] == "2"
+    assert row.split()[-2:] == ["2", "yes"]  # deploy, usable
 
 
 @pytest.mark.parametrize("value", ["abc", "-1", "nan"])
