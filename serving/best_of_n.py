@@ -173,7 +173,9 @@ def pick(texts: Sequence[str], request: str, check: Callable[[str], Any] | None 
     may not fit (``vox chat --model free`` on the user tasks: 22 of 23 failed turns repaired a cut
     candidate). Among complete ones, an answer whose syntax errors stopped name and type checking
     (:attr:`Verdict.typed` false) ranks after every one that was checked whole: its count hides
-    those errors. An answer without a ```vox block ranks last.
+    those errors. Of as many errors, the one that declares more of the requested items ranks first
+    (the chat's order: :meth:`serving.chat_repair.Attempt.better_than`). An answer without a ```vox
+    block ranks last.
 
     Raises:
         ValueError: no candidates.
@@ -188,7 +190,7 @@ def pick(texts: Sequence[str], request: str, check: Callable[[str], Any] | None 
         return Pick(first, verdicts)
     return Pick(min(range(len(verdicts)),
                     key=lambda i: (not verdicts[i].has_code, verdicts[i].cut, not verdicts[i].typed,
-                                   verdicts[i].errors, i)), verdicts)
+                                   verdicts[i].errors, len(verdicts[i].missing), i)), verdicts)
 
 
 def litellm_sampler(keys: Mapping[str, Any], *, timeout: float = 120.0, max_tokens: int | None = None,

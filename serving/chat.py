@@ -8,11 +8,14 @@ errors remain (at most ``max_repairs`` times) the diagnostics go back to the mod
 repair format. A repair call sends a compact history
 (:func:`serving.chat_repair.repair_messages`): the request, the checked program alone (no prose,
 no reasoning, no earlier failed attempts) and the diagnostics, so it fits small local context
-windows. Each round repairs the best attempt so far (fewest errors, the
-earlier on ties; :mod:`serving.chat_repair`): a repair that comes back no better is discarded (one
-``[check]`` note in the transcript), and a turn that fails ends on the best attempt, shown
-again when a later answer was worse. The turn ends with ``vox-script-verify: PASS`` (zero errors,
-its ``@test`` functions pass, and it declares every item the request names:
+windows. Each round repairs the attempt closest to passing so far (by stage, errors, requested
+items declared, warnings, then the later one: :meth:`serving.chat_repair.Attempt.better_than`): a
+repair that comes back worse is discarded (one ``[check]`` note in the transcript), and a turn that
+fails ends on the best attempt, shown again when a later answer was worse. In a REPL session a
+follow-up's attempts are also ranked against the last program that passed, which a FAIL never
+silently replaces (:mod:`serving.chat_followup`; ``/last`` shows it). The turn ends with
+``vox-script-verify: PASS`` (zero errors, its ``@test`` functions pass, and it declares every item
+the request names:
 :func:`vox_lang.requests.missing_items`; a program that compiles without one is repaired like an
 error, and so is one with no top-level statement or ``fn main()`` where the request asks for a script,
 :func:`vox_lang.script_requests.runs_nothing`) or ``FAIL`` and the remaining diagnostics; when no
@@ -27,7 +30,16 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from serving.chat_repair import Attempt, assess, discarded_note, program_tests, repair_messages, repair_stopped_note
+from serving.chat_followup import LAST_COMMAND, Passed, base_attempt, kept_note, last_text
+from serving.chat_repair import (
+    Attempt,
+    assess,
+    discarded_note,
+    program_tests,
+    repair_messages,
+    repair_stopped_note,
+    request_gaps,
+)
 from serving.errors import AllProvidersFailed, BudgetExceeded, NoCandidates, ServingError
 from serving.extract import ThinkFilter
 from serving.intent import is_question, is_vox_request, refuses_code
@@ -36,15 +48,13 @@ from serving.provider_status import ProviderHealth
 from serving.router import AttemptFailed, ChatEvent, Completed, TextDelta
 from serving.verify import example_notes, verify_answer
 from vox_lang.pasted import asked_items
-from vox_lang.requests import RequestedItem, missing_items
-from vox_lang.script_requests import unmet_shape
 
 Message = Mapping[str, str]
 EXIT_COMMANDS = ("/exit", "/quit", ":q")
 HELP_COMMANDS = ("/help", "/?")
 #: what the REPL prints for /help (with or without more words), a bare ``/`` or another ``/word``
-REPL_HELP = ("commands: /help (this), /exit, /quit or :q (end the session; so do Ctrl-D and an empty input "
-             "stream); any other line is sent to the model\n")
+REPL_HELP = (f"commands: /help (this), {LAST_COMMAND} (show the last program that passed), /exit, /quit or :q "
+             "(end the session; so do Ctrl-D and an empty input stream); any other line is sent to the model\n")
 
 
 @dataclass(frozen=True)
@@ -101,6 +111,8 @@ class _Session:
     verdicts: list[str] = field(default_factory=list)
     vox_active: bool = False
     finish_reason: str | None = None  # of the latest answer ("length": it hit the token limit)
+    turns: int = 0  # requests sent to the model so far
+    last_pass: Passed | None = None  # the program of the latest turn that ended PASS
 
 
 @dataclass(frozen=True)
@@ -176,6 +188,9 @@ def run_chat(send: Send, read_line: Callable[[str], str | None], write: Callable
                     continue
                 if text in EXIT_COMMANDS:
                     break
+                if text == LAST_COMMAND:
+                    write(last_text(s.last_pass))  # never sent to the model
+                    continue
                 word = text.split()[0]
                 if word in HELP_COMMANDS or text == "/" or (text.startswith("/") and " " not in text
                                                             and text[1:].isalpha()):
@@ -205,6 +220,7 @@ def _turn(text: str, send: Send, write: Callable[[str], None], options: ChatOpti
         s.history.insert(0, {"role": "system", "content": _system_prompt()})
     s.vox_active = s.vox_active or vox
     base = list(s.history)  # the conversation before this turn
+    s.turns += 1
     s.history.append({"role": "user", "content": text})
     answer = _ask(send, s.history, Turn(text, vox), write, options, s)
     s.history.append({"role": "assistant", "content": answer})
@@ -212,19 +228,17 @@ def _turn(text: str, send: Send, write: Callable[[str], None], options: ChatOpti
         for note in example_notes(answer, check):  # a question's examples: checked, no verdict
             write(f"[check] {note}\n")
         return
-    best: Attempt | None = None  # the attempt with the fewest errors so far (the earlier on ties)
     asked = asked_items(text)  # backticked items, and those of code pasted to be fixed
+    # the attempt closest to passing so far; a follow-up starts from the last passing program
+    best: Attempt | None = base_attempt(s.last_pass, text, asked, _render_repair) if s.last_pass else None
     for repair in range(options.max_repairs + 1):
         verified = verify_answer(answer, check, finish_reason=s.finish_reason)
         program, result = verified.program, verified.result
         for note in verified.notes:
             write(f"[check] {note}\n")
-        missing: list[RequestedItem] = []  # what the request names and a program that compiles lacks
-        unmet: str | None = None  # the shape asked and missing: "script" (runs nothing) or "tests" (no @test)
-        if program is not None and result is not None and not result.errors:
-            absent = set(missing_items(asked, program))
-            missing = [item for item in asked.items if item.name in absent]
-            unmet = None if missing else unmet_shape(text, program)
+        # what the request names and the program lacks, and the shape asked and missing: "script"
+        # (runs nothing) or "tests" (no @test); they rank a program with errors too
+        missing, unmet = request_gaps(asked, text, program)
         complete = result is not None and not result.errors and not missing and not unmet
         tests = program_tests(program) if complete else None
         if complete and result is not None and (tests is None or not tests.failed):
@@ -234,6 +248,7 @@ def _turn(text: str, send: Send, write: Callable[[str], None], options: ChatOpti
             write(f"vox-script-verify: PASS{checked}{verified.caveat}\n")
             s.history[-1] = {"role": "assistant", "content": answer}
             s.verdicts.append("PASS")
+            s.last_pass = Passed(s.turns, answer, verified)
             return
         attempt = assess(repair, answer, verified, tests, _render_repair, missing, unmet)
         if best is None or attempt.better_than(best):
@@ -261,6 +276,8 @@ def _fail(write: Callable[[str], None], s: _Session, best: Attempt, last_round: 
     if best.round != last_round:
         write(f"[check] the best attempt is {best.name} ({best.summary}):\n{best.shown()}\n")
     write("vox-script-verify: FAIL\n" + best.remaining)
+    if s.last_pass is not None:  # a follow-up's FAIL never silently replaces the program that passed
+        write(f"[check] {kept_note(s.last_pass)}\n")
     s.verdicts.append("FAIL")
 
 

@@ -2,11 +2,11 @@
 
 Each answer of a Vox turn that fails its check (the first answer, then each repair) becomes an
 :class:`Attempt`: what is wrong with it, the feedback a repair call sends, and the diagnostics a
-FAIL shows. The loop (:func:`serving.chat.run_chat`) keeps the best attempt so far
-(:meth:`Attempt.better_than`: fewest errors, the earlier on ties) and always repairs that one, so
-a repair that comes back worse is discarded instead of being built on or shown as the result.
-Model output is only ever parsed and checked; a program's ``@test`` functions are run with no
-capabilities (:func:`program_tests`).
+FAIL shows. The loop (:func:`serving.chat.run_chat`) keeps the attempt closest to passing so far
+(:meth:`Attempt.better_than`: stage, errors, requested items declared, warnings, then the later
+attempt) and always repairs that one, so a repair that comes back worse is discarded instead of
+being built on or shown as the result. Model output is only ever parsed and checked; a program's
+``@test`` functions are run with no capabilities (:func:`program_tests`).
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from serving.errors import PromptTooLong, ServingError
 from serving.extract import strip_reasoning
 from serving.keys import redact
 from serving.verify import EMPTY_PROGRAM_MESSAGE, EMPTY_PROGRAM_SUMMARY, Verification
-from vox_lang.requests import RequestedItem
-from vox_lang.script_requests import declares_tests
+from vox_lang.requests import RequestedItem, RequestSpec, missing_items
+from vox_lang.script_requests import declares_tests, unmet_shape
 
 NO_BLOCK_MESSAGE: Final = ("Your answer has no ```vox fenced block, so nothing could be checked. "
                            "Reply with the complete program in one ```vox block.")
@@ -133,12 +133,28 @@ def repair_stopped_note(exc: ServingError) -> str:
     return f"repair stopped: {redact(first)}"
 
 
+def request_gaps(asked: RequestSpec, request: str,
+                 program: str | None) -> tuple[list[RequestedItem], str | None]:
+    """What ``program`` lacks of what ``request`` asks: the requested items (``asked``, from
+    :func:`vox_lang.pasted.asked_items`) it does not declare, in request order
+    (:func:`vox_lang.requests.missing_items`: an item with a syntax error declares nothing), and the
+    shape it lacks (``"script"`` or ``"tests"``: :func:`vox_lang.script_requests.unmet_shape`). Read
+    from the parse alone, so a program with compile errors has gaps too (a rung of
+    :meth:`Attempt.better_than`). No program: no gaps."""
+    if program is None:
+        return [], None
+    absent = set(missing_items(asked, program))
+    return [item for item in asked.items if item.name in absent], unmet_shape(request, program)
+
+
 @dataclass(frozen=True)
 class Attempt:
     """One answer of a Vox turn that failed its check.
 
     Attributes:
-        round: 0 for the turn's first answer, ``n`` for the ``n``-th repair.
+        round: 0 for the turn's first answer, ``n`` for the ``n``-th repair; -1 for the last
+            program that passed in an earlier turn, as an attempt at a follow-up
+            (:mod:`serving.chat_followup`).
         answer: the model's whole reply.
         program: the checked program a repair call re-sends (``None``: the answer itself is re-sent).
         stage: :data:`TESTS_FAIL`, :data:`MISSING_ITEMS`, :data:`COMPILE_ERRORS`, :data:`UNTYPED`,
@@ -147,6 +163,10 @@ class Attempt:
         summary: one line saying what is wrong.
         feedback: the repair request for it.
         remaining: the diagnostics a FAIL shows (ends with a newline).
+        gaps: requested items it does not declare, plus 1 when it lacks the shape asked (a script,
+            tests): :func:`request_gaps`, counted whether or not it compiles.
+        warnings: the front end's warnings.
+        label: its name in the transcript when not :attr:`round`'s (``""``: from the round).
     """
 
     round: int
@@ -157,19 +177,39 @@ class Attempt:
     summary: str
     feedback: str
     remaining: str
+    gaps: int = 0
+    warnings: int = 0
+    label: str = ""
 
     @property
     def name(self) -> str:
-        """``"the first answer"`` or ``"repair n"``."""
-        return "the first answer" if self.round == 0 else f"repair {self.round}"
+        """``"the first answer"``, ``"repair n"``, or its :attr:`label`."""
+        return self.label or ("the first answer" if self.round == 0 else f"repair {self.round}")
+
+    @property
+    def rank(self) -> tuple[int, int, int, int, int]:
+        """Its place in the order of :meth:`better_than`, smallest first."""
+        return self.stage, self.errors, self.gaps, self.warnings, -self.round
 
     def better_than(self, other: Attempt) -> bool:
-        """Fewer errors than ``other``: a program that compiles (only its tests fail) beats one that
-        compiles without declaring what was asked, which beats one with compile errors, which beats
-        one whose syntax errors stopped name and type checking, which beats a cut-off one, which
-        beats an answer without a program; within a stage, the fewer errors win. Equal is not
-        better (the earlier attempt stays)."""
-        return (self.stage, self.errors) < (other.stage, other.errors)
+        """Closer to passing than ``other``, which the check decides rung by rung:
+
+        1. the stage: a program that compiles (only its tests fail) beats one that compiles without
+           declaring what was asked, which beats one with compile errors, which beats one whose
+           syntax errors stopped name and type checking, which beats a cut-off one, which beats an
+           answer without a program;
+        2. within a stage, fewer errors (failed tests, missing items, compile errors);
+        3. then fewer :attr:`gaps`: of two programs with as many compile errors, the one that
+           declares the requested function (with its signature) or the tests asked is nearer;
+        4. then fewer warnings;
+        5. then the later attempt. A full tie says the check cannot tell the two apart, and the
+           later one is the model's answer to the feedback: repairing it sends a new program,
+           whereas keeping the earlier re-sends the very call that just produced a tie (a
+           deterministic model answers it the same way again), so the loop could not progress.
+
+        The order is total and strict (rounds differ within a turn), so it cannot loop on itself;
+        the repair loop is bounded anyway by ``--max-repairs`` rounds, one model call each."""
+        return self.rank < other.rank
 
     def shown(self) -> str:
         """The program as shown again when the turn ends on it (see :func:`shown_program`)."""
@@ -182,24 +222,29 @@ def assess(round_: int, answer: str, verified: Verification, tests: Any,
     """The :class:`Attempt` of an ``answer`` that failed: ``verified`` is its
     :class:`serving.verify.Verification`, ``tests`` its :func:`program_tests` report (``None``
     unless it compiles and declares tests), ``render`` renders diagnostics in the repair format,
-    ``missing`` the requested items a program that compiles does not declare, ``unmet``: it
-    compiles and declares them, but lacks the shape the request asks for (``"script"``: it runs
-    nothing; ``"tests"``: no ``@test`` function; :func:`vox_lang.script_requests.unmet_shape`;
-    ranked with missing items)."""
+    ``missing`` the requested items its program does not declare, ``unmet``: the shape the request
+    asks for that it lacks (``"script"``: it runs nothing; ``"tests"``: no ``@test`` function;
+    :func:`vox_lang.script_requests.unmet_shape`); both from :func:`request_gaps`. A program that
+    compiles is ranked by them (missing items first, then the shape); one with compile errors by
+    its errors, with them as :attr:`Attempt.gaps`."""
     program, result = verified.program, verified.result
-    if unmet and not missing:
+    gaps = len(missing) + (1 if unmet else 0)
+    warnings = len(getattr(result, "warnings", ())) if result is not None else 0
+    compiles = result is not None and not result.errors
+    if compiles and unmet and not missing:
         summary, message = (SCRIPT_SUMMARY, SCRIPT_MESSAGE) if unmet == "script" else (TESTS_SUMMARY, TESTS_MESSAGE)
-        return Attempt(round_, answer, program, MISSING_ITEMS, 1, summary, message, summary + "\n")
-    if missing:
+        return Attempt(round_, answer, program, MISSING_ITEMS, 1, summary, message, summary + "\n", gaps, warnings)
+    if compiles and missing:
         summary = "compiles, but does not declare " + ", ".join(f"`{item.name}`" for item in missing)
         listed = "".join(f"  missing: {item.describe()}\n" for item in missing)
         return Attempt(round_, answer, program, MISSING_ITEMS, len(missing), summary, missing_message(missing),
-                       summary + "\n" + listed)
+                       summary + "\n" + listed, gaps, warnings)
     if tests is not None:  # compiles, but its @test functions fail when run
         failures = tests.render_repair()
         return Attempt(round_, answer, program, TESTS_FAIL, tests.failed,
                        f"{tests.failed}/{len(tests.outcomes)} test(s) failed when run",
-                       test_repair_message(failures, tests.failed, len(tests.outcomes)), failures + "\n")
+                       test_repair_message(failures, tests.failed, len(tests.outcomes)), failures + "\n", gaps,
+                       warnings)
     if verified.empty:  # nothing to re-send: the repair call shows the answer itself
         return Attempt(round_, answer, None, NO_PROGRAM, 1, EMPTY_PROGRAM_SUMMARY, EMPTY_PROGRAM_MESSAGE,
                        EMPTY_PROGRAM_SUMMARY + "\n")
@@ -211,11 +256,18 @@ def assess(round_: int, answer: str, verified: Verification, tests: Any,
     stage = CUT_OFF if cut else COMPILE_ERRORS if getattr(result, "typed", True) else UNTYPED
     return Attempt(round_, answer, program, stage, n_errors,
                    f"{n_errors} error(s) in {n_blocks} ```vox block(s){', cut off' if cut else ''}",
-                   repair_message(render(result.errors), n_errors, n_blocks), render(result.diagnostics) + "\n")
+                   repair_message(render(result.errors), n_errors, n_blocks), render(result.diagnostics) + "\n",
+                   gaps, warnings)
 
 
 def discarded_note(attempt: Attempt, best: Attempt) -> str:
-    """One line: ``attempt`` (a repair no better than ``best``) is discarded."""
-    how = "worse than" if best.better_than(attempt) else "no better than"
-    return (f"{attempt.name} is {how} {best.name} ({attempt.summary}; {best.name}: {best.summary}): "
+    """One line: ``attempt`` (a repair that ranks after ``best``) is discarded, and why: the two
+    summaries, and the rung that decided when stage and errors tie."""
+    why = ""
+    if (attempt.stage, attempt.errors) == (best.stage, best.errors):
+        if attempt.gaps != best.gaps:
+            why = f"; it declares {attempt.gaps - best.gaps} fewer of the requested items"
+        elif attempt.warnings != best.warnings:
+            why = f"; it has {attempt.warnings - best.warnings} more warning(s)"
+    return (f"{attempt.name} is worse than {best.name} ({attempt.summary}; {best.name}: {best.summary}{why}): "
             f"discarded, {best.name} stays the best")

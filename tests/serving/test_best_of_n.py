@@ -40,6 +40,14 @@ def test_pick_first_passing_else_compiling_else_fewest_errors() -> None:
     assert none.index == 2 and none.passed == 0 and "fewest errors: 1" in none.summary()
 
 
+def test_of_as_many_errors_the_candidate_declaring_what_was_asked_is_kept() -> None:
+    """The chat's order (serving.chat_repair.Attempt.better_than): requested items declared break a
+    tie of errors; the earlier candidate only on a full tie."""
+    unasked = "```vox\nfn twice(n: int) to int { ret m * k }\n```"  # two errors, `double` not declared
+    assert pick([unasked, TWO_ERRORS], REQUEST).index == 1
+    assert pick([TWO_ERRORS, TWO_ERRORS], REQUEST).index == 0
+
+
 def test_a_cut_off_candidate_ranks_after_complete_ones() -> None:
     cut = "```vox\nfn double(n: int) to int {\n  ret n * (2 +"  # hit its token limit: one E0203, no end
     assert check_candidate(cut, REQUEST).cut and not check_candidate(TWO_ERRORS, REQUEST).cut
