@@ -9,7 +9,13 @@ one line, "did you mean" hints that compared each unknown name with every visibl
 per line, random token soup). Times are CPU seconds of this process (``time.process_time``),
 so that other load on the machine counts less.
 
-Run: ``.venv/bin/python bench/check_large.py [--mb 0.1 | --lines 1000] [--kinds fn_paren,deco_open]``
+The ``one_line_*`` kinds (and ``semis_one_line``) are whole files on a single line: one huge
+item (a list, a ``+`` chain, a string) or one line of many statements or errors; ``--one-line``
+runs only those. The ``human`` columns time rendering every diagnostic in the human format
+(each echoes its source line as a window around the caret): that too should scale with the
+number of diagnostics, not with diagnostics times line length.
+
+Run: ``.venv/bin/python bench/check_large.py [--mb 0.1 | --lines 1000] [--kinds fn_paren,deco_open | --one-line]``
 (the second size is 4x the first; ``--lines`` sizes by line count instead of bytes).
 """
 
@@ -81,6 +87,16 @@ def _one_line_list(n: int) -> str:
     return _numbered(n, "{i}, ").join(("let xs = [", "0]\n"))
 
 
+def _one_line_plus(n: int) -> str:
+    """``let s = 1 + 1 + …`` on one line: one expression of about ``n / 2`` tokens."""
+    return "let s = " + " + ".join("1" for _ in range(max(1, n // 4))) + "\n"
+
+
+def _one_line_string(n: int) -> str:
+    """``let s = "aaa…"``: one string token of about ``n`` characters."""
+    return 'let s = "' + "a" * n + '"\n'
+
+
 def _numbered(n: int, line: str) -> str:
     out: list[str] = []
     size = i = 0
@@ -106,6 +122,10 @@ KINDS: dict[str, tuple[bool, Callable[[int], str]]] = {
     "undef_types": (False, _undef_types),
     "unknown_fields": (False, _unknown_fields),
     "one_line_list": (True, _one_line_list),
+    "one_line_plus": (True, _one_line_plus),
+    "one_line_string": (True, _one_line_string),
+    "one_line_junk": (False, lambda n: "x = = 1 " * (n // 8) + "\n"),  # one item, one syntax error at its start
+    "one_line_chars": (False, lambda n: "let x = 3 $ 4 " * (n // 14) + "\n"),  # one E0101 per 14 characters
 }
 
 
@@ -119,11 +139,15 @@ def make_lines(make: Callable[[int], str], lines: int) -> str:
         n *= 2
 
 
-def measure(text: str) -> tuple[float, int]:
-    """CPU seconds of one ``check(text)`` and its number of diagnostics."""
+def measure(text: str) -> tuple[float, int, float]:
+    """CPU seconds of one ``check(text)``, its number of diagnostics, and CPU seconds of rendering
+    them all in the human format."""
     start = time.process_time()
     result = check(text)
-    return time.process_time() - start, len(result.diagnostics)
+    seconds = time.process_time() - start
+    start = time.process_time()
+    result.render("human")
+    return seconds, len(result.diagnostics), time.process_time() - start
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -132,23 +156,26 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--mb", type=float, default=0.1, help="smaller size in MB (default 0.1; the larger is 4x)")
     ap.add_argument("--lines", type=int, default=0, help="smaller size in lines instead (the larger is 4x)")
     ap.add_argument("--kinds", default=",".join(KINDS), help="comma-separated kinds (default: all)")
+    ap.add_argument("--one-line", action="store_true", help="only the kinds that are one line long")
     args = ap.parse_args(argv)
+    kinds = [k for k in KINDS if "one_line" in k] if args.one_line else args.kinds.split(",")
     check("x = 1\n")  # load the grammar first
     n = int(args.mb * 1_000_000)
     size_cols = f"{'MB':>6s} {'s':>7s} {'s/MB':>6s}"
-    print(f"{'kind':16s} {'valid':5s} {size_cols} {size_cols} {'ratio':>6s} diags"
+    print(f"{'kind':16s} {'valid':5s} {size_cols} {size_cols} {'ratio':>6s} {'diags':>7s} {'human':>7s} {'ratio':>6s}"
           + (f"  (lines: {args.lines}, {4 * args.lines})" if args.lines else ""))
-    for kind in args.kinds.split(","):
+    for kind in kinds:
         valid, make = KINDS[kind]
         row = []
         for factor in (1, 4):
             text = make_lines(make, factor * args.lines) if args.lines else make(factor * n)
-            seconds, diags = measure(text)
+            seconds, diags, human = measure(text)
             mb = len(text) / 1e6
-            row.append((mb, seconds, diags))
-        (mb1, s1, _), (mb2, s2, d2) = row
+            row.append((mb, seconds, diags, human))
+        (mb1, s1, _, h1), (mb2, s2, d2, h2) = row
         print(f"{kind:16s} {str(valid):5s} {mb1:6.3f} {s1:7.2f} {s1 / mb1:6.1f} {mb2:6.3f} {s2:7.2f} {s2 / mb2:6.1f}"
-              f" {s2 / max(s1, 1e-9):6.1f} {d2}", flush=True)
+              f" {s2 / max(s1, 1e-9):6.1f} {d2:7d} {h2:7.2f} {h2 / max(h1, 1e-9) if h1 > 1e-3 else float('nan'):6.1f}",
+              flush=True)
     return 0
 
 

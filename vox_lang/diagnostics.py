@@ -100,16 +100,39 @@ def excerpt(text: str, col: int, width: int, limit: int = EXCERPT_WIDTH) -> tupl
         ``(shown, col, width)``: the line as shown (``…`` marks each cut end), the carets'
         1-based start column in it and their number, clipped to the window (at least 1).
     """
-    if len(text) <= limit:
-        return text, col, width
+    return _window(text, 0, len(text), col, width, limit)
+
+
+def source_excerpt(
+    source: SourceFile, line: int, col: int, end_line: int, end_col: int, limit: int = EXCERPT_WIDTH
+) -> tuple[str, int, int]:
+    """:func:`excerpt` of ``source``'s 1-based ``line`` for the span ``line:col``–``end_line:end_col``.
+
+    The carets cover the span, at least one, to the line's end when the span goes on past it.
+    Only the window is copied out of the source: a long line is never sliced whole, so echoing
+    each of many diagnostics on one huge line costs the window, not the line.
+
+    Returns:
+        ``(shown, col, width)`` as :func:`excerpt` gives them.
+    """
+    start, end = source.line_bounds(line)
+    width = max(1, end_col - col) if end_line == line else max(1, end - start - col + 1)
+    return _window(source.text, start, end, col, width, limit)
+
+
+def _window(text: str, lo: int, hi: int, col: int, width: int, limit: int) -> tuple[str, int, int]:
+    """:func:`excerpt` of the line ``text[lo:hi]``, slicing only what is shown."""
+    length = hi - lo
+    if length <= limit:
+        return text[lo:hi], col, width
     start = max(0, col - 1 - limit // 3)  # a third of the window is context before the caret
-    end = min(len(text), start + limit)
+    end = min(length, start + limit)
     start = max(0, end - limit)
     head = "…" if start > 0 else ""
-    tail = "…" if end < len(text) else ""
+    tail = "…" if end < length else ""
     shown_col = col - start + len(head)
     shown_width = max(1, min(width, end - (col - 1)))
-    return head + text[start:end] + tail, shown_col, shown_width
+    return head + text[lo + start : lo + end] + tail, shown_col, shown_width
 
 
 _OPTIONAL_GROUP = re.compile(r" \([^()]*\{\w+\}[^()]*\)")
@@ -232,19 +255,14 @@ def render_human(diags: Sequence[Diagnostic], source: SourceFile) -> str:
     """Human rendering: ``path:line:col: severity[CODE]: message``, source line, carets, hint.
 
     Carets cover the span (at least one; to line end when the span is multi-line). A line
-    longer than :data:`EXCERPT_WIDTH` is cut to a window around the carets (:func:`excerpt`). Control
+    longer than :data:`EXCERPT_WIDTH` is cut to a window around the carets (:func:`source_excerpt`). Control
     characters in the echoed source line are shown as Unicode control pictures (one code point
     each, so columns are unchanged) and never reach the terminal raw.
     """
     out: list[str] = []
     for d in diags:
         out.append(f"{source.path}:{d.line}:{d.col}: {d.severity.value}[{d.code}]: {d.message}")
-        line = source.line_text(d.line)
-        if d.end_line == d.line:
-            width = max(1, d.end_col - d.col)
-        else:
-            width = max(1, len(line) - d.col + 1)
-        shown, col, width = excerpt(line, d.col, width)
+        shown, col, width = source_excerpt(source, d.line, d.col, d.end_line, d.end_col)
         text = shown.translate(_CONTROL_PICTURES)
         gutter = str(d.line)
         out.append(f"{gutter} | {text}")

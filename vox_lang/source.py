@@ -49,6 +49,9 @@ class SourceFile:
     text: str
     path: str = "<input>"
     _line_starts: tuple[int, ...] = field(init=False, repr=False, compare=False)
+    #: line → end offset without terminator, memo of :meth:`line_bounds` (a line of a million
+    #: ``\r`` would otherwise be rescanned for each of its million E0101s)
+    _line_ends: dict[int, int] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         starts = [0]
@@ -58,6 +61,7 @@ class SourceFile:
             starts.append(i + 1)
             i = text.find("\n", i + 1)
         object.__setattr__(self, "_line_starts", tuple(starts))
+        object.__setattr__(self, "_line_ends", {})
 
     def line_col(self, offset: int) -> tuple[int, int]:
         """Map a code-point offset to a 1-based ``(line, col)``; offsets past the end clamp."""
@@ -67,11 +71,27 @@ class SourceFile:
 
     def line_text(self, line: int) -> str:
         """Return 1-based ``line`` without its line terminator (``""`` if out of range)."""
+        start, end = self.line_bounds(line)
+        return self.text[start:end]
+
+    def line_bounds(self, line: int) -> tuple[int, int]:
+        """Code-point offsets ``[start, end)`` of 1-based ``line`` without its terminator (the
+        ``\n`` and every ``\r`` before it); ``(0, 0)`` if out of range.
+
+        Renderers slice a window of a long line from these instead of copying the whole line
+        for each diagnostic on it (which made echoing N diagnostics of one 1 MB line cost N MB).
+        """
         if line < 1 or line > len(self._line_starts):
-            return ""
+            return 0, 0
         start = self._line_starts[line - 1]
-        end = self._line_starts[line] - 1 if line < len(self._line_starts) else len(self.text)
-        return self.text[start:end].rstrip("\r")
+        end = self._line_ends.get(line)
+        if end is None:
+            text = self.text
+            end = self._line_starts[line] - 1 if line < len(self._line_starts) else len(text)
+            while end > start and text[end - 1] == "\r":
+                end -= 1
+            self._line_ends[line] = end
+        return start, end
 
     @property
     def line_count(self) -> int:

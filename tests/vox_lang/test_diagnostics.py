@@ -135,3 +135,57 @@ def test_short_lines_are_echoed_whole() -> None:
     assert excerpt("let x = 1", 5, 1) == ("let x = 1", 5, 1)
     shown, col, width = excerpt("a" * 500, 501, 1)  # a caret just past the end of the line
     assert shown.startswith("…") and col == len(shown) + 1 and width == 1
+
+
+def test_a_1_mb_single_line_file_shows_a_window_at_the_right_column() -> None:
+    # one line of 1 MB (ending in a newline): the `$` sits half a megabyte in
+    src = 'let a = "' + "a" * 500_000 + '" $ "' + "b" * 500_000 + '"\n'
+    result = vox_lang.check(src, path="big.vox")
+    (d,) = result.diagnostics
+    assert (d.code, d.line, d.col) == ("E0101", 1, src.index("$") + 1)
+    human = result.render("human")
+    assert human.splitlines()[0] == f"big.vox:1:{d.col}: error[E0101]: unknown character `$`"
+    text, carets = _shown(human)
+    assert len(text) <= 122 and text.startswith("…") and text.endswith("…")
+    assert carets.strip() == "^" and text[len(carets) - 1] == "$"
+    assert len(human) < 600
+
+
+def test_many_diagnostics_on_one_long_line_each_echo_their_own_window() -> None:
+    from vox_lang.diagnostics import excerpt
+
+    src = "let x = 3 $ 4 " * 2000 + "\n"  # 28 KB, 2,000 E0101s on line 1
+    result = vox_lang.check(src)
+    assert len(result.diagnostics) == 2000
+    blocks = result.render("human").split("\n")
+    line = src.rstrip("\n")
+    for i, d in enumerate(result.diagnostics):
+        shown, col, width = excerpt(line, d.col, max(1, d.end_col - d.col))  # the whole line, cut
+        assert blocks[4 * i + 1] == f"1 | {shown}"
+        assert blocks[4 * i + 2] == f"  | {' ' * (col - 1)}{'^' * width}"
+        assert shown[col - 1] == "$"
+
+
+def test_a_line_of_carriage_returns_renders_each_diagnostic() -> None:
+    # every `\r` but the one before `\n` is an E0101; the line echoed is empty (a line's
+    # trailing `\r`s go with its terminator; carets are padded by the characters shown), and
+    # its end is found once, not once per diagnostic
+    result = vox_lang.check("\r" * 5000 + "\n")
+    assert len(result.diagnostics) == 4999
+    lines = result.render("human").splitlines()
+    assert len(lines) == 4 * 4999
+    assert set(lines[1::4]) == {"1 | "} and set(lines[2::4]) == {"  | ^"}
+
+
+def test_a_runtime_fault_on_a_long_line_shows_a_window() -> None:
+    from vox_lang.runtime import run_source
+
+    src = "print(" + " + ".join(["1"] * 20_000) + " + 1 / 0)\n"
+    res = run_source(src, path="r.vox")
+    assert res.fault is not None
+    lines = res.fault.render("human", res.check.source).splitlines()
+    col = src.index("1 / 0") + 1
+    assert lines[0] == f"r.vox:1:{col}: runtime error[R0003]: division by zero"
+    text, carets = lines[1].split(" | ", 1)[1], lines[2].split(" | ", 1)[1]
+    assert len(text) <= 122 and text.startswith("…") and text.endswith("1 / 0)")
+    assert carets.strip() == "^^^^^" and text[len(carets) - 5 : len(carets)] == "1 / 0"

@@ -11,7 +11,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from vox_lang.diagnostics import Diagnostic, Severity, format_message
+from vox_lang.diagnostics import Diagnostic, Severity, format_message, source_excerpt
 from vox_lang.errors import VoxError
 from vox_lang.source import SourceFile, Span
 
@@ -129,15 +129,17 @@ class RuntimeFault:
         return "\n".join([head, *self.stack_lines()])
 
     def render_human(self, source: SourceFile) -> str:
-        """``path:line:col: runtime error[R…]: message``, the source line with carets, hint, stack."""
+        """``path:line:col: runtime error[R…]: message``, the source line with carets (a window of
+        a long line, :func:`~vox_lang.diagnostics.source_excerpt`), hint, stack."""
         d = self.diagnostic
         out = [f"{source.path}:{d.line}:{d.col}: runtime error[{d.code}]: {d.message}"]
-        text = source.line_text(d.line)
-        if text:
-            text = "".join(ch if ch == "\t" or ch >= " " else "\ufffd" for ch in text)
+        start, end = source.line_bounds(d.line)
+        if end > start:
+            # a long line is cut to a window around the carets, as for compile diagnostics
+            shown, col, width = source_excerpt(source, d.line, d.col, d.end_line, d.end_col)
+            text = "".join(ch if ch == "\t" or ch >= " " else "\ufffd" for ch in shown)
             gutter = str(d.line)
-            width = max(1, d.end_col - d.col) if d.end_line == d.line else max(1, len(text) - d.col + 1)
-            pad = "".join("\t" if ch == "\t" else " " for ch in text[: d.col - 1])
+            pad = "".join("\t" if ch == "\t" else " " for ch in text[: col - 1])
             out += [f"{gutter} | {text}", f"{' ' * len(gutter)} | {pad}{'^' * width}"]
         if d.hint:
             out.append(f"hint: {d.hint}")
