@@ -310,9 +310,13 @@ class NameMask(LogitsProcessor):
                 if numbers:
                     no_number = self.table.class_mask(scores.shape[1], off=(numbers,))
                     mask = no_number if mask is None else mask & no_number
-                if rule is not None and rule.lists or fresh_rule is not None and fresh_rule.lists:
-                    no_list = self.table.class_mask(scores.shape[1], off=("bracket_led",))
-                    mask = no_list if mask is None else mask & no_list
+                starts = tuple(cls for flag, cls in (("lists", "bracket_led"), ("strings", "quote_led"),
+                                                     ("braces", "brace_led"), ("parens", "call_led"))
+                               if any(r is not None and getattr(r, flag)  # `rule`: only where no word is begun
+                                      for r in ((rule,) if not pos.partial else ()) + (fresh_rule,)))
+                if starts:
+                    no_start = self.table.class_mask(scores.shape[1], off=starts)
+                    mask = no_start if mask is None else mask & no_start
                 if mask is not None and pos.partial:
                     word_end = self._word_end_mask(scores.shape[1])
                 duplicates = parameters_so_far(code[:len(code) - len(pos.partial)])

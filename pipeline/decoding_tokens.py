@@ -32,6 +32,7 @@ _OPERATOR_CLASSES: Final = {
     "end_led": re.compile(r"[ \t]*(?:[\n\r};]|//)"),
     "brace_led": re.compile(r"[ \t]*\{"),
     "comma_led": re.compile(r"[ \t]*,"),
+    "quote_led": re.compile(r'[ \t]*"'),
 }
 
 
@@ -69,6 +70,7 @@ class TokenTable:
     end_led: list[int] = field(default_factory=list)  # spaces/tabs, then a line break, "}", ";" or "//"
     brace_led: list[int] = field(default_factory=list)  # spaces/tabs, then "{"
     comma_led: list[int] = field(default_factory=list)  # spaces/tabs, then ","
+    quote_led: list[int] = field(default_factory=list)  # spaces/tabs, then a double quote
     #: every token's text as ``decode(skip_special_tokens=True)`` reads it (special tokens ``""``):
     #: what incremental decoders append per sampled id
     pieces: list[str] = field(default_factory=list)
@@ -149,4 +151,4 @@ def token_table(tokenizer: Any) -> TokenTable:
                       bracket_led=bracket, pieces=pieces, plus_led=classes["plus_led"],
                       arith_led=classes["arith_led"], compare_led=classes["compare_led"],
                       logic_led=classes["logic_led"], end_led=classes["end_led"], brace_led=classes["brace_led"],
-                      comma_led=classes["comma_led"])
+                      comma_led=classes["comma_led"], quote_led=classes["quote_led"])

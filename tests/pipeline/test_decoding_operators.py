@@ -95,3 +95,32 @@ def test_valid_programs_pass(src: str) -> None:
 
     assert vox_lang.check(src, strict=True).ok, src
     assert _first_blocked(src) is None
+
+
+@pytest.mark.parametrize(("src", "refused_after"), [
+    ("fn f(n: int) to int {\n  ret n |> {}\n}", "ret n |>"),                        # E0502: a map is no function
+    ("fn f(n: int) to int {\n  ret n |>(n)\n}", "ret n |>"),
+    ("fn f(n: int) to int {\n  ret 3 |> n\n}", "ret 3 |>"),                         # an int is no function
+    ('fn f(s: str) to bool {\n  ret not "abc"\n}', "ret not"),                      # E0510: not on a str literal
+])
+def test_a_pipe_stage_is_a_function_and_not_takes_no_string_literal(src: str, refused_after: str) -> None:
+    blocked = _first_blocked(src)
+    assert blocked is not None and refused_after in blocked.split("' + '")[0], blocked
+
+
+@pytest.mark.parametrize("src", [
+    "fn f(xs: List[int]) to int {\n  ret xs |> len\n}",
+    "fn f(n: int) to str {\n  let s = n |> str\n  ret s\n}",  # (`ret n |> str` is the head rule's trade-off)
+    "fn double(n: int) to int {\n  ret n * 2\n}\nfn f(n: int) to int {\n  ret n |> double |> double\n}",
+    'fn f(s: str) to bool {\n  ret not s.contains("x")\n}',
+])
+def test_valid_pipes_and_nots_pass(src: str) -> None:
+    import vox_lang
+
+    assert vox_lang.check(src, strict=True).ok, src
+    assert _first_blocked(src) is None
+
+
+def test_a_pipe_refuses_a_glued_number_too() -> None:
+    blocked = _first_blocked("fn f(n: int) to int {\n  ret n |>0\n}")
+    assert blocked is not None and blocked.endswith("' + '0'"), blocked
