@@ -8,10 +8,14 @@ eval run of the default export, E0521 was the only fault of 10 answers: a page f
 ``"/helpdesks/:id"``, a view element (``button``) as a target.
 
 :func:`route_refusals` refuses, at a route's target, every prelude value (a builtin, constructor
-or view element is no route target) and each function the program has declared whose header
-does not fit the path. A function the program declares twice, with one fitting header, and a
-generic one, are left to the checker; a function the request names but the program has not
-declared yet stays free (the mask admits such forward references).
+or view element is no route target), the reserved words that start expressions, and each
+function the program has declared whose header does not fit the path, as long as one fits: where
+none does, refusing them all left the tiny model past the mask writing undefined names
+(``"/teams/:team" to notStats``: 8 answers of one eval run), so the unfit ones stay allowed
+there (E0521 instead of E0401; the answer fails either way). A function the program declares
+twice, with one fitting header, and a generic one, are left to the checker; a function the
+request names but the program has not declared yet stays free (the mask admits such forward
+references).
 """
 
 from __future__ import annotations
@@ -25,6 +29,8 @@ from vox_lang.prelude import BUILTINS, CONSTRUCTORS, VIEW_ELEMENTS
 _TARGET: Final = re.compile(r'(?:\A|\n)[ \t]*"(?P<path>[^"\n]*)"[ \t]+to[ \t]+\Z')
 _FN: Final = re.compile(r"(?:\A|\n)[ \t]*(?:pub\s+)?fn\s+(?P<name>[A-Za-z_]\w*)\s*\((?P<params>[^()]*)\)"
                         r"\s*(?:to\s+(?P<ret>[^{}\n]*?))?\s*\{")
+#: reserved words that start expressions: never a route target (``not`` glued on to ``notStats``)
+_WORDS: Final = frozenset({"not", "true", "false", "if", "match", "spawn", "fn"})
 #: prelude values: never a route target
 _PRELUDE: Final = frozenset(BUILTINS) | frozenset(CONSTRUCTORS) | frozenset(VIEW_ELEMENTS)
 
@@ -51,4 +57,6 @@ def route_refusals(head: str) -> frozenset[str]:
     unfit: set[str] = set()
     for f in _FN.finditer(head):
         (fitting if _fits(f.group("params"), f.group("ret"), wanted) else unfit).add(f.group("name"))
-    return frozenset(_PRELUDE | unfit) - fitting
+    if not fitting - unfit:
+        unfit = set()  # nothing fits: an unfit function (E0521) rather than a dead end the model writes past
+    return frozenset(_PRELUDE | _WORDS | unfit) - fitting
