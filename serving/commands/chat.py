@@ -1,12 +1,15 @@
 """`vox chat [PROMPT]`: one-shot or interactive chat, routed by mode, with Vox verification.
 
 A shell around :func:`serving.chat.run_chat`: it loads the catalog, resolves keys, builds the
-routed sender and maps errors to exit codes (0 ok, 1 no model answered / verify FAIL / budget
-spent, 2 usage error). Only typer and the standard library are imported at load time. LiteLLM
-(≈5 s to import) is needed only to call a model: ``--dry-run`` never imports it, and otherwise it
-starts importing in a background thread once the catalog shows a model that could be called (a
-provider key, or a local model), overlapping the user's typing in an interactive session; with
-no model at all the "no model can serve" error comes without it.
+routed sender and maps errors to exit codes: one-shot 0 ok, 1 no model answered / verify FAIL /
+budget spent, 2 usage error; an interactive session 0 when the user ends it (``/exit``, Ctrl-D),
+whatever its turns' verdicts, 1 when the spent budget ends it. Progress lines (``[vox] sampling 8
+candidates from ...``) go to stderr when it is a terminal (not with ``--quiet``); stdout is the
+transcript alone, so that it can be piped. Only typer and the standard library are imported at
+load time. LiteLLM (≈5 s to import) is needed only to call a model: ``--dry-run`` never imports
+it, and otherwise it starts importing in a background thread once the catalog shows a model that
+could be called (a provider key, or a local model), overlapping the user's typing in an
+interactive session; with no model at all the "no model can serve" error comes without it.
 """
 
 from __future__ import annotations
@@ -43,6 +46,9 @@ def chat(
              "answers (default 8 for a local model, 1 for a hosted one).", min=1, max=16)] = None,
     timeout: Annotated[float, typer.Option(help="Seconds per model attempt.", min=0.1)] = 120.0,
     stream: Annotated[bool, typer.Option("--stream/--no-stream", help="Stream answers.")] = True,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help=(
+        "No [vox] progress lines on stderr (shown by default when stderr is a terminal).")),
+    ] = False,
 ) -> None:
     """Chat with the best model for the request; Vox code is compiler-checked and repaired."""
     from serving.errors import AllProvidersFailed, BudgetExceeded, ServingError, UnknownModel, UsageError
@@ -53,21 +59,22 @@ def chat(
 
     try:
         result = _run(prompt, model, system, explain or dry_run, dry_run, local_only, max_cost, max_repairs,
-                      cascade, vox, key or [], max_tokens, timeout, stream, err, candidates)
+                      cascade, vox, key or [], max_tokens, timeout, stream, err, candidates,
+                      progress=not quiet and sys.stderr.isatty())
     except (UnknownModel, UsageError) as exc:
         err(f"error: {exc}\n")
         raise typer.Exit(2) from None
     except (AllProvidersFailed, BudgetExceeded, ServingError) as exc:
         err(f"error: {exc}\n")
         raise typer.Exit(1) from None
-    if result is not None and not result.ok:
-        raise typer.Exit(1)
+    if result is not None and result.exit_code(interactive=prompt is None):
+        raise typer.Exit(result.exit_code(interactive=prompt is None))
 
 
 def _run(prompt: str | None, model: str, system: str | None, explain: bool, dry_run: bool, local_only: bool,
          max_cost: float | None, max_repairs: int, k: int, vox: bool | None, key_opts: list[str],
          max_tokens: int, timeout: float, stream: bool, err: Callable[[str], None],
-         candidates: int | None = None) -> ChatResult | None:
+         candidates: int | None = None, *, progress: bool = False) -> ChatResult | None:
     from pipeline.prompt import system_prompt
     from serving.catalog import load_or_build, with_live_local
     from serving.intent import is_vox_request
@@ -116,7 +123,7 @@ def _run(prompt: str | None, model: str, system: str | None, explain: bool, dry_
     send = routed_sender(catalog, keys, model, k=k, local_only=local_only,
                          explain=(lambda t: err(t)) if explain else None,
                          timeout=timeout, max_tokens=max_tokens, stream=stream, health=health,
-                         candidates=candidates)
+                         candidates=candidates, progress=err if progress else None)
     options = ChatOptions(system=system, max_repairs=max_repairs, vox=vox, max_cost_usd=max_cost)
     return run_chat(send, read_line, write, prompt=prompt, options=options)
 

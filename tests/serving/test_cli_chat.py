@@ -31,3 +31,16 @@ def test_an_unknown_model_is_a_usage_error_before_any_request(tmp_path: Path, mo
     assert result.exit_code == 2, result.output
     assert "unknown model or mode 'nonsense'" in result.stderr
     assert "[session]" not in result.output
+
+
+def test_an_interactive_session_ended_by_the_user_exits_0_when_no_model_could_serve(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # every turn failed with "no model can serve"; the user ended the session: exit 0 (README)
+    monkeypatch.setenv("VOX_HOME", str(tmp_path))
+    monkeypatch.setenv("VOX_LOCAL_ENDPOINTS", "")
+    monkeypatch.setenv("VOX_OLLAMA", "0")
+    monkeypatch.setenv("VOX_NO_KEYRING", "1")
+    monkeypatch.setenv("VOX_OFFLINE", "1")
+    result = CliRunner().invoke(app, ["chat", "-m", "free"], input="Write a Vox function `f() to int`\n/exit\n")
+    assert "no model can serve this request" in result.output, result.output
+    assert result.exit_code == 0, result.output
