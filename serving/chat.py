@@ -45,7 +45,7 @@ from serving.extract import ThinkFilter
 from serving.intent import is_question, is_vox_request, refuses_code
 from serving.keys import redact
 from serving.provider_status import ProviderHealth
-from serving.router import AttemptFailed, ChatEvent, Completed, TextDelta
+from serving.router import DEFAULT_MAX_TOKENS, AttemptFailed, ChatEvent, Completed, TextDelta
 from serving.verify import example_notes, verify_answer
 from vox_lang.pasted import asked_items
 
@@ -368,7 +368,7 @@ def progress_line(model: str, n: int, repair: int) -> str:
 
 def routed_sender(catalog: Any, keys: Mapping[str, Any], mode: str, *, k: int = 4, local_only: bool = False,
                   explain: Callable[[str], None] | None = None, timeout: float = 120.0,
-                  max_tokens: int = 1024, stream: bool = True, mock: Mapping[str, Any] | None = None,
+                  max_tokens: int | None = None, stream: bool = True, mock: Mapping[str, Any] | None = None,
                   health: ProviderHealth | None = None, candidates: int | None = None, sampler: Any = None,
                   progress: Callable[[str], None] | None = None) -> Send:
     """A ``send`` that routes each call with :func:`serving.router.decide` and runs it with
@@ -378,6 +378,7 @@ def routed_sender(catalog: Any, keys: Mapping[str, Any], mode: str, *, k: int = 
         catalog: the catalog (local reachability already probed).
         keys: provider → :class:`serving.keys.ResolvedKey`.
         mode: ``--model`` value (mode, alias or model id).
+        max_tokens: answer cap asked for (``--max-tokens``); ``None``: :data:`serving.router.DEFAULT_MAX_TOKENS`.
         explain: where to print the routing decision of each new request (``--explain``).
         health: the session's :class:`serving.provider_status.ProviderHealth` (default: a fresh
             one that remembers out-of-credit providers for this sender only, writing nothing).
@@ -393,9 +394,11 @@ def routed_sender(catalog: Any, keys: Mapping[str, Any], mode: str, *, k: int = 
     from serving.router import complete, decide, route_request
 
     memory = health if health is not None else ProviderHealth()
+    given = max_tokens is not None
+    limit = max_tokens if max_tokens is not None else DEFAULT_MAX_TOKENS
 
     def send(messages: Sequence[Message], turn: Turn) -> Iterable[ChatEvent]:
-        request = route_request(turn.request, messages, max_output_tokens=max_tokens,
+        request = route_request(turn.request, messages, max_output_tokens=limit, max_tokens_given=given,
                                 category="codegen" if turn.vox else None, vox=turn.vox,
                                 local_only=local_only, budget_usd=turn.budget_usd)
         decision = decide(request, mode, catalog=catalog, keys=set(keys), k=k, excluded=memory.excluded())
@@ -403,13 +406,13 @@ def routed_sender(catalog: Any, keys: Mapping[str, Any], mode: str, *, k: int = 
             explain(decision.explain() + "\n")
         def cascade() -> Iterable[ChatEvent]:
             return complete(decision, messages, keys=keys, stream=stream, timeout=timeout,
-                            max_tokens=max_tokens, mock=mock, health=memory)
+                            max_tokens=limit, mock=mock, health=memory)
 
         n = candidate_count(candidates, decision.primary) if turn.vox else 1
         if progress is not None:
             progress(progress_line(decision.primary.id, n, turn.repair))
         if n > 1:
-            sample = sampler or litellm_sampler(keys, timeout=timeout, max_tokens=max_tokens, mock=mock)
+            sample = sampler or litellm_sampler(keys, timeout=timeout, max_tokens=limit, mock=mock)
             return best_of_n_events(decision.primary, messages, n, turn.request, sample=sample, fallback=cascade,
                                     explain=explain)
         return cascade()

@@ -40,7 +40,7 @@ def chat(
     cascade: Annotated[int, typer.Option("--cascade", "-k", help="Models in the cascade.", min=1, max=10)] = 4,
     vox: Annotated[bool | None, typer.Option("--vox/--no-vox", help="Force Vox-code checking on/off.")] = None,
     key: Annotated[list[str] | None, typer.Option(help="PROVIDER=KEY (beats config, env, keyring).")] = None,
-    max_tokens: Annotated[int, typer.Option(help="Answer length cap (tokens).", min=1)] = 1024,
+    max_tokens: Annotated[int | None, typer.Option(help="Answer length cap (tokens; default 1024).", min=1)] = None,
     candidates: Annotated[int | None, typer.Option(
         help="Vox answers sampled per request, first answer and repairs alike; the first that compiles "
              "answers (default 8 for a local model, 1 for a hosted one).", min=1, max=16)] = None,
@@ -73,14 +73,15 @@ def chat(
 
 def _run(prompt: str | None, model: str, system: str | None, explain: bool, dry_run: bool, local_only: bool,
          max_cost: float | None, max_repairs: int, k: int, vox: bool | None, key_opts: list[str],
-         max_tokens: int, timeout: float, stream: bool, err: Callable[[str], None],
+         max_tokens: int | None, timeout: float, stream: bool, err: Callable[[str], None],
          candidates: int | None = None, *, progress: bool = False) -> ChatResult | None:
     from pipeline.prompt import system_prompt
     from serving.catalog import load_or_build, with_live_local
+    from serving.errors import NoCandidates
     from serving.intent import is_vox_request
     from serving.keys import install_log_redaction, load_config_keys, parse_key_options, redact, resolve_all
     from serving.provider_status import ProviderHealth, load_exclusions, status_path
-    from serving.router import decide, resolve_model, route_request
+    from serving.router import DEFAULT_MAX_TOKENS, decide, resolve_model, route_request
 
     if prompt is not None and not prompt.strip():
         from serving.errors import UsageError
@@ -99,9 +100,15 @@ def _run(prompt: str | None, model: str, system: str | None, explain: bool, dry_
         is_vox = vox if vox is not None else is_vox_request(prompt)
         sys_text = system if system is not None else (system_prompt() if is_vox else "")  # as run_chat sends
         sent = ([{"role": "system", "content": sys_text}] if sys_text else []) + [{"role": "user", "content": prompt}]
-        decision = decide(route_request(prompt, sent, max_output_tokens=max_tokens, vox=vox, local_only=local_only,
-                                        budget_usd=max_cost),
-                          model, catalog=catalog, keys=set(keys), k=k, excluded=health.excluded())
+        request = route_request(prompt, sent, max_output_tokens=max_tokens or DEFAULT_MAX_TOKENS,
+                                max_tokens_given=max_tokens is not None, vox=vox, local_only=local_only,
+                                budget_usd=max_cost)
+        try:
+            decision = decide(request, model, catalog=catalog, keys=set(keys), k=k, excluded=health.excluded())
+        except NoCandidates as exc:  # show what was ranked and why each was rejected, then the error
+            if exc.considered:
+                typer.echo(exc.considered)
+            raise
         typer.echo(decision.explain())
         return None
     if (keys and not local_only) or any(e.local and e.reachable is not False for e in catalog.entries):
