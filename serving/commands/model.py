@@ -81,8 +81,8 @@ def list_models(
     if not rows:  # a bare table header would read as success; as for an unknown provider, exit 1
         asked = [f"provider `{provider}`"] * (provider is not None) + ["--free"] * free + ["--usable"] * usable
         said = f"no models match {' and '.join(asked)}" if asked else "the model catalog is empty"
-        why = f"; {summary}" if usable and listed else f"; {_no_free_models(catalog)}" if free and not listed else ""
-        typer.echo(f"error: {said}{why}", err=True)
+        why = summary if usable and listed else _no_free_models(catalog) if free and provider is None else ""
+        typer.echo(f"error: {said}" + (f"; {why}" if why else ""), err=True)
         raise typer.Exit(1)
 
     def price(v: float | None) -> str:
