@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING, Any, Final
 from pipeline.decoding_cache import FULL_FORWARD_MODEL_TYPES, cache_is_consistent
 from pipeline.decoding_criteria import EventStop, FirstBlockClosed, RecordLogits, RowsStop, first_block_closed
 from pipeline.decoding_prompt import encode_chat, encode_text
-from pipeline.errors import PipelineError
+from pipeline.devices import DEVICE_KINDS, device_kind
+from pipeline.errors import DecodingError
 
 if TYPE_CHECKING:  # re-exported lazily (see __getattr__): decoding_batch imports this module
     from pipeline.decoding_batch import HFGenerator, generate_texts
@@ -52,10 +53,6 @@ def __getattr__(name: str) -> Any:
 
         return getattr(decoding_batch, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-class DecodingError(PipelineError):
-    """A device or decoding setting this machine or model cannot honour."""
 
 
 class SamplingParamError(DecodingError, ValueError):
@@ -116,18 +113,16 @@ def pick_device(preferred: str | None = None) -> str:
     Raises:
         DecodingError: ``preferred`` is unknown or names a device this machine does not have.
     """
+    kind = device_kind(preferred)  # an unknown name is refused before torch is imported
     import torch
 
     mps = getattr(torch.backends, "mps", None)
     available = {"cuda": torch.cuda.is_available(), "mps": bool(mps is not None and mps.is_available()), "cpu": True}
-    if preferred is not None and preferred != "auto":
-        kind = preferred.split(":", 1)[0]
-        if kind not in available:
-            raise DecodingError(f"unknown device {preferred!r} (expected auto, cpu, cuda, cuda:N or mps)")
+    if kind is not None and preferred is not None:  # kind is None when preferred is
         if not available[kind]:
             raise DecodingError(f"device {preferred!r} is not available on this machine")
         return preferred
-    return next(name for name in ("cuda", "mps", "cpu") if available[name])
+    return next(name for name in DEVICE_KINDS if available[name])
 
 
 def _ids(value: Any) -> list[int]:

@@ -17,3 +17,7 @@ class DataError(PipelineError):
 
 class TrainingError(PipelineError):
     """Training, export or evaluation could not proceed (e.g. incompatible checkpoint)."""
+
+
+class DecodingError(PipelineError):
+    """A device or decoding setting this machine or model cannot honour."""

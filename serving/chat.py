@@ -45,7 +45,7 @@ from serving.extract import ThinkFilter
 from serving.intent import is_question, is_vox_request, refuses_code
 from serving.keys import redact
 from serving.provider_status import ProviderHealth
-from serving.router import AttemptFailed, ChatEvent, Completed, TextDelta
+from serving.router import DEFAULT_MAX_TOKENS, AttemptFailed, ChatEvent, Completed, TextDelta
 from serving.verify import example_notes, verify_answer
 from vox_lang.pasted import asked_items
 
@@ -117,7 +117,8 @@ class _Session:
 
 @dataclass(frozen=True)
 class ChatResult:
-    """Outcome of a chat: per Vox turn ``"PASS"``/``"FAIL"``, usage and cost (USD)."""
+    """Outcome of a chat: per Vox turn ``"PASS"``/``"FAIL"``, usage and cost (USD); ``budget_spent``:
+    a REPL session ended because ``--max-cost`` was spent, not by the user."""
 
     verdicts: tuple[str, ...]
     calls: int
@@ -125,11 +126,20 @@ class ChatResult:
     completion_tokens: int
     cost_usd: float
     models: tuple[str, ...]
+    budget_spent: bool = False
 
     @property
     def ok(self) -> bool:
         """True when every Vox turn passed."""
         return all(v == "PASS" for v in self.verdicts)
+
+    def exit_code(self, interactive: bool) -> int:
+        """The `vox chat` exit status: a one-shot chat's follows its verdict (1 on FAIL); an interactive
+        session the user ended (``/exit``, Ctrl-D, end of input) exits 0 whatever its turns' verdicts or
+        errors (each was shown), 1 only when the spent budget ended it."""
+        if interactive:
+            return 1 if self.budget_spent else 0
+        return 0 if self.ok else 1
 
 
 def _default_check(source: str) -> Any:
@@ -172,6 +182,7 @@ def run_chat(send: Send, read_line: Callable[[str], str | None], write: Callable
             :class:`AllProvidersFailed`, :class:`NoCandidates`, :class:`BudgetExceeded`.
     """
     s = _Session()
+    budget_spent = False
     if options.system is not None:
         s.history.append({"role": "system", "content": options.system})
     try:
@@ -202,12 +213,14 @@ def run_chat(send: Send, read_line: Callable[[str], str | None], write: Callable
                     _turn(text, send, write, options, check, s)
                 except BudgetExceeded as exc:
                     write(f"[budget] {exc}\n")
+                    budget_spent = True
                     break
                 except ServingError as exc:
                     write(f"error: {redact(str(exc))}\n")
     finally:
         write(_usage_line(s))
-    return ChatResult(tuple(s.verdicts), s.calls, s.prompt_tokens, s.completion_tokens, s.cost_usd, tuple(s.models))
+    return ChatResult(tuple(s.verdicts), s.calls, s.prompt_tokens, s.completion_tokens, s.cost_usd, tuple(s.models),
+                      budget_spent)
 
 
 def _turn(text: str, send: Send, write: Callable[[str], None], options: ChatOptions,
@@ -347,10 +360,17 @@ def _usage_line(s: _Session) -> str:
             f"completion tokens, cost {cost}; models: {models}\n")
 
 
+def progress_line(model: str, n: int, repair: int) -> str:
+    """The ``[vox]`` line said before a model call: ``n`` candidates of ``model``, ``repair`` round."""
+    what = f"sampling {n} candidates from {model}" if n > 1 else f"asking {model}"
+    return f"[vox] {f'repair {repair}: ' if repair else ''}{what} ...\n"
+
+
 def routed_sender(catalog: Any, keys: Mapping[str, Any], mode: str, *, k: int = 4, local_only: bool = False,
                   explain: Callable[[str], None] | None = None, timeout: float = 120.0,
-                  max_tokens: int = 1024, stream: bool = True, mock: Mapping[str, Any] | None = None,
-                  health: ProviderHealth | None = None, candidates: int | None = None, sampler: Any = None) -> Send:
+                  max_tokens: int | None = None, stream: bool = True, mock: Mapping[str, Any] | None = None,
+                  health: ProviderHealth | None = None, candidates: int | None = None, sampler: Any = None,
+                  progress: Callable[[str], None] | None = None) -> Send:
     """A ``send`` that routes each call with :func:`serving.router.decide` and runs it with
     :func:`serving.router.complete` (the CLI's sender; tests may pass ``mock`` responses).
 
@@ -358,6 +378,7 @@ def routed_sender(catalog: Any, keys: Mapping[str, Any], mode: str, *, k: int = 
         catalog: the catalog (local reachability already probed).
         keys: provider → :class:`serving.keys.ResolvedKey`.
         mode: ``--model`` value (mode, alias or model id).
+        max_tokens: answer cap asked for (``--max-tokens``); ``None``: :data:`serving.router.DEFAULT_MAX_TOKENS`.
         explain: where to print the routing decision of each new request (``--explain``).
         health: the session's :class:`serving.provider_status.ProviderHealth` (default: a fresh
             one that remembers out-of-credit providers for this sender only, writing nothing).
@@ -365,14 +386,19 @@ def routed_sender(catalog: Any, keys: Mapping[str, Any], mode: str, *, k: int = 
             (:mod:`serving.best_of_n`): ``--candidates``; ``None`` = 8 for a local primary model,
             1 for a hosted one.
         sampler: draws the candidates (default: one LiteLLM request with ``n``).
+        progress: where to say, before each model call, what is being asked of which model (one
+            ``[vox] ...`` line: a local best-of-n call may take a minute with nothing streamed); the
+            CLI passes stderr, so that stdout stays the answer alone.
     """
     from serving.best_of_n import best_of_n_events, candidate_count, litellm_sampler
     from serving.router import complete, decide, route_request
 
     memory = health if health is not None else ProviderHealth()
+    given = max_tokens is not None
+    limit = max_tokens if max_tokens is not None else DEFAULT_MAX_TOKENS
 
     def send(messages: Sequence[Message], turn: Turn) -> Iterable[ChatEvent]:
-        request = route_request(turn.request, messages, max_output_tokens=max_tokens,
+        request = route_request(turn.request, messages, max_output_tokens=limit, max_tokens_given=given,
                                 category="codegen" if turn.vox else None, vox=turn.vox,
                                 local_only=local_only, budget_usd=turn.budget_usd)
         decision = decide(request, mode, catalog=catalog, keys=set(keys), k=k, excluded=memory.excluded())
@@ -380,11 +406,13 @@ def routed_sender(catalog: Any, keys: Mapping[str, Any], mode: str, *, k: int = 
             explain(decision.explain() + "\n")
         def cascade() -> Iterable[ChatEvent]:
             return complete(decision, messages, keys=keys, stream=stream, timeout=timeout,
-                            max_tokens=max_tokens, mock=mock, health=memory)
+                            max_tokens=limit, mock=mock, health=memory)
 
         n = candidate_count(candidates, decision.primary) if turn.vox else 1
+        if progress is not None:
+            progress(progress_line(decision.primary.id, n, turn.repair))
         if n > 1:
-            sample = sampler or litellm_sampler(keys, timeout=timeout, max_tokens=max_tokens, mock=mock)
+            sample = sampler or litellm_sampler(keys, timeout=timeout, max_tokens=limit, mock=mock)
             return best_of_n_events(decision.primary, messages, n, turn.request, sample=sample, fallback=cascade,
                                     explain=explain)
         return cascade()

@@ -16,7 +16,11 @@ class UnknownModel(ServingError):
 
 
 class NoCandidates(ServingError):
-    """Routing found no usable model (no keys, nothing local reachable, filters too strict)."""
+    """Routing found no usable model (no keys, nothing local reachable, filters too strict);
+    ``considered`` is the routing report of what was ranked and why each was rejected (the
+    ``--explain`` text, no cascade), ``""`` where no router set it."""
+
+    considered: str = ""
 
 
 class PromptTooLong(NoCandidates):

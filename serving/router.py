@@ -56,6 +56,8 @@ MIN_ANSWER_TOKENS: Final = 16  # a model whose window leaves fewer answer tokens
 # an overestimate only shortens the answer, an underestimate gets the call rejected (HTTP 400).
 LOCAL_PROMPT_FACTOR: Final = 2
 LOCAL_TEMPLATE_TOKENS: Final = 32
+#: answer cap (tokens) of a `vox chat` that sets no ``--max-tokens``
+DEFAULT_MAX_TOKENS: Final = 1024
 
 
 @dataclass(frozen=True)
@@ -73,6 +75,8 @@ class RouteRequest:
             here is taken to see ``est_input_tokens``. Built by :func:`route_request`.
         max_output_tokens: requested answer limit (tokens); lowered per candidate to fit its
             context window (``Candidate.max_tokens``); the cost filter assumes it.
+        max_tokens_given: the user asked for ``max_output_tokens`` (``--max-tokens``); when not,
+            it is the default and ``--explain`` says so.
         category: force ``codegen``/``chat``/``reasoning`` (else inferred).
         vox: force Vox-code handling on/off (else inferred).
         local_only: only local models.
@@ -84,6 +88,7 @@ class RouteRequest:
     est_system_tokens: int = 0
     presented_tokens: Mapping[str, int] = field(default_factory=dict)
     max_output_tokens: int = 2048
+    max_tokens_given: bool = True
     category: str | None = None
     vox: bool | None = None
     local_only: bool = False
@@ -259,7 +264,8 @@ def _candidate(e: CatalogEntry, total: float, parts: str, rejected: str | None =
     if req is not None and room is not None and room < req.max_output_tokens:
         cap = max(room, 1)
         note = (f"context window {e.context_window} - prompt ~{_prompt_tokens(e, req, for_room=True)} "
-                f"tokens (estimated high), below the requested {req.max_output_tokens}")
+                f"tokens (estimated high), below the {'requested' if req.max_tokens_given else 'default'} "
+                f"{req.max_output_tokens}")
     return Candidate(e.id, e.litellm_model, e.provider, total, parts, e.api_base,
                      e.input_usd_per_mtok, e.output_usd_per_mtok, rejected, cap, note,
                      context_window=e.context_window, is_free=e.is_free or e.local, deployments=e.deployments)
@@ -310,12 +316,16 @@ def decide(request: RouteRequest, mode: str, *, catalog: Catalog, keys: Collecti
     vox = request.vox if request.vox is not None else is_vox_request(request.text)
     if isinstance(target, CatalogEntry):
         reason = _filter(target, request, None, keys, excluded)
+        total, parts = score(target, MODES["auto"], category, vox)
         if reason:
             message = f"model {target.id} cannot be used: {reason}"
-            if target.context_window and reason == _fit(target, request):
-                raise PromptTooLong(message, [(target.id, target.context_window)])
-            raise NoCandidates(message)
-        total, parts = score(target, MODES["auto"], category, vox)
+            window = target.context_window
+            failure = (PromptTooLong(message, [(target.id, window)]) if window and reason == _fit(target, request)
+                       else NoCandidates(message))
+            failure.considered = Decision(target.id, category, vox, "explicit model (no ranking)", (),
+                                          (_candidate(target, total, parts, reason),),
+                                          excluded=_excluded_lines(excluded)).explain()
+            raise failure
         return Decision(target.id, category, vox, "explicit model (no ranking)",
                         (_candidate(target, total, parts, req=request),), excluded=_excluded_lines(excluded))
     profile = target
@@ -340,16 +350,18 @@ def decide(request: RouteRequest, mode: str, *, catalog: Catalog, keys: Collecti
             break
     skipped = sum(len(v) for p, v in ranking.items() if p not in usable)
     if not chosen:
-        why = "; ".join(f"{c.id}: {c.rejected}" for c in rejected[:3]) or "no local model reachable"
+        why = ("; ".join(f"{c.id}: {c.rejected}" for c in rejected[:3])
+               or f"no local model reachable; endpoints probed: {_probed_endpoints(catalog)}")
         if request.local_only:
-            local = _no_local_model(catalog, why)
-            raise PromptTooLong(local, too_long) if too_long else NoCandidates(local)
-        keyless = f"; {skipped} models skipped for lack of an API key" if skipped else ""
-        message = (f"no model can serve this request in mode {profile.name!r} ({why}{keyless}): "
-                   + _what_would_help(catalog, profile))
-        if too_long:
-            raise PromptTooLong(message, too_long)
-        raise NoCandidates(message)
+            message = _no_local_model(catalog, why)
+        else:
+            keyless = f"; {skipped} models skipped for lack of an API key" if skipped else ""
+            message = (f"no model can serve this request in mode {profile.name!r} ({why}{keyless}): "
+                       + _what_would_help(catalog, profile))
+        failure = PromptTooLong(message, too_long) if too_long else NoCandidates(message)
+        failure.considered = Decision(profile.name, category, vox, rule_text(profile, category), (), tuple(rejected),
+                                      skipped, _excluded_lines(excluded)).explain()
+        raise failure
     full = len(chosen) >= k  # when the cascade is short, every rejection cost it a place
     floor = chosen[-1].score
     shown = tuple(c for c in rejected if not full or c.score >= floor)
@@ -383,11 +395,16 @@ def _what_would_help(catalog: Catalog, profile: Profile) -> str:
     return f"{local}; the catalog lists no free hosted models (`vox model discover` refreshes it)"
 
 
+def _probed_endpoints(catalog: Catalog) -> str:
+    """The local endpoints the catalog probed, comma-separated, or ``none``."""
+    return ", ".join((catalog.sources.get("local") or {}).get("endpoints") or {}) or "none"
+
+
 def _no_local_model(catalog: Catalog, why: str) -> str:
     """The ``--local-only`` dead end: which local models failed why, or how to start one."""
     if any(e.local and e.reachable for e in catalog.entries):
         return f"no local model can serve this request (--local-only): {why}"
-    probed = ", ".join((catalog.sources.get("local") or {}).get("endpoints") or {}) or "none"
-    return ("no local model is reachable (--local-only; endpoints probed: " + probed + "): start one with "
+    return ("no local model is reachable (--local-only; endpoints probed: " + _probed_endpoints(catalog)
+            + "): start one with "
             "`vox serve` (it listens on http://127.0.0.1:8000/v1), or set VOX_LOCAL_ENDPOINTS to the "
             "comma-separated base URLs of running OpenAI-compatible servers")

@@ -81,7 +81,8 @@ def list_models(
     if not rows:  # a bare table header would read as success; as for an unknown provider, exit 1
         asked = [f"provider `{provider}`"] * (provider is not None) + ["--free"] * free + ["--usable"] * usable
         said = f"no models match {' and '.join(asked)}" if asked else "the model catalog is empty"
-        typer.echo(f"error: {said}" + (f"; {summary}" if usable and listed else ""), err=True)
+        why = summary if usable and listed else _no_free_models(catalog) if free and provider is None else ""
+        typer.echo(f"error: {said}" + (f"; {why}" if why else ""), err=True)
         raise typer.Exit(1)
 
     def price(v: float | None) -> str:
@@ -116,9 +117,21 @@ def _usable_summary(catalog: Any, listed: list[Any], ok: set[str], keys: set[str
     return f"usable now: {len(ok)} of {len(listed)} models: {'; '.join(why)}"
 
 
-def _no_local_models(status: dict[str, Any]) -> str:
-    """Why ``--provider local`` lists nothing, from the catalog's ``local`` source record
-    (:func:`serving.catalog_sources.local_status`), and how to start a local model."""
+def _no_free_models(catalog: Any) -> str:
+    """Why ``--free`` lists nothing: free models are local ones (none answers: why, from
+    :func:`_local_why`) and hosted zero-cost ones (the catalog lists none: what OpenRouter's source
+    record says), and how to get either."""
+    router = catalog.sources.get("openrouter") or {}
+    state = ": ".join(str(v) for v in (router.get("status"), router.get("error")) if v)
+    hosted = "the catalog lists no zero-cost hosted model" + (f" (OpenRouter: {state})" if state else "")
+    local = _local_why(catalog.sources.get("local") or {})
+    return (f"free models are local ones and zero-cost hosted ones: {local}; "
+            f"{hosted}; start a local model with `vox serve`, or rebuild the catalog online "
+            "(`vox model discover --force`) for OpenRouter's free models")
+
+
+def _local_why(status: dict[str, Any]) -> str:
+    """Why no local model is listed, from the catalog's ``local`` source record."""
     endpoints = status.get("endpoints") or {}
     if not endpoints:
         why = "no local endpoint is configured (VOX_LOCAL_ENDPOINTS is empty and VOX_OLLAMA=0)"
@@ -126,7 +139,14 @@ def _no_local_models(status: dict[str, Any]) -> str:
         why = f"the local endpoints answered but serve no model ({', '.join(endpoints)})"
     else:
         why = "no local endpoint answered (" + "; ".join(f"{url}: {state}" for url, state in endpoints.items()) + ")"
-    return (f"no local models: {why}; start one with `vox serve` (it listens on http://127.0.0.1:8000/v1), "
+    return why
+
+
+def _no_local_models(status: dict[str, Any]) -> str:
+    """Why ``--provider local`` lists nothing, from the catalog's ``local`` source record
+    (:func:`serving.catalog_sources.local_status`), and how to start a local model."""
+    return (f"no local models: {_local_why(status)}; start one with `vox serve` "
+            "(it listens on http://127.0.0.1:8000/v1), "
             "or set VOX_LOCAL_ENDPOINTS to the comma-separated base URLs of running OpenAI-compatible servers")
 
 

@@ -56,17 +56,23 @@ def check_model_dir(path: Path, adapter: Path | None) -> None:
         raise UsageError(str(exc)) from exc
 
 
-def _check_device(device: str | None) -> None:
-    """Refuse an unknown or absent ``--device`` before the port is bound and weights are loaded.
+def _check_device(device: str | None, *, present: bool) -> None:
+    """Refuse an unknown ``--device`` name (torch-free, so as fast as any usage mistake), or with
+    ``present`` one this machine lacks (imports torch), before the port is bound and weights load.
 
     Raises:
-        UsageError: :func:`pipeline.decoding.pick_device`'s message.
+        UsageError: :func:`pipeline.devices.device_kind`'s or :func:`pipeline.decoding.pick_device`'s message.
     """
-    from pipeline.decoding import DecodingError, pick_device
+    from pipeline.devices import device_kind
+    from pipeline.errors import DecodingError
     from serving.errors import UsageError
 
     try:
-        pick_device(device)
+        device_kind(device)
+        if present:
+            from pipeline.decoding import pick_device
+
+            pick_device(device)
     except DecodingError as exc:
         raise UsageError(str(exc)) from exc
 
@@ -94,9 +100,10 @@ def serve(
     from serving.errors import ServingError, UsageError
 
     try:
+        _check_device(device, present=False)  # a misspelt flag is refused before anything is read
         path = resolve_model_dir(model_dir)
         check_model_dir(path, adapter)
-        _check_device(device)
+        _check_device(device, present=True)
         from serving.engine import Engine
         from serving.server import bind_socket, serve as run_server
 

@@ -212,6 +212,24 @@ def test_each_repair_call_to_a_local_model_is_best_of_n_too(replay: Any) -> None
     assert any("1/4 candidates passed the check; answering with candidate 3" in n for n in notes)
 
 
+def test_progress_lines_name_each_call_and_stay_off_the_transcript(replay: Any) -> None:
+    # new-user trial: a one-shot local answer took 55-70 s with nothing on screen unless --explain;
+    # the CLI sends these lines to stderr, so stdout (the transcript) stays the answer alone
+    from tests.serving.test_repair_loop import catalog_for
+
+    out: list[str] = []
+    progress: list[str] = []
+    script = [TWO_ERRORS, ONE_ERROR, TWO_ERRORS, TWO_ERRORS, ONE_ERROR, TWO_ERRORS, GOOD, ONE_ERROR]
+    with replay.ReplayServer(script, model="replay-model") as server:
+        send = routed_sender(catalog_for(server.base_url), {}, "free", timeout=10, candidates=4,
+                             progress=progress.append)
+        result = run_chat(send, lambda _p: None, out.append, prompt=REQUEST, options=ChatOptions(max_repairs=1))
+    assert result.verdicts == ("PASS",)
+    assert progress == ["[vox] sampling 4 candidates from local/replay-model ...\n",
+                        "[vox] repair 1: sampling 4 candidates from local/replay-model ...\n"]
+    assert "[vox]" not in "".join(out)
+
+
 def test_a_server_refusing_n_gets_one_call_per_candidate(replay: Any) -> None:
     from tests.serving.test_repair_loop import catalog_for
 

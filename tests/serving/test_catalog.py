@@ -226,7 +226,7 @@ def test_model_list_unknown_provider_is_an_error(monkeypatch: pytest.MonkeyPatch
 
 @pytest.mark.parametrize(("args", "said"), [
     (["--free", "--provider", "anthropic"], "error: no models match provider `anthropic` and --free\n"),
-    (["--free"], "error: no models match --free\n"),  # offline, the catalog has no free model
+    (["--free"], "error: no models match --free; free models are local ones and zero-cost hosted ones: "),  # offline
 ])
 def test_model_list_with_nothing_to_show_is_an_error(monkeypatch: pytest.MonkeyPatch, args: list[str],
                                                      said: str) -> None:
@@ -237,7 +237,8 @@ def test_model_list_with_nothing_to_show_is_an_error(monkeypatch: pytest.MonkeyP
 
     monkeypatch.setenv("VOX_OFFLINE", "1")
     result = CliRunner().invoke(app, ["model", "list", *args])
-    assert (result.exit_code, result.stderr, result.stdout) == (1, said, "")
+    assert (result.exit_code, result.stdout) == (1, "") and result.stderr.startswith(said), result.stderr
+    assert result.stderr.count("\n") == 1  # one line; with --free alone it says why (test_model_list)
 
 
 def test_model_list_local_without_a_local_endpoint_says_so(replay: Any, monkeypatch: pytest.MonkeyPatch) -> None:

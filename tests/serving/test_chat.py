@@ -10,7 +10,7 @@ import pytest
 
 from pipeline.prompt import system_prompt
 from serving.chat import ChatOptions, Turn, run_chat
-from serving.errors import AllProvidersFailed, BudgetExceeded, PromptTooLong
+from serving.errors import AllProvidersFailed, BudgetExceeded, NoCandidates, PromptTooLong
 from serving.router import AttemptFailed, ChatEvent, Completed, TextDelta
 
 
@@ -184,6 +184,22 @@ def test_max_cost_stops_further_calls() -> None:
     assert model.calls[1][1].budget_usd == pytest.approx(0.4)
     with pytest.raises(BudgetExceeded):
         transcript(FakeModel("x"), "hi", max_cost_usd=0.0)
+
+
+def test_exit_code_one_shot_follows_the_verdict_a_session_the_user_ends_is_0(fake_render: None) -> None:
+    # new-user trial: `/exit` gave 1 after a FAIL turn but 0 after turns that all failed with
+    # "no model can serve"; an interactive session the user ends now exits 0 either way
+    failing = "```vox\nbad\n```"
+    _, one_shot = _repair_transcript(FakeModel(failing), _Check(), max_repairs=0)
+    assert one_shot.verdicts == ("FAIL",) and one_shot.exit_code(interactive=False) == 1
+    out: list[str] = []
+    lines = ["write vox code", "write vox code again", "/exit"]
+    session = run_chat(FakeModel(failing, NoCandidates("no model can serve this request")),
+                       lambda _p: lines.pop(0), out.append, options=ChatOptions(max_repairs=0), check=_Check())
+    assert session.verdicts == ("FAIL",) and "error: no model can serve" in "".join(out)
+    assert session.exit_code(interactive=True) == 0
+    _, spent = transcript(FakeModel("one", "two", cost=0.6), None, ["a", "b", "c"], max_cost_usd=1.0)
+    assert spent.budget_spent and spent.exit_code(interactive=True) == 1
 
 
 def test_repl_with_closed_stdin_ends_cleanly_without_a_traceback() -> None:

@@ -64,3 +64,13 @@ def test_usable_with_nothing_usable_is_an_error_that_says_why() -> None:
     result = CliRunner().invoke(app, ["model", "list", "--usable"])
     assert (result.exit_code, result.stdout) == (1, "")
     assert result.stderr == f"error: no models match --usable; {NO_KEY.format(n=total)}\n"
+
+
+def test_free_with_no_free_model_is_an_error_that_says_why() -> None:
+    # new-user trial: `--free` said only "no models match --free", where `--usable` says why
+    result = CliRunner().invoke(app, ["model", "list", "--free"])
+    assert (result.exit_code, result.stdout) == (1, "")
+    assert result.stderr.startswith("error: no models match --free; free models are local ones and zero-cost "
+                                    "hosted ones: no local endpoint answered (http://127.0.0.1:9/v1: down"), \
+        result.stderr
+    assert "the catalog lists no zero-cost hosted model (OpenRouter: skipped: VOX_OFFLINE is set)" in result.stderr

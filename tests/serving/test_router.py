@@ -360,6 +360,11 @@ def test_max_tokens_capped_to_the_context_window() -> None:
     cap = 512 - (40 * LOCAL_PROMPT_FACTOR + LOCAL_TEMPLATE_TOKENS)
     assert {c.id: c.max_tokens for c in d.candidates} == {"local/tiny": cap, "local/big": None}
     assert f"max_tokens capped to {cap}: context window 512" in d.explain()
+    assert d.explain().split(f"capped to {cap}: ")[1].split("\n")[0].endswith("below the requested 1024")
+    # no --max-tokens: the note says the default was capped, not a limit the user never asked for
+    default = decide(dataclasses.replace(req, max_tokens_given=False), "free", catalog=Catalog((tiny, big), 0.0, {}),
+                     keys=set())
+    assert "below the default 1024" in default.explain() and "requested" not in default.explain()
     # an explicit model id gets its cap too; a request below the cap is left alone
     assert decide(req, "local/tiny", catalog=Catalog((tiny,), 0.0, {}), keys=set()).primary.max_tokens == cap
     small_req = dataclasses.replace(req, max_output_tokens=64)

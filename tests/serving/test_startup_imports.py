@@ -1,5 +1,6 @@
 """The `vox` commands that call no model import no heavy library (new-user trial: `vox chat --dry-run`
-and the "no model can serve" error took 11-14 s, ~5 s of it importing LiteLLM to count tokens).
+and the "no model can serve" error took 11-14 s, ~5 s of it importing LiteLLM to count tokens; `vox serve
+--device tpu` took 4.7 s to refuse, importing torch first).
 
 Guards the import structure, not a time (``bench/cli_startup.py`` prints the times): each command
 runs in one fresh interpreter, and the heavy modules it pulled in are reported per command.
@@ -40,6 +41,7 @@ def test_commands_that_call_no_model_import_no_heavy_library(tmp_path: Path) -> 
         (["model", "list", "--limit", "1"], {}),
         (["chat", "--dry-run", PROMPT], {"OPENAI_API_KEY": "sk-test-dry-run-only"}),  # routes, calls nothing
         (["chat", PROMPT], {}),  # no key, no local model: "no model can serve this request"
+        (["serve", "--device", "tpu"], {}),  # a misspelt device is refused before torch loads (took 4.7 s)
     ]
     env = {k: v for k, v in os.environ.items() if not any(k in names for names in PROVIDER_ENV.values())}
     env.update(VOX_HOME=str(tmp_path / "home"), VOX_STATE_DIR=str(tmp_path / "state"), VOX_NO_KEYRING="1",
@@ -50,7 +52,8 @@ def test_commands_that_call_no_model_import_no_heavy_library(tmp_path: Path) -> 
     assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads(done.stdout.splitlines()[-1])
     assert [(args[0], exit_code) for args, exit_code, _, _ in report] == [
-        ("--help", 0), ("check", 0), ("model", 0), ("chat", 0), ("chat", 1)], report
-    assert "no model can serve this request" in report[-1][3]
+        ("--help", 0), ("check", 0), ("model", 0), ("chat", 0), ("chat", 1), ("serve", 2)], report
+    assert "no model can serve this request" in report[-2][3]
+    assert "unknown device 'tpu'" in report[-1][3]
     imported = {" ".join(args[:2]): heavy for args, _, heavy, _ in report if heavy}
     assert not imported, f"heavy libraries imported (cumulative, first by the command named): {imported}"
