@@ -4,14 +4,12 @@ and the repair loop that follows it (the real front end, a scripted model)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
 from typing import Any
 
 import pytest
 
 import vox_lang
-from serving.cascade import ChatEvent, Completed, TextDelta
-from serving.chat import ChatOptions, Turn, run_chat
+from serving.chat import ChatOptions, run_chat
 from serving.chat_repair import (
     COMPILE_ERRORS,
     CUT_OFF,
@@ -25,6 +23,7 @@ from serving.chat_repair import (
     request_gaps,
 )
 from serving.verify import verify_answer
+from tests.serving.scripted_model import Model
 from vox_lang.pasted import asked_items
 
 NAMED = "Write a Vox function `double(n: int) to int` that doubles n."
@@ -112,17 +111,6 @@ def test_fewer_warnings_break_a_tie_of_everything_else() -> None:
     assert a.better_than(b) and "1 more warning(s)" in discarded_note(b, a)
 
 
-class Model:
-    """Answers from a queue, recording the messages of each call."""
-
-    def __init__(self, *answers: str) -> None:
-        self.answers = list(answers)
-        self.calls: list[list[dict[str, str]]] = []
-
-    def __call__(self, messages: Sequence[Any], turn: Turn) -> Iterable[ChatEvent]:
-        self.calls.append([dict(m) for m in messages])
-        answer = self.answers.pop(0)
-        return [TextDelta(answer, "fake/m"), Completed("fake/m", answer, 10, 5, 0.0, False, ())]
 
 
 def chat(model: Model, prompt: str, **opts: Any) -> tuple[str, Any]:

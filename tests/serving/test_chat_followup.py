@@ -5,13 +5,12 @@ scripted model."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
 from typing import Any
 
 import vox_lang
-from serving.cascade import ChatEvent, Completed, TextDelta
-from serving.chat import ChatOptions, Turn, run_chat
+from serving.chat import ChatOptions, run_chat
 from serving.chat_repair import TESTS_MESSAGE
+from tests.serving.scripted_model import Model
 
 NAMED = "Write a Vox function `double(n: int) to int` that doubles n."
 DOUBLE = "```vox\nfn double(n: int) to int {\n  ret n * 2\n}\n```"
@@ -22,17 +21,6 @@ TESTED = DOUBLE[:-3] + TEST + "```"
 BROKEN = TESTED.replace("ret n * 2", "ret n * m")
 
 
-class Model:
-    """Answers from a queue, recording the messages of each call."""
-
-    def __init__(self, *answers: str) -> None:
-        self.answers = list(answers)
-        self.calls: list[list[dict[str, str]]] = []
-
-    def __call__(self, messages: Sequence[Any], turn: Turn) -> Iterable[ChatEvent]:
-        self.calls.append([dict(m) for m in messages])
-        answer = self.answers.pop(0)
-        return [TextDelta(answer, "fake/m"), Completed("fake/m", answer, 10, 5, 0.0, False, ())]
 
 
 def session(model: Model, lines: list[str], **opts: Any) -> tuple[str, Any]:

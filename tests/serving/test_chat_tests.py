@@ -4,28 +4,16 @@ was checked."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
 from typing import Any
 
-from serving.cascade import ChatEvent, Completed, TextDelta
-from serving.chat import ChatOptions, Turn, run_chat
+from serving.chat import ChatOptions, run_chat
+from tests.serving.scripted_model import Model
 
 WRONG = ("```vox\nfn add(a: int, b: int) to int {\n  ret a - b\n}\n@test\nfn t_add() {\n  assert(add(2, 3) == 5)\n}\n"
          "@test\nfn t_zero() {\n  assert(add(0, 0) == 0)\n}\n```")
 RIGHT = WRONG.replace("ret a - b", "ret a + b")
 
 
-class Model:
-    """Answers from a queue, recording the messages of each call."""
-
-    def __init__(self, *answers: str) -> None:
-        self.answers = list(answers)
-        self.calls: list[list[dict[str, str]]] = []
-
-    def __call__(self, messages: Sequence[Any], turn: Turn) -> Iterable[ChatEvent]:
-        self.calls.append([dict(m) for m in messages])
-        answer = self.answers.pop(0)
-        return [TextDelta(answer, "fake/m"), Completed("fake/m", answer, 10, 5, 0.0, False, ())]
 
 
 def chat(model: Model, **opts: Any) -> str:
