@@ -29,24 +29,20 @@ type is not yet the one needed; the expression has to go on on its own line.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
 from pipeline.decoding_scan import TOKENS, scan
 from pipeline.decoding_typed import ARITH, COMPARE, LOGIC, UNKNOWN, arithmetic, base, expr_type, typed_names
-from pipeline.decoding_types import return_type, type_base
+from pipeline.decoding_types import ARGUMENTS, expected_base
 from vox_lang.lexer import KEYWORDS
 from vox_lang.prelude import BUILTINS, CONSTRUCTORS
 
 #: tokens an expression is made of (besides names, literals and brackets)
 _EXPRESSION: Final = LOGIC | COMPARE | ARITH | {".", "?", "not", "true", "false", "None"}
 #: a prelude builtin taking one argument, and the types that argument may have (spec §5)
-_BUILTIN_ARGS: Final[dict[str, frozenset[str]]] = {
-    "assert": frozenset({"bool"}), "len": frozenset({"str", "List", "Map", "Set"}),
-    "int": frozenset({"int", "float", "str"}), "float": frozenset({"int", "float", "str"}),
-    "set": frozenset({"List"}),
-}
+_BUILTIN_ARGS: Final = {n: heads for n, heads in ARGUMENTS.items() if len(BUILTINS[n].params) == 1}
 #: built-in types with no methods and no fields (spec §5): nothing may follow them after a ``.``
 _NO_MEMBERS: Final = frozenset({"int", "float", "bool", "Unit", "Element", "Set"})
 _CLOSERS: Final = {")": "(", "]": "[", "}": "{"}
@@ -88,9 +84,10 @@ def _operand_end(tok: str) -> bool:
     return (tok[:1].isalnum() or tok[:1] == "_") and (tok not in KEYWORDS or tok in ("true", "false", "None"))
 
 
-def _expression(toks: Sequence[str]) -> tuple[int, str]:
-    """Where the expression that ends ``toks`` starts (an index) and the token before it (``""``
-    at the line start): back over balanced brackets, names, literals and operators."""
+def _back(toks: Sequence[str], stops: Callable[[str], bool]) -> tuple[int, str]:
+    """Back from the end of ``toks`` over balanced brackets to the first token at depth 0 that
+    ``stops`` says ends the run, or to an unmatched opening bracket: the index after it and that
+    token (``0, ""`` when none)."""
     depth = 0
     for j in range(len(toks) - 1, -1, -1):
         t = toks[j]
@@ -100,39 +97,31 @@ def _expression(toks: Sequence[str]) -> tuple[int, str]:
             if depth == 0:
                 return j + 1, t
             depth -= 1
-        elif depth == 0 and not (t in _EXPRESSION or _operand_end(t)):
+        elif depth == 0 and stops(t):
             return j + 1, t
     return 0, ""
 
 
+def _expression(toks: Sequence[str]) -> tuple[int, str]:
+    """Where the expression that ends ``toks`` starts (an index) and the token before it (``""``
+    at the line start): back over balanced brackets, names, literals and operators."""
+    return _back(toks, lambda t: not (t in _EXPRESSION or _operand_end(t)))
+
+
 def _top_level(toks: Sequence[str], ops: frozenset[str]) -> int:
-    """Index after the last operator of ``ops`` at bracket depth 0 in ``toks`` (0: none)."""
-    depth = 0
-    for j in range(len(toks) - 1, -1, -1):
-        t = toks[j]
-        if t in _CLOSERS:
-            depth += 1
-        elif t in _OPENERS:
-            depth -= 1
-        elif depth == 0 and t in ops:
-            return j + 1
-    return 0
+    """Index after the last operator of ``ops`` at bracket depth 0 in ``toks`` (0: none; the
+    brackets of an expression from :func:`_expression` all match)."""
+    return _back(toks, ops.__contains__)[0]
 
 
-def _wanted(code: str, line: Sequence[str], start: int, stop: str,
+def _wanted(before: str, line: Sequence[str], start: int, stop: str,
             declared: frozenset[str]) -> tuple[frozenset[str], str] | None:
     """What type the expression from ``line[start:]`` must have, read from the token before it
-    (``stop``), and which class ends it there; ``None`` when the context does not say."""
-    if stop == "ret":
-        want = type_base(return_type(code))
-        return (frozenset({want}), "end") if want not in (None, "fn") else None
-    if stop == "=":
-        before = list(line[:start - 1])
-        if "let" not in before:
-            return None
-        decl = before[len(before) - before[::-1].index("let"):]
-        decl = decl[1:] if decl[:1] == ["mut"] else decl
-        want = type_base("".join(decl[2:])) if len(decl) >= 3 and decl[1] == ":" else None
+    (``stop``; ``before``: the text up to the expression), and which class ends it there;
+    ``None`` when the context does not say. ``ret`` and ``let x: T =`` read as the head rule
+    reads them (:func:`pipeline.decoding_types.expected_base`)."""
+    if stop in ("ret", "="):
+        want = expected_base(before.rstrip() + " ")  # the value may start on the next line (L2)
         return (frozenset({want}), "end") if want not in (None, "fn") else None
     if stop in ("if", "while"):
         return frozenset({"bool"}), "brace"
@@ -161,7 +150,9 @@ def operator_rule(code: str, declared: frozenset[str]) -> OperatorRule | None:
     if not head or head[-1] in "\n" or not (head[-1].isalnum() or head[-1] in '_")]'):
         return None
     state = scan(head)
-    line = [t for t in TOKENS.findall(head, state.stmt_start) if t != "\n" and not t.startswith("//")]
+    found = [(m.start(), m.group()) for m in TOKENS.finditer(head, state.stmt_start)
+             if m.group() != "\n" and not m.group().startswith("//")]
+    line = [t for _, t in found]
     if not line or not _operand_end(line[-1]):
         return None
     last = line[-1]
@@ -198,7 +189,7 @@ def operator_rule(code: str, declared: frozenset[str]) -> OperatorRule | None:
             refuse["plus"] = True
         if add_type not in ("int", "float"):
             refuse["arith"] = True
-    context = _wanted(head, line, start, stop, declared)
+    context = _wanted(head[:found[start][0]], line, start, stop, declared)
     if context is not None:
         want, ender = context
         whole = expr_type(expr, types, returns)

@@ -31,6 +31,7 @@ from typing import Final
 from pipeline.decoding_scan import TOKENS, scan
 from vox_lang.lexer import KEYWORDS
 from vox_lang.prelude import BUILTIN_TYPES, BUILTINS, CONSTRUCTORS, METHODS
+from vox_lang.signatures import top_level_split
 from vox_lang.types import TCon, Type
 
 #: a name whose bindings disagree or cannot be read
@@ -63,19 +64,11 @@ def show(t: Type) -> str | None:
     return None if any(a is None for a in args) else f"{t.name}[{', '.join(a for a in args if a)}]"
 
 
-def _args(text: str) -> list[str]:
-    """The comma-separated parts of ``text`` at bracket depth 0."""
-    out, depth, start = [], 0, 0
-    for i, ch in enumerate(text):
-        if ch in "([{<":
-            depth += 1
-        elif ch in ")]}>":
-            depth -= 1
-        elif ch == "," and depth == 0:
-            out.append(text[start:i])
-            start = i + 1
-    out.append(text[start:])
-    return [p for p in out if p.strip()]
+def _type_args(type_text: str) -> list[str]:
+    """The type arguments of ``T[...]`` (source text, each stripped); ``[]`` for a type without."""
+    if "[" not in type_text or not type_text.endswith("]"):
+        return []
+    return top_level_split(type_text[type_text.index("[") + 1:-1], ",")
 
 
 def _closing(text: str, at: int) -> int:
@@ -94,9 +87,9 @@ def _closing(text: str, at: int) -> int:
 
 def _element(type_text: str | None) -> str | None:
     """``T`` of ``List[T]`` / ``Set[T]`` (source text); ``None`` for anything else."""
-    if type_text and type_text.startswith(("List[", "Set[")) and type_text.endswith("]"):
-        inner = type_text[type_text.index("[") + 1:-1]
-        return inner if len(_args(inner)) == 1 else None
+    if type_text and type_text.startswith(("List[", "Set[")):
+        parts = _type_args(type_text)
+        return parts[0] if len(parts) == 1 else None
     return None
 
 
@@ -137,7 +130,7 @@ def _read(text: str, b: _Bindings) -> _Bindings:
                 b.bind(m.group("name"), "fn")
                 b.returns.setdefault(m.group("name"), set()).add(
                     " ".join(ret.group("ret").split()) if ret else "Unit")
-            for part in _args(text[m.end():close]):
+            for part in top_level_split(text[m.end():close], ","):
                 p = _PARAM.match(part)
                 b.bind(p.group("name"), p.group("type")) if p else None
         elif kind == "let":
@@ -262,12 +255,11 @@ def _method(receiver: str, name: str) -> str | None:
     if concrete is not None:
         return concrete
     ret = sig.ret  # a type parameter of the receiver: T of List[T] / Option[T] / Result[T, E]
-    elem = receiver[receiver.index("[") + 1:-1] if "[" in receiver else None
-    parts = _args(elem) if elem else []
+    parts = _type_args(receiver)
     if isinstance(ret, TCon) and ret.name == "Option" and parts and base(receiver) == "List":
-        return f"Option[{parts[0].strip()}]"
+        return f"Option[{parts[0]}]"
     if not isinstance(ret, TCon) and parts and base(receiver) in ("Option", "Result") and name == "unwrap_or":
-        return parts[0].strip()
+        return parts[0]
     return None
 
 
@@ -276,12 +268,11 @@ def _index(receiver: str) -> str | None:
     ``str[int]`` a ``str``)."""
     if receiver == "str":
         return "str"
-    inner = receiver[receiver.index("[") + 1:-1] if receiver.endswith("]") and "[" in receiver else ""
-    parts = _args(inner)
+    parts = _type_args(receiver)
     if base(receiver) == "List" and len(parts) == 1:
-        return parts[0].strip()
+        return parts[0]
     if base(receiver) == "Map" and len(parts) == 2:
-        return parts[1].strip()
+        return parts[1]
     return None
 
 

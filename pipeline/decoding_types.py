@@ -116,7 +116,7 @@ _TYPED_REACH: Final[dict[str, frozenset[str]]] = {t: _by_operators(t) for t in _
 _TYPED_POSTFIX: Final[dict[str, frozenset[str]]] = {t: frozenset({t}) for t in _PLAIN}
 #: what each prelude builtin's arguments must be (spec §5): the heads its parameters take; a
 #: builtin with a parameter of any type (``print``, ``str``) is absent
-_ARGUMENTS: Final[dict[str, frozenset[str]]] = {
+ARGUMENTS: Final[dict[str, frozenset[str]]] = {
     n: heads for n, heads in ((n, _arguments(s)) for n, s in BUILTINS.items()) if heads is not None
 }
 #: the type of a prelude builtin's call where it can be an arithmetic operand (``str(...)``, ``len(...)``)
@@ -327,7 +327,7 @@ def head_rule(code: str, declared: frozenset[str]) -> HeadRule | None:
     if last in ("(", ","):
         stack = scan(head).stack
         frame = stack[-1] if stack else None
-        if frame is not None and frame.kind == "call" and frame.callee in _ARGUMENTS \
+        if frame is not None and frame.kind == "call" and frame.callee in ARGUMENTS \
                 and frame.callee not in declared:
-            return _rule(_REACH, _ARGUMENTS[frame.callee], declared, _typed(head, declared, _TYPED_REACH))
+            return _rule(_REACH, ARGUMENTS[frame.callee], declared, _typed(head, declared, _TYPED_REACH))
     return None

@@ -52,7 +52,9 @@ def type_signature(decl: syntax.TypeDecl) -> str:
     return "= " + unparse(body)
 
 
-def _top_level_split(text: str, sep: str) -> list[str]:
+def top_level_split(text: str, sep: str) -> list[str]:
+    """The non-empty parts of ``text`` between the separators ``sep`` at bracket depth 0
+    (``()[]{}``), each stripped: ``"a, Map[str, int]"`` on ``","`` is ``["a", "Map[str, int]"]``."""
     parts, depth, start = [], 0, 0
     for i, ch in enumerate(text):
         if ch in "([{":
@@ -73,7 +75,7 @@ def same_shape(want: str, have: str) -> bool:
     if want == have:
         return True
     if want.startswith("= |") and have.startswith("= |"):
-        return sorted(_top_level_split(want[2:], "|")) == sorted(_top_level_split(have[2:], "|"))
+        return sorted(top_level_split(want[2:], "|")) == sorted(top_level_split(have[2:], "|"))
     if want.startswith("= {") and have.startswith("= {") and want.endswith("}") and have.endswith("}"):
-        return sorted(_top_level_split(want[3:-1], ",")) == sorted(_top_level_split(have[3:-1], ","))
+        return sorted(top_level_split(want[3:-1], ",")) == sorted(top_level_split(have[3:-1], ","))
     return False

@@ -111,7 +111,7 @@ def test_builtin_tables_derived_from_the_prelude_equal_the_hand_written_ones() -
         "float": frozenset({"float"}), "print": frozenset({"Unit"}), "assert": frozenset({"Unit"}),
         "set": frozenset({"Set"}), **{v: frozenset({"Element"}) for v in VIEW_ELEMENTS},
     }
-    assert decoding_types._ARGUMENTS == {
+    assert decoding_types.ARGUMENTS == {
         "len": frozenset({"str", "List", "Map", "Set"}), "set": frozenset({"List"}), "range": frozenset({"int"}),
         "float": frozenset({"int", "float", "str"}), "int": frozenset({"int", "float", "str"}),
         "assert": frozenset({"bool"}),
