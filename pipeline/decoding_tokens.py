@@ -22,8 +22,9 @@ _IDENT: Final = re.compile(r"[A-Za-z0-9_]*")
 #: a token that starts a number or a unary minus (after spaces or tabs)
 _NUMBER_LED: Final = re.compile(r"[ \t]*(?:\d|-(?!>))")
 _OPERATOR_LED: Final = re.compile(r"[ \t]*(?:[+*/%<>]|-(?!>)|==|!=|(?:and|or)(?![A-Za-z0-9_]))")
-#: ... by class, for :mod:`pipeline.decoding_operators` (``+=`` and the like count with their operator)
-_OPERATOR_CLASSES: Final = {
+#: token classes by what leads them, for :mod:`pipeline.decoding_operators` and the start rules of
+#: :mod:`pipeline.decoding_names` (``+=`` and the like count with their operator)
+_LED_CLASSES: Final = {
     "plus_led": re.compile(r"[ \t]*\+"),
     "arith_led": re.compile(r"[ \t]*(?:[*%]|/(?!/)|-(?!>))"),
     "compare_led": re.compile(r"[ \t]*(?:[<>]|==|!=)"),
@@ -143,7 +144,7 @@ def token_table(tokenizer: Any) -> TokenTable:
     bracket = [i for i, t in enumerate(texts) if t.lstrip(" \t").startswith("[")]
     special = set(getattr(tokenizer, "all_special_ids", ()) or ())
     pieces = ["" if i in special else t for i, t in enumerate(texts)]
-    classes = {name: [i for i, t in enumerate(texts) if rx.match(t)] for name, rx in _OPERATOR_CLASSES.items()}
+    classes = {name: [i for i, t in enumerate(texts) if rx.match(t)] for name, rx in _LED_CLASSES.items()}
     return TokenTable(lead_ends, lead_only, ws_lead_ends, ws_lead_only, glued, digit_led, terminators, ws_ident,
                       backtick, TokenIndex(texts), texts, tool, member_led=member, call_led=call,
                       operator_led=operator, blank=blank, number_led=number,
