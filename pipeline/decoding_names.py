@@ -68,6 +68,7 @@ from pipeline.decoding_position import (
     position,
 )
 from pipeline.decoding_request import request_spec, request_text
+from pipeline.decoding_returns import must_return
 from pipeline.decoding_scan import IDENT_CHARS, visible_names
 from pipeline.decoding_scope import (
     BLOCK_WORDS,
@@ -335,6 +336,9 @@ class NameMask(LogitsProcessor):
                 if operators is not None:
                     after = self.table.class_mask(scores.shape[1], off=operators.classes())
                     mask = after if mask is None else mask & after
+                if must_return(code):  # E0508: no `}` closes a body that returns on no path yet
+                    open_body = self.table.class_mask(scores.shape[1], off=("body_close",))
+                    mask = open_body if mask is None else mask & open_body
             if self.hold is not None:
                 if finite is None:
                     finite = finite_scores(scores)

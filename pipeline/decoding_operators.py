@@ -35,7 +35,7 @@ from typing import Final
 
 from pipeline.decoding_scan import TOKENS, scan
 from pipeline.decoding_typed import ARITH, COMPARE, LOGIC, UNKNOWN, arithmetic, base, expr_type, typed_names
-from pipeline.decoding_types import ARGUMENTS, expected_base
+from pipeline.decoding_types import ARGUMENTS, ASSIGNMENTS, expected_base
 from vox_lang.lexer import KEYWORDS
 from vox_lang.prelude import BUILTINS, CONSTRUCTORS
 
@@ -120,7 +120,7 @@ def _wanted(before: str, line: Sequence[str], start: int, stop: str,
     (``stop``; ``before``: the text up to the expression), and which class ends it there;
     ``None`` when the context does not say. ``ret`` and ``let x: T =`` read as the head rule
     reads them (:func:`pipeline.decoding_types.expected_base`)."""
-    if stop in ("ret", "="):
+    if stop == "ret" or stop in ASSIGNMENTS:
         want = expected_base(before.rstrip() + " ")  # the value may start on the next line (L2)
         return (frozenset({want}), "end") if want not in (None, "fn") else None
     if stop in ("if", "while"):
@@ -130,15 +130,30 @@ def _wanted(before: str, line: Sequence[str], start: int, stop: str,
     return None
 
 
-def _comparable(a: str, b: str) -> bool:
-    """Whether two operands of these types may be compared (spec §4: ``== !=`` on one type,
-    ``< > <= >=`` on two ints, floats or strs; an ``int`` with a ``float`` counts)."""
-    return base(a) == base(b) or {a, b} <= {"int", "float"}
+def _int_literal(toks: Sequence[str]) -> bool:
+    """Whether ``toks`` are one ``INT`` literal, possibly negated (``3``, ``- 3``)."""
+    rest = toks[1:] if toks[:1] == ["-"] else toks
+    return len(rest) == 1 and rest[0].isdigit()
 
 
-def _fits(type_text: str, want: frozenset[str]) -> bool:
+def _comparable(a: str, b: str, left: Sequence[str] = (), right: Sequence[str] = ()) -> bool:
+    """Whether two operands of these types (``left``/``right``: their tokens) may be compared
+    (spec §4: ``== !=`` on one type, ``< > <= >=`` on two ints, floats or strs; an ``int`` with a
+    ``float`` only when the ``int`` is an ``INT`` literal, which checks as a ``float`` there:
+    ``2 < x`` is valid, ``n < x`` and ``n > float(n)`` are E0510)."""
+    if base(a) == base(b):
+        return True
+    if {a, b} != {"int", "float"}:
+        return False
+    return _int_literal(left if a == "int" else right)
+
+
+def _fits(type_text: str, want: frozenset[str], toks: Sequence[str] = ()) -> bool:
+    """Whether an expression of type ``type_text`` (``toks``: its tokens) is one of ``want``: an
+    ``int`` counts as a ``float`` only when it is an ``INT`` literal (spec §4: ``ret 0`` in a
+    function returning ``float``; ``ret n`` with ``n: int`` there is E0507)."""
     b = base(type_text)
-    return b in want or b == "int" and "float" in want
+    return b in want or b == "int" and "float" in want and _int_literal(toks)
 
 
 def operator_rule(code: str, declared: frozenset[str]) -> OperatorRule | None:
@@ -175,8 +190,9 @@ def operator_rule(code: str, declared: frozenset[str]) -> OperatorRule | None:
     add_part = expr[cut:]
     add_type = expr_type(add_part, types, returns)
     if cut and add_type is not None and expr[cut - 1] in COMPARE:
-        left = expr_type(expr[_top_level(expr[:cut - 1], LOGIC | COMPARE):cut - 1], types, returns)
-        if left is not None and not _comparable(left, add_type):
+        left_part = expr[_top_level(expr[:cut - 1], LOGIC | COMPARE):cut - 1]
+        left = expr_type(left_part, types, returns)
+        if left is not None and not _comparable(left, add_type, left_part, add_part):
             # `n == s`: no operator or end can make the comparison valid; only postfix may go on
             return OperatorRule(True, True, True, True, True, True, True)
     operand = expr[_top_level(expr, LOGIC | COMPARE | ARITH):]
@@ -194,7 +210,7 @@ def operator_rule(code: str, declared: frozenset[str]) -> OperatorRule | None:
         want, ender = context
         whole = expr_type(expr, types, returns)
         if whole is not None:
-            if not _fits(whole, want):
+            if not _fits(whole, want, expr):
                 refuse[ender] = True
             compared = _top_level(expr, LOGIC | COMPARE) > 0
             for op, gives in _results(add_type, compared).items():

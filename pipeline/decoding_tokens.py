@@ -72,6 +72,7 @@ class TokenTable:
     brace_led: list[int] = field(default_factory=list)  # spaces/tabs, then "{"
     comma_led: list[int] = field(default_factory=list)  # spaces/tabs, then ","
     quote_led: list[int] = field(default_factory=list)  # spaces/tabs, then a double quote
+    body_close: list[int] = field(default_factory=list)  # closes the innermost open brace (:func:`closes_brace`)
     #: every token's text as ``decode(skip_special_tokens=True)`` reads it (special tokens ``""``):
     #: what incremental decoders append per sampled id
     pieces: list[str] = field(default_factory=list)
@@ -101,6 +102,24 @@ class TokenTable:
             return mask[:width]
 
         return self.cached(("class", f"{width}:{','.join(on)}:{','.join(off)}"), build)
+
+def closes_brace(text: str) -> bool:
+    """Whether a token's ``text``, written where the innermost open bracket is a ``{``, closes it:
+    its first closing bracket outside any bracket the token itself opens is a ``}`` (``}``,
+    ``\n}``, `` })``, ``)}`` is not: its ``)`` comes first). Text from a quote or ``//`` on
+    would be in a string or comment, and is not read."""
+    depth = 0
+    for i, ch in enumerate(text):
+        if ch in "\"'`" or text.startswith("//", i):
+            return False
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            if depth == 0:
+                return ch == "}"
+            depth -= 1
+    return False
+
 
 def token_table(tokenizer: Any) -> TokenTable:
     """Classify every token of ``tokenizer`` by the identifier characters it starts with."""
@@ -152,4 +171,5 @@ def token_table(tokenizer: Any) -> TokenTable:
                       bracket_led=bracket, pieces=pieces, plus_led=classes["plus_led"],
                       arith_led=classes["arith_led"], compare_led=classes["compare_led"],
                       logic_led=classes["logic_led"], end_led=classes["end_led"], brace_led=classes["brace_led"],
-                      comma_led=classes["comma_led"], quote_led=classes["quote_led"])
+                      comma_led=classes["comma_led"], quote_led=classes["quote_led"],
+                      body_close=[i for i, t in enumerate(texts) if "}" in t and closes_brace(t)])

@@ -62,8 +62,9 @@ from dataclasses import dataclass
 from typing import Final
 
 from pipeline.decoding_scan import IDENT_CHARS, L1_FRAMES, TOKENS, scan
-from pipeline.decoding_typed import COMPARE, base, typed_names
+from pipeline.decoding_typed import COMPARE, UNKNOWN, base, typed_names
 from vox_lang.layout import L2_AFTER
+from vox_lang.lexer import KEYWORDS
 from vox_lang.prelude import BUILTINS, VIEW_ELEMENTS, Sig
 from vox_lang.types import TCon, TOneOf
 
@@ -177,11 +178,18 @@ def return_type(code: str) -> str | None:
         if frame.kind not in ("block", "record", "brace", "match"):
             return None
         if frame.kind != "match":  # a lambda's body reads as a record when its return type ends in a name
-            brace = frame.arm - 1
-            m = _HEADER.search(code, max(0, brace - _HEADER_LOOKBACK), brace)
-            if m:
-                return m.group("ret") or ""
+            found = header_return(code, frame.arm - 1)
+            if found is not None:
+                return found
     return None
+
+
+def header_return(code: str, brace: int) -> str | None:
+    """The declared return type (source text, ``""`` when none) of the function, handler,
+    workflow, activity or lambda whose body the ``{`` at offset ``brace`` of ``code`` opens;
+    ``None`` when that brace opens no such body (an ``if``, a loop, a record...)."""
+    m = _HEADER.search(code, max(0, brace - _HEADER_LOOKBACK), brace)
+    return (m.group("ret") or "") if m else None
 
 
 def _typed(code: str, declared: frozenset[str], table: dict[str, frozenset[str]]) -> dict[str, frozenset[str]]:
@@ -235,6 +243,23 @@ def _operand_type(tokens: list[str], before: str, declared: frozenset[str]) -> s
     return None
 
 
+#: tokens before which an operand stands alone: the left operand of a comparison after one of
+#: them is that operand only (spec §2 precedence: comparisons bind looser than arithmetic)
+_ALONE_AFTER: Final = frozenset({"ret", "return", "if", "while", "=", "(", ",", "[", "{", "and", "or", "not",
+                                 "->", "assert"})
+
+
+def _lone_variable(tokens: list[str]) -> bool:
+    """Whether ``tokens`` end with a name standing alone as a comparison's left operand (no
+    arithmetic, member or call around it: ``ret n``, ``if n``), so its type is the name's and
+    not an ``INT`` literal's (spec §4: an ``INT`` literal checks as ``float`` where the other
+    operand is one, nothing else converts: ``n > float(n)`` with ``n: int`` is E0510)."""
+    last = tokens[-1]
+    if not (last[:1].isalpha() or last[:1] == "_") or last in ("true", "false", "None"):
+        return False
+    return len(tokens) == 1 or tokens[-2] in _ALONE_AFTER
+
+
 def _line_tokens(head: str) -> tuple[str, list[str]]:
     """The last line of ``head`` and its tokens, comments left out."""
     line = head[head.rfind("\n") + 1:]
@@ -248,8 +273,30 @@ def _expected(head: str, line: str, tokens: list[str]) -> str | None:
         return type_base(return_type(head))
     if last == "=":
         m = _LET_TYPED.search(line)
-        return type_base(m.group("type")) if m else None
+        if m:
+            return type_base(m.group("type"))
+    if last in ASSIGNMENTS:
+        return _assigned(head, tokens)
     return None
+
+
+#: assignment operators (spec §2: ``assign = place ("=" / "+=" / "-=" / "*=" / "/=") expr``)
+ASSIGNMENTS: Final = frozenset({"=", "+=", "-=", "*=", "/="})
+
+
+def _assigned(head: str, tokens: list[str]) -> str | None:
+    """The builtin type (:func:`type_base`) the value of an assignment to a name must have: the
+    name's own type, where its bindings agree on one (:func:`pipeline.decoding_typed.typed_names`;
+    spec §4: ``n += v`` with ``n: int`` wants an ``int``, E0510 when ``v`` is an ``Element``).
+    ``None`` for a field or index target, or a ``name =`` that is a named argument (inside a call
+    or other brackets)."""
+    if len(tokens) != 2 or not (tokens[0][:1].isalpha() or tokens[0][:1] == "_") or tokens[0] in KEYWORDS:
+        return None
+    stack = scan(head).stack
+    if stack and stack[-1].kind not in ("block", "brace"):
+        return None
+    found = typed_names(head)[0].get(tokens[0])
+    return type_base(found) if found is not None and found != UNKNOWN else None
 
 
 def expected_base(head: str) -> str | None:
@@ -274,6 +321,10 @@ def _across_newline(head: str, declared: frozenset[str]) -> HeadRule | None:
     return head_rule(prev + " ", declared)
 
 
+#: constructors of ``Option``/``Result``: a ``not``'s operand starting with one reaches a
+#: ``bool`` only by ``.unwrap_or(...)`` on it; ``ret not None`` and ``not Error(...)`` stood 11
+#: times in one constrained eval run's failing answers (E0510), so they are refused there
+_WRAPPERS: Final = frozenset({"None", "Some", "Ok", "Error"})
 #: words that never name a function: a pipe's stage may not be one
 _NOT_FUNCTIONS: Final = frozenset({"true", "false", "not", "None", "if", "match", "spawn"})
 
@@ -303,7 +354,7 @@ def head_rule(code: str, declared: frozenset[str]) -> HeadRule | None:
     if not tokens and "\n" in head:
         return _across_newline(head, declared)
     last = tokens[-1] if tokens else ""
-    if last in ("ret", "="):
+    if last == "ret" or last in ASSIGNMENTS:
         want = _expected(head, line, tokens)
         if want in (None, "fn"):
             return None
@@ -313,12 +364,14 @@ def head_rule(code: str, declared: frozenset[str]) -> HeadRule | None:
     if last == "not":
         rule = _rule(_POSTFIX_REACH, frozenset({"bool"}), declared, _typed(head, declared, _TYPED_POSTFIX)) \
             or HeadRule(frozenset(), False)
-        return HeadRule(rule.words, rule.numbers, lists=True, strings=True)
+        return HeadRule(rule.words | (_WRAPPERS - declared), rule.numbers, lists=True, strings=True)
     if (last in _ARITHMETIC or last in COMPARE) and len(tokens) >= 2:
         left = _operand_type(tokens[:-1], head[:head.rstrip().rfind(last)], declared)
         if last in COMPARE:  # the right operand is an `add_e` (spec §2): arithmetic may follow its start
             if left in ("int", "float", "str"):
                 same = frozenset({"int", "float"} if left != "str" else {"str"})
+                if left == "int" and _lone_variable(tokens[:-1]):
+                    same = frozenset({"int"})  # `n > float(n)`: only an INT literal checks as a float
                 return _rule(_REACH, same, declared, _typed(head, declared, _TYPED_REACH))
         elif left == "str" and last == "+":
             return _rule(_POSTFIX_REACH, frozenset({"str"}), declared, _typed(head, declared, _TYPED_POSTFIX))

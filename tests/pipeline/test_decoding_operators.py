@@ -32,7 +32,18 @@ def _rule(code: str) -> OperatorRule | None:
     ("fn f(n: int) to int {\n  while n + 1", {"logic", "brace"}),
     ("fn f(n: int) {\n  assert(n", {"member", "logic", "close"}),
     ("fn f(n: int) to int {\n  ret len(n", {"member", "plus", "arith", "compare", "logic", "close"}),
-    ("fn f(n: int) to float {\n  ret n * 2", {"compare", "logic"}),            # (an int literal counts as float)
+    ("fn f(n: int) to float {\n  ret n * 2", {"compare", "logic", "end"}),     # an int stays an int (E0507)
+    ("fn f(n: int) to float {\n  ret 2", {"compare", "logic"}),                # an INT literal counts as float
+    ("fn f(n: int) to float {\n  ret n * 2.0", {"compare", "logic"}),
+    # an int compared with a float only when the int is an INT literal (spec §4)
+    ("fn f(n: int, x: float) to bool {\n  ret n > x", {"plus", "arith", "compare", "logic", "end", "brace",
+                                                       "close"}),
+    ("fn f(n: int, x: float) to bool {\n  ret 2 > x", {"member"}),
+    ("fn f(n: int, x: float) to bool {\n  ret x < 3", None),
+    # an assignment's value has the assigned name's type
+    ("fn f(found: List[Element]) to int {\n  let mut n = 0\n  for v in found {\n    n += v",
+     {"plus", "arith", "compare", "logic", "end", "member"}),
+    ('fn f(n: int) {\n  let mut s = ""\n  s = n', {"member", "plus", "arith", "compare", "logic", "end"}),
     ("fn f(n: int, s: str) to bool {\n  ret n == s", {"plus", "arith", "compare", "logic", "end", "brace",
                                                      "close"}),                # only postfix may go on
     ("fn f(n: int) {\n  let s: str = n", {"member", "plus", "arith", "compare", "logic", "end"}),

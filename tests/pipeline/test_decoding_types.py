@@ -65,6 +65,15 @@ def test_expected_base_reads_ret_and_annotated_lets_only() -> None:
     ("fn f(a: int) to str {\n  ret str(a) + ", {"len", "grid"}, {"str"}, True),
     ('fn f(a: int) to int {\n  ret len("ab") * ', {"not", "true", "card", "print"}, {"len", "int", "float"}, False),
     ("fn f(a: int) to float {\n  ret 2.5 - ", {"not", "card"}, {"len", "float"}, False),
+    # a comparison: an int name's right operand must stay an int (only an INT literal checks as a float)
+    ("fn f(a: int) to bool {\n  ret a > ", {"float", "card", "not"}, {"len", "int", "a"}, False),
+    ("fn f(a: int) to bool {\n  ret 2 > ", {"card", "not"}, {"float", "len"}, False),
+    ("fn f(a: float) to bool {\n  ret a > ", {"card", "not"}, {"float", "len", "int"}, False),
+    # `not`'s operand: no Option/Result constructor either (only `.unwrap_or` would make it a bool)
+    ("fn f(a: str) to bool {\n  ret not ", {"None", "Some", "Ok", "Error", "len"}, {"a", "str"}, True),
+    # an assignment's value: the type of the name assigned
+    ("fn f(a: int) {\n  let mut n = 0\n  n += ", {"float", "card", "not"}, {"len", "a"}, False),
+    ('fn f(a: int) {\n  let mut s = ""\n  s = ', {"len", "a", "card"}, {"str"}, True),
 ])
 def test_head_rule_refuses_starts_that_cannot_give_the_type(code: str, refused: set[str], allowed: set[str],
                                                             numbers: bool) -> None:
@@ -86,6 +95,8 @@ def test_head_rule_refuses_starts_that_cannot_give_the_type(code: str, refused: 
     "fn f(a: int) to str {\n  let a = g()\n  ret a + ",   # a name bound twice, with types that differ
     'fn f(a: str) to str {\n  ret "a" - ',                 # only `+` takes strings: an error either way
     'fn f(a: Map[str, str]) to str {\n  ret a."k" + ',
+    "fn f(a: int) {\n  let mut n = g()\n  n = ",          # an assigned name whose type is not read
+    "fn f(a: int) {\n  card(\n    a = ",                  # a named argument, not an assignment
 ])
 def test_head_rule_is_silent_where_the_type_is_not_known(code: str) -> None:
     assert head_rule(code, frozenset({"a"})) is None
