@@ -50,6 +50,7 @@ from typing import Final
 from pipeline.decoding_namespace import VALUE, declared as declared_items, namespace
 from pipeline.decoding_scan import GENERIC_DECL, IDENT_CHARS, L1_FRAMES, TOKENS, Frame, Scan, in_pattern, scan
 from pipeline.decoding_types import expected_base
+from vox_lang.layout import L2_AFTER
 from vox_lang.lexer import KEYWORDS
 from vox_lang.prelude import BUILTIN_TYPES, BUILTINS, CONSTRUCTORS, VIEW_ELEMENTS
 
@@ -252,7 +253,7 @@ def no_suffix(code: str, declared: frozenset[str], requested: frozenset[str] = f
     last = line[-1] if line else ""
     if not last or last.startswith("//"):
         return _NONE
-    before = line[-2] if len(line) > 1 else ""
+    before = line[-2] if len(line) > 1 else _ended_with(code[:cut])
     if last.startswith('"'):
         return Suffix(call=len(last) > 1 and last.endswith('"') and not last.endswith('\\"'))
     if last[0].isdigit():
@@ -277,6 +278,15 @@ def no_suffix(code: str, declared: frozenset[str], requested: frozenset[str] = f
         callee = scan(code).closed_callee
         return Suffix(call=callee in _NO_FUNCTION_RESULT and callee not in declared)
     return _NONE
+
+
+def _ended_with(head: str) -> str:
+    """The last token of the lines ``head`` holds when layout drops the line break after it (spec
+    §1 L2: an operator, ``not``, ``=``, ``,``...), so the word starting the next line stands after
+    it (``ret not`` + newline + ``range``); ``""`` otherwise."""
+    prev = head.rstrip()
+    tokens = [t for t in TOKENS.findall(prev, prev.rfind("\n") + 1) if not t.startswith("//")]
+    return tokens[-1] if tokens and tokens[-1] in L2_AFTER else ""
 
 
 def _across_newline(code: str, declared: frozenset[str], requested: frozenset[str] = frozenset()) -> Suffix:

@@ -23,10 +23,15 @@ from __future__ import annotations
 import re
 from typing import Final
 
+from pipeline.decoding_scan import scan
 from vox_lang.prelude import BUILTINS, CONSTRUCTORS, VIEW_ELEMENTS
 
-#: the end of a route line up to its target: ``"PATH" to `` (a target being written cut off)
-_TARGET: Final = re.compile(r'(?:\A|\n)[ \t]*"(?P<path>[^"\n]*)"[ \t]+to[ \t]+\Z')
+#: the end of a route up to its target: ``"PATH" to `` (a target being written cut off); the
+#: target may stand on a later line (L2 drops the line break after ``to``) and a route may follow
+#: another on its line (the grammar's ``routes`` block separates them by nothing)
+_TARGET: Final = re.compile(r'"(?P<path>[^"\n]*)"\s+to\s+\Z')
+#: the ``routes`` header before the innermost open brace
+_ROUTES: Final = re.compile(r"\broutes\s*\Z")
 _FN: Final = re.compile(r"(?:\A|\n)[ \t]*(?:pub\s+)?fn\s+(?P<name>[A-Za-z_]\w*)\s*\((?P<params>[^()]*)\)"
                         r"\s*(?:to\s+(?P<ret>[^{}\n]*?))?\s*\{")
 #: reserved words that start expressions: never a route target (``not`` glued on to ``notStats``)
@@ -52,6 +57,9 @@ def route_refusals(head: str) -> frozenset[str]:
     m = _TARGET.search(head)
     if m is None:
         return frozenset()
+    stack = scan(head).stack
+    if not stack or not _ROUTES.search(head, 0, stack[-1].arm - 1):
+        return frozenset()  # not in a `routes` block
     wanted = sorted(seg[1:] for seg in m.group("path").split("/") if seg.startswith(":"))
     fitting: set[str] = set()
     unfit: set[str] = set()

@@ -24,9 +24,11 @@ EXPRESSION_WORDS: Final = frozenset({"not", "if", "match", "true", "false", "spa
 #: ... and a statement inside a block (``else`` after a ``}`` line, L3); an actor's body holds
 #: only ``on`` handlers (:data:`HANDLER_WORDS`)
 BLOCK_WORDS: Final = EXPRESSION_WORDS | frozenset({"let", "ret", "while", "for", "break", "continue", "else"})
-#: ... and an item or statement at top level
-TOP_WORDS: Final = BLOCK_WORDS | frozenset({"type", "actor", "workflow", "activity", "pub", "async", "import",
-                                            "routes", "extern"})
+#: ... and an item or statement at top level, where ``ret`` (E0406: outside a function; 6 answers of
+#: one constrained eval run wrote a ``ret`` after closing their function), ``break`` and
+#: ``continue`` (outside a loop) never stand
+TOP_WORDS: Final = (BLOCK_WORDS - {"ret", "break", "continue"}) \
+    | frozenset({"type", "actor", "workflow", "activity", "pub", "async", "import", "routes", "extern"})
 #: what starts a line in an actor's body (spec §2: ``actor = "actor" NAME "{" (NL / handler)* "}"``)
 HANDLER_WORDS: Final = frozenset({"on"})
 #: reserved words kept out of every use: where a word is a use, only the start words of its

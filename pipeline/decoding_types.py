@@ -284,12 +284,18 @@ def _expected(head: str, line: str, tokens: list[str]) -> str | None:
 ASSIGNMENTS: Final = frozenset({"=", "+=", "-=", "*=", "/="})
 
 
+#: tokens after which a statement starts on the same line
+_STATEMENT_STARTS: Final = frozenset({"{", "}", ";"})
+
+
 def _assigned(head: str, tokens: list[str]) -> str | None:
     """The builtin type (:func:`type_base`) the value of an assignment to a name must have: the
     name's own type, where its bindings agree on one (:func:`pipeline.decoding_typed.typed_names`;
     spec §4: ``n += v`` with ``n: int`` wants an ``int``, E0510 when ``v`` is an ``Element``).
     ``None`` for a field or index target, or a ``name =`` that is a named argument (inside a call
     or other brackets)."""
+    cut = max((i + 1 for i, t in enumerate(tokens) if t in _STATEMENT_STARTS), default=0)
+    tokens = tokens[cut:]  # the statement: `for v in xs { n += ` assigns `n`
     if len(tokens) != 2 or not (tokens[0][:1].isalpha() or tokens[0][:1] == "_") or tokens[0] in KEYWORDS:
         return None
     stack = scan(head).stack
@@ -323,7 +329,8 @@ def _across_newline(head: str, declared: frozenset[str]) -> HeadRule | None:
 
 #: constructors of ``Option``/``Result``: a ``not``'s operand starting with one reaches a
 #: ``bool`` only by ``.unwrap_or(...)`` on it; ``ret not None`` and ``not Error(...)`` stood 11
-#: times in one constrained eval run's failing answers (E0510), so they are refused there
+#: times in one constrained eval run's failing answers (E0510), so they are refused there, as is
+#: a record or map literal's ``{`` (``ret not { miht: card }``: only a field could be a ``bool``)
 _WRAPPERS: Final = frozenset({"None", "Some", "Ok", "Error"})
 #: words that never name a function: a pipe's stage may not be one
 _NOT_FUNCTIONS: Final = frozenset({"true", "false", "not", "None", "if", "match", "spawn"})
@@ -364,7 +371,7 @@ def head_rule(code: str, declared: frozenset[str]) -> HeadRule | None:
     if last == "not":
         rule = _rule(_POSTFIX_REACH, frozenset({"bool"}), declared, _typed(head, declared, _TYPED_POSTFIX)) \
             or HeadRule(frozenset(), False)
-        return HeadRule(rule.words | (_WRAPPERS - declared), rule.numbers, lists=True, strings=True)
+        return HeadRule(rule.words | (_WRAPPERS - declared), rule.numbers, lists=True, strings=True, braces=True)
     if (last in _ARITHMETIC or last in COMPARE) and len(tokens) >= 2:
         left = _operand_type(tokens[:-1], head[:head.rstrip().rfind(last)], declared)
         if last in COMPARE:  # the right operand is an `add_e` (spec §2): arithmetic may follow its start

@@ -416,6 +416,9 @@ def _first_blocked(src: str, spec: RequestSpec | None = None) -> str | None:
     # scopes (spec §3): what a closed brace declared is gone, fields and comments declare nothing
     ("fn f(alpha: int) to int {\n  ret alpha\n}\nfn g() to int {\n  ret alpha\n}", "{\n  ret"),
     ("type T = { price: float }\nfn f() to float {\n  ret price\n}", "  ret"),
+    ("fn f() to int {\n  ret 1\n}\nret 2\n", "ret 1\n}\n"),  # E0406: no `ret` outside a function
+    ("fn f(t: float) to bool {\n  ret not\n  range == 1\n}", "ret not\n  range"),  # called across L2
+    ("fn f(t: float) to bool {\n  ret not { a: true }.a\n}", "ret not"),  # E0510: a record is no bool
     ("fn f() {\n  if true { let kept = 1 }\n  print(kept)\n}", "print("),
     ("// count: int\nfn f() {\n  print(count)\n}", "print("),
     ("fn f(xs: List[int]) {\n  for item in xs { }\n  print(item)\n}", "print("),

@@ -23,9 +23,20 @@ def test_a_target_must_serve_the_path(path: str, refused: set[str], allowed: set
     assert refused <= got and not allowed & got
 
 
+@pytest.mark.parametrize("end", [
+    'routes {\n  "/" to\n    ',                       # the target on the line after `to` (L2)
+    'routes {\n  "/a" to Home "/" to ',               # a second route on the same line
+    'routes {\n  "/" to Home", garbage(x) " to\n\n  ',  # a path string that swallowed the line
+])
+def test_a_target_anywhere_in_a_routes_block(end: str) -> None:
+    got = route_refusals(_PAGES + end)
+    assert {"Post", "button", "print", "None"} <= got and "Home" not in got
+
+
 def test_nothing_is_refused_elsewhere() -> None:
     assert route_refusals(_PAGES + "fn f() to Element {\n  ret ") == frozenset()
     assert route_refusals('routes {\n  "/a" to') == frozenset()  # `to` still being written
+    assert route_refusals('fn f() to str {\n  let s = g("/" to ') == frozenset()  # not in a routes block
 
 
 @pytest.mark.parametrize(("src", "refused_after"), [

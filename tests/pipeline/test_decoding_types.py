@@ -74,6 +74,7 @@ def test_expected_base_reads_ret_and_annotated_lets_only() -> None:
     # an assignment's value: the type of the name assigned
     ("fn f(a: int) {\n  let mut n = 0\n  n += ", {"float", "card", "not"}, {"len", "a"}, False),
     ('fn f(a: int) {\n  let mut s = ""\n  s = ', {"len", "a", "card"}, {"str"}, True),
+    ("fn f(xs: List[Element]) {\n  let mut n = 0\n  for a in xs { n += ", {"a", "card"}, {"len"}, False),
 ])
 def test_head_rule_refuses_starts_that_cannot_give_the_type(code: str, refused: set[str], allowed: set[str],
                                                             numbers: bool) -> None:
