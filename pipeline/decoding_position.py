@@ -49,7 +49,7 @@ from typing import Final
 
 from pipeline.decoding_namespace import VALUE, declared as declared_items, namespace
 from pipeline.decoding_scan import GENERIC_DECL, IDENT_CHARS, L1_FRAMES, TOKENS, Frame, Scan, in_pattern, scan
-from pipeline.decoding_types import expected_base
+from pipeline.decoding_types import argument_want, expected_base
 from vox_lang.layout import L2_AFTER
 from vox_lang.lexer import KEYWORDS
 from vox_lang.prelude import BUILTIN_TYPES, BUILTINS, CONSTRUCTORS, VIEW_ELEMENTS
@@ -197,10 +197,16 @@ _NONE: Final = Suffix()
 
 def _builtin_call(code: str, declared: frozenset[str]) -> bool:
     """Whether the end of ``code`` stands in the arguments of a prelude builtin's call (none of
-    which takes a function: spec §4)."""
+    which takes a function: spec §4), or in an argument of a declared function whose parameter
+    there has a built-in type that is not a function's
+    (:func:`pipeline.decoding_types.argument_want`)."""
     stack = scan(code).stack
-    return bool(stack) and stack[-1].kind == "call" and stack[-1].callee in BUILTINS \
-        and stack[-1].callee not in declared
+    if not stack or stack[-1].kind != "call":
+        return False
+    if stack[-1].callee in BUILTINS and stack[-1].callee not in declared:
+        return True
+    word = len(code) - len(code.rstrip(IDENT_CHARS))
+    return argument_want(code[:len(code) - word], declared) is not None
 
 
 #: tokens after which a word is a member or the name being declared, not a use

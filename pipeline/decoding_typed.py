@@ -227,6 +227,30 @@ def typed_names(code: str) -> tuple[Mapping[str, str], Mapping[str, str]]:
     return types, returns
 
 
+#: a named function, workflow or activity header up to its ``(`` (no generics: their parameter
+#: types may be type parameters)
+_CALLABLE: Final = re.compile(r"\b(?:fn|workflow|activity)\s+(?P<name>[A-Za-z_]\w*)\s*\(")
+
+
+def parameter_types(code: str) -> Mapping[str, tuple[str, ...]]:
+    """Each named function, workflow and activity of ``code`` (an open ```vox block) with its
+    parameters' types (source text, whitespace collapsed) once its parameter list has closed;
+    a name declared twice with different lists, or with a parameter whose type is not written,
+    is left out (so a call's argument is never held to a type it does not have)."""
+    text = _STRIP.sub(_blank, code)
+    found: dict[str, set[tuple[str, ...]]] = {}
+    for m in _CALLABLE.finditer(text):
+        close = _closing(text, m.end() - 1)
+        if close < 0:
+            continue
+        types: list[str] = []
+        for part in top_level_split(text[m.end():close], ","):
+            p = _PARAM.match(part)
+            types.append(" ".join(p.group("type").split()) if p else UNKNOWN)
+        found.setdefault(m.group("name"), set()).add(tuple(types))
+    return {n: next(iter(ts)) for n, ts in found.items() if len(ts) == 1 and UNKNOWN not in next(iter(ts))}
+
+
 def built_in(type_text: str) -> bool:
     """Whether ``type_text`` is a type the prelude defines, all of it (``List[int]``, not
     ``List[Money]``: an alias is transparent, spec §4, so a user type's name says nothing)."""

@@ -62,7 +62,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from pipeline.decoding_scan import IDENT_CHARS, L1_FRAMES, TOKENS, scan
-from pipeline.decoding_typed import COMPARE, UNKNOWN, base, typed_names
+from pipeline.decoding_typed import COMPARE, UNKNOWN, base, parameter_types, typed_names
 from vox_lang.layout import L2_AFTER
 from vox_lang.lexer import KEYWORDS
 from vox_lang.prelude import BUILTINS, VIEW_ELEMENTS, Sig
@@ -385,9 +385,43 @@ def head_rule(code: str, declared: frozenset[str]) -> HeadRule | None:
         elif left in ("int", "float"):
             return _rule(_POSTFIX_REACH, frozenset({"int", "float"}), declared, _typed(head, declared, _TYPED_POSTFIX))
     if last in ("(", ","):
-        stack = scan(head).stack
-        frame = stack[-1] if stack else None
-        if frame is not None and frame.kind == "call" and frame.callee in ARGUMENTS \
-                and frame.callee not in declared:
-            return _rule(_REACH, ARGUMENTS[frame.callee], declared, _typed(head, declared, _TYPED_REACH))
+        want = argument_want(head, declared)
+        if want is not None:
+            return _rule(_REACH, want, declared, _typed(head, declared, _TYPED_REACH))
     return None
+
+
+def argument_want(head: str, declared: frozenset[str]) -> frozenset[str] | None:
+    """The type heads the argument starting at the end of ``head`` may have, when it stands in
+    the call of a prelude builtin (:data:`ARGUMENTS`, spec §5) or of a function, workflow or
+    activity the program declares with a built-in parameter type there
+    (:func:`pipeline.decoding_typed.parameter_types`: ``ship_order(range)`` with ``id: str`` was
+    E0504); ``None`` when not known (a generic or function-typed parameter, named arguments, a
+    method or view element call)."""
+    stack = scan(head).stack
+    frame = stack[-1] if stack else None
+    if frame is None or frame.kind != "call" or not frame.callee:
+        return None
+    callee_at = head.rfind(frame.callee, 0, frame.arm)
+    piped = callee_at >= 0 and head[:callee_at].rstrip().endswith("|>")  # `xs |> f(b)` is `f(xs, b)` (spec §2)
+    if piped and (frame.callee in BUILTINS or frame.callee in VIEW_ELEMENTS):
+        return None
+    if frame.callee in ARGUMENTS and frame.callee not in declared:
+        return ARGUMENTS[frame.callee]
+    if frame.callee in BUILTINS or frame.callee in VIEW_ELEMENTS:
+        return None
+    params = parameter_types(head).get(frame.callee)
+    if params is None:
+        return None
+    index, depth = int(piped), 0
+    for tok in TOKENS.findall(head, frame.arm):
+        if tok in "([{" and len(tok) == 1:
+            depth += 1
+        elif tok in ")]}" and len(tok) == 1:
+            depth -= 1
+        elif depth == 0 and tok == ",":
+            index += 1
+        elif depth == 0 and tok == "=":
+            return None  # named arguments: which parameter is not read here
+    want = type_base(params[index]) if index < len(params) else None
+    return frozenset({want}) if want not in (None, "fn") else None

@@ -419,6 +419,9 @@ def _first_blocked(src: str, spec: RequestSpec | None = None) -> str | None:
     ("fn f() to int {\n  ret 1\n}\nret 2\n", "ret 1\n}\n"),  # E0406: no `ret` outside a function
     ("fn f(t: float) to bool {\n  ret not\n  range == 1\n}", "ret not\n  range"),  # called across L2
     ("fn f(t: float) to bool {\n  ret not { a: true }.a\n}", "ret not"),  # E0510: a record is no bool
+    # E0504: a declared function's argument of a built-in type is no bare prelude function
+    ("workflow ship(id: str) to str {\n  ret ship(range)\n}", "ship(range"),
+    ("fn ship(id: str, n: int) to str {\n  ret ship(id, card)\n}", "ship(id,"),
     ("fn f() {\n  if true { let kept = 1 }\n  print(kept)\n}", "print("),
     ("// count: int\nfn f() {\n  print(count)\n}", "print("),
     ("fn f(xs: List[int]) {\n  for item in xs { }\n  print(item)\n}", "print("),

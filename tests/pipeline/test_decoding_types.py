@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from pipeline import decoding_types
-from pipeline.decoding_types import NUMBER, expected_base, head_rule, return_type, type_base
+from pipeline.decoding_types import NUMBER, argument_want, expected_base, head_rule, return_type, type_base
 from vox_lang.prelude import VIEW_ELEMENTS
 
 
@@ -138,3 +138,21 @@ def test_expected_base_agrees_with_head_rule_on_the_line_it_reads() -> None:
     rule = head_rule(head + "x", frozenset())
     assert rule is not None and "float" in rule.words and rule.numbers is False
     assert expected_base("fn f() to int {\n  ret 1 // ret ") is None  # a comment's words are no tokens
+
+
+@pytest.mark.parametrize(("code", "want"), [
+    ("fn ship(id: str, n: int) to str {\n  ret ship(", {"str"}),
+    ("fn ship(id: str, n: int) to str {\n  ret ship(id, ", {"int"}),
+    ("fn ship(id: str, n: int) to str {\n  ret ship(f(1, 2), ", {"int"}),     # commas inside count not
+    ("fn f(a: str) to int {\n  ret len(", {"str", "List", "Map", "Set"}),     # a builtin (spec §5)
+    ("fn ship(id: str, n: int) to str {\n  ret ship(id, 1, ", None),          # past the parameters
+    ("fn ship(id: str, n: int) to str {\n  ret ship(n=1, ", None),            # named arguments
+    ("fn ap(f: fn(int) to int) to int {\n  ret ap(", None),                   # a function-typed parameter
+    ("fn ap<T>(x: T) to int {\n  ret ap(", None),                             # generic
+    ("fn k(x: int) {}\nfn k(y: str) {}\nfn f() {\n  k(", None),               # declared twice, differently
+    ("fn ship(id: Money) to str {\n  ret ship(", None),                       # a user type
+    ("fn ship(id: str, n: int) to str {\n  ret id |> ship(", {"int"}),       # a pipe gives the first
+])
+def test_argument_want(code: str, want: set[str] | None) -> None:
+    got = argument_want(code, frozenset({"id", "n", "a", "f", "x", "y"}))
+    assert got == (frozenset(want) if want is not None else None)
