@@ -385,9 +385,9 @@ def head_rule(code: str, declared: frozenset[str]) -> HeadRule | None:
         elif left in ("int", "float"):
             return _rule(_POSTFIX_REACH, frozenset({"int", "float"}), declared, _typed(head, declared, _TYPED_POSTFIX))
     if last in ("(", ","):
-        want = argument_want(head, declared)
-        if want is not None:
-            return _rule(_REACH, want, declared, _typed(head, declared, _TYPED_REACH))
+        heads = argument_want(head, declared)
+        if heads is not None:
+            return _rule(_REACH, heads, declared, _typed(head, declared, _TYPED_REACH))
     return None
 
 
