@@ -19,6 +19,10 @@ operand whose type is known, an operator its type does not take or one after whi
 expression can no longer give the type its place needs, and the end of that expression while its
 type is not that one (:func:`pipeline.decoding_operators.operator_rule`: ``ret text +`` in a
 function returning ``int``).
+After ``.`` a member name stays a prefix of a member of the receiver's type where that type is
+read, and is never a lone ``_`` (:mod:`pipeline.decoding_members`: ``s.len`` on a ``str``,
+``p.s`` on a ``ProcessOutput``, E0512); in a type, a built-in type keeps its number of type
+arguments (:mod:`pipeline.decoding_arity`: ``Map[str]``, ``int[``, a bare ``List``, E0409).
 A use must resolve in its namespace (:mod:`pipeline.decoding_namespace`): no value in a type
 (``type Shape = range``), no type in an expression (``for v in bool``), only an actor in
 ``spawn(``. Declarations, fields, patterns and anything the context cannot decide stay free,
@@ -44,12 +48,14 @@ from typing import Any
 import numpy as np
 from transformers import LogitsProcessor
 
+from pipeline.decoding_arity import arity_mask, arity_rule
 from pipeline.decoding_calls import CallRule, call_rule
 from pipeline.decoding_done import Extras
 from pipeline.decoding_fence import open_block
 from pipeline.decoding_hold import NameReport, RequestHold
 from pipeline.decoding_layout import in_literal
 from pipeline.decoding_logits import finite_scores, mask_rows
+from pipeline.decoding_members import member_mask, member_rule
 from pipeline.decoding_namespace import namespace_refusals, parameters_so_far
 from pipeline.decoding_operators import operator_rule
 from pipeline.decoding_position import (
@@ -306,6 +312,12 @@ class NameMask(LogitsProcessor):
                 mask = self._name_mask(pos, allowed, scores.shape[1],
                                        refused | (rule.words if rule is not None else frozenset()),
                                        fresh_refused | (fresh_rule.words if fresh_rule is not None else frozenset()))
+                # only a member of the receiver's type after `.`; a built-in type's argument count
+                member, arity = member_rule(code, pos.partial, visible), arity_rule(code, pos.partial)
+                for extra in (member_mask(self.table, member, scores.shape[1]) if member is not None else None,
+                              arity_mask(self.table, arity, scores.shape[1]) if arity is not None else None):
+                    if extra is not None:
+                        mask = extra if mask is None else mask & extra
                 numbers = "number_led" if rule is not None and rule.numbers else \
                     "ws_number_led" if fresh_rule is not None and fresh_rule.numbers else ""
                 if numbers:
