@@ -39,7 +39,7 @@ from functools import lru_cache
 from typing import Final
 
 from pipeline.decoding_routes import route_refusals
-from pipeline.decoding_scan import TOKENS, scan
+from pipeline.decoding_scan import L1_FRAMES, TOKENS, scan
 from vox_lang.prelude import BUILTIN_TYPES, BUILTINS, CONSTRUCTORS, VIEW_ELEMENTS
 
 TYPE: Final = "type"
@@ -145,8 +145,9 @@ def namespace(code: str) -> str | None:
     reading cannot tell. Only meaningful where :func:`pipeline.decoding_position.position` says the
     word is a use."""
     state = scan(code)
-    inner = state.stack[-1] if state.stack else None
     start = state.stmt_start
+    # the bracket the logical line stands in (a `(` or `[` whose line breaks L1 drops is part of the line)
+    inner = next((f for f in reversed(state.stack) if f.kind not in L1_FRAMES), None)
     tokens = [t for t in TOKENS.findall(code, start) if t != "\n" and not t.startswith(("//", "@"))]
     stack = [_Ctx("line")]
     kind = _line_kind(tokens)

@@ -42,7 +42,8 @@ COMPARE: Final = frozenset({"==", "!=", "<", ">", "<=", ">="})
 ARITH: Final = frozenset({"+", "-", "*", "/", "%"})
 _OPEN: Final = {"(": ")", "[": "]", "{": "}"}
 _HEADER: Final = re.compile(r"\b(?:fn|on|workflow|activity)\b\s*(?P<name>[A-Za-z_]\w*)?\s*(?:<[^<>{}()]*>)?\s*\(")
-_RET: Final = re.compile(r"\s*to\s+(?P<ret>[^{}\n]*?)\s*(?:\{|\Z)")
+#: a header's return type: it may go on past a line break inside `[` (L1)
+_RET: Final = re.compile(r"\s*to\s+(?P<ret>[^{}]*?)\s*(?:\{|\Z)")
 _PARAM: Final = re.compile(r"\s*(?:mut\s+)?(?P<name>[A-Za-z_]\w*)\s*:\s*(?P<type>.+?)\s*(?:=.*)?\Z", re.S)
 _LET: Final = re.compile(r"\blet\s+(?:mut\s+)?(?P<name>[A-Za-z_]\w*)\s*(?::\s*(?P<type>[^=\n]+?)\s*)?=(?!=)"
                          r"(?P<value>[^\n]*)")
@@ -115,6 +116,15 @@ class _Bindings:
         return {n: next(iter(ts)) for n, ts in self.returns.items() if len(ts) == 1 and UNKNOWN not in ts}
 
 
+def _type_text(text: str) -> str:
+    """A type's source text on one line as it is written on one: whitespace collapsed, none
+    inside brackets (``Result[\n  str]`` is ``Result[str]``)."""
+    flat = " ".join(text.split())
+    if "\n" not in text:
+        return flat
+    return re.sub(r"\s*,\s*", ", ", re.sub(r"\[\s+", "[", re.sub(r"\s+\]", "]", flat)))
+
+
 def _read(text: str, b: _Bindings) -> _Bindings:
     """``b`` with the bindings of ``text`` (strings and comments blanked) added."""
     events: list[tuple[int, str, re.Match[str]]] = []
@@ -128,8 +138,7 @@ def _read(text: str, b: _Bindings) -> _Bindings:
             ret = _RET.match(text, close + 1)
             if m.group("name"):
                 b.bind(m.group("name"), "fn")
-                b.returns.setdefault(m.group("name"), set()).add(
-                    " ".join(ret.group("ret").split()) if ret else "Unit")
+                b.returns.setdefault(m.group("name"), set()).add(_type_text(ret.group("ret")) if ret else "Unit")
             for part in top_level_split(text[m.end():close], ","):
                 p = _PARAM.match(part)
                 b.bind(p.group("name"), p.group("type")) if p else None

@@ -704,3 +704,18 @@ def test_one_request_reads_each_user_text_once(monkeypatch: pytest.MonkeyPatch) 
         mask = name_mask([request_text(convo)] * 2, tok, token_table(tok), 2, [tok.eos_token_id])
         assert mask.specs == [expected, expected]
     assert sorted(read) == sorted([request, repair])
+
+
+@pytest.mark.parametrize("src", [
+    # a record type's field whose type has brackets, on a field line of its own (or over lines: L1)
+    "type Item = { n: int }\ntype Order = {\n  items: List[Item]\n}\n",
+    "type Item = { n: int }\ntype Order = {\n  items: Map[str, List[Item]],\n  f: fn(Item) to int\n}\n",
+    "type Item = { n: int }\ntype Order = {\n  items: List[\n    Item\n  ]\n}\n",
+    # a return type over lines (L1 inside `[`)
+    'fn f(a: int) to Result[\n  str] {\n  ret Ok("x")\n}\nfn g() to Result[str] {\n  ret f(1)\n}\n',
+])
+def test_valid_layouts_pass_the_name_mask(src: str) -> None:
+    import vox_lang
+
+    assert vox_lang.check(src, strict=True).ok
+    assert _first_blocked(src) is None

@@ -65,3 +65,9 @@ def test_expr_type(text: str, expected: str | None) -> None:
 def test_a_builtin_rebound_by_the_program_is_its_function() -> None:
     assert expr_type(_toks("len(1, 2)"), {"len": "fn"}, {"len": "str"}) == "str"
     assert expr_type(_toks("len(s)"), {"len": "?", "s": "str"}) is None
+
+
+def test_a_return_type_over_lines_is_read_whole() -> None:
+    # L1 drops the line break inside `[`: the header returns Result[str], not Unit
+    types, returns = name_types('fn f(a: int) to Result[\n  str] {\n  ret Ok("x")\n}\nfn g() {\n  let x = f(1)\n')
+    assert returns["f"] == "Result[str]" and types["x"] == "Result[str]"
