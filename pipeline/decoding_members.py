@@ -38,7 +38,7 @@ from pipeline.decoding_namespace import declared
 from pipeline.decoding_records import declared_records, known_type, record_types
 from pipeline.decoding_scan import IDENT_CHARS, TOKENS, scan
 from pipeline.decoding_tokens import TokenTable
-from pipeline.decoding_typed import UNKNOWN, _match, _method, _type_args, base, expr_type, show, typed_names
+from pipeline.decoding_typed import UNKNOWN, base, closing_index, expr_type, method_type, show, type_args, typed_names
 from vox_lang.lexer import KEYWORDS
 from vox_lang.prelude import BUILTIN_TYPES, BUILTINS, CONSTRUCTORS, METHOD_REQUIRES, METHODS, PRELUDE_RECORDS
 
@@ -118,11 +118,11 @@ def _fields(type_text: str, records: Mapping[str, Mapping[str, str]]) -> Mapping
 
 
 def _method_type(receiver: str, name: str) -> str | None:
-    """:func:`pipeline.decoding_typed._method`, and ``Option[V]`` of ``Map[K, V]`` ``get``."""
+    """:func:`pipeline.decoding_typed.method_type`, and ``Option[V]`` of ``Map[K, V]`` ``get``."""
     if base(receiver) == "Map" and name == "get":
-        parts = _type_args(receiver)
+        parts = type_args(receiver)
         return f"Option[{parts[1]}]" if len(parts) == 2 else None
-    return _method(receiver, name) if base(receiver) in METHODS else None
+    return method_type(receiver, name) if base(receiver) in METHODS else None
 
 
 def receiver_type(toks: Sequence[str], types: Mapping[str, str], returns: Mapping[str, str],
@@ -139,11 +139,11 @@ def receiver_type(toks: Sequence[str], types: Mapping[str, str], returns: Mappin
     if t.startswith('"'):
         ty = "str"
     elif t in ("(", "["):
-        close = _match(toks, start)
+        close = closing_index(toks, start)
         ty = "List" if t == "[" else expr_type(toks[start + 1:close], types, returns)
         i = close + 1
     elif i < len(toks) and toks[i] == "(":
-        close = _match(toks, i)
+        close = closing_index(toks, i)
         if t in types:
             ty = returns.get(t) if types[t] == "fn" else None
         elif t in visible:
@@ -161,18 +161,18 @@ def receiver_type(toks: Sequence[str], types: Mapping[str, str], returns: Mappin
             name = toks[i + 1]
             if i + 2 < len(toks) and toks[i + 2] == "(":
                 ty = _method_type(ty, name)
-                i = _match(toks, i + 2) + 1
+                i = closing_index(toks, i + 2) + 1
             else:
                 fields = _fields(ty, records)
                 ty = fields.get(name) if fields is not None else None
                 i += 2
         elif tok == "[":
-            parts = _type_args(ty)
+            parts = type_args(ty)
             ty = "str" if ty == "str" else parts[0] if base(ty) == "List" and len(parts) == 1 \
                 else parts[1] if base(ty) == "Map" and len(parts) == 2 else None
-            i = _match(toks, i) + 1
+            i = closing_index(toks, i) + 1
         elif tok == "?":
-            parts = _type_args(ty)
+            parts = type_args(ty)
             ty = parts[0] if base(ty) in ("Option", "Result") and parts else None
             i += 1
         else:
@@ -192,7 +192,7 @@ def members_of(type_text: str | None, records: Mapping[str, Mapping[str, str]]) 
         return frozenset(fields)
     if head not in METHODS:
         return None
-    args = _type_args(type_text)
+    args = type_args(type_text)
     out = set()
     for name in METHODS[head]:
         need = [show(t) for t in METHOD_REQUIRES.get((head, name), ())]

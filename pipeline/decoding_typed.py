@@ -65,7 +65,7 @@ def show(t: Type) -> str | None:
     return None if any(a is None for a in args) else f"{t.name}[{', '.join(a for a in args if a)}]"
 
 
-def _type_args(type_text: str) -> list[str]:
+def type_args(type_text: str) -> list[str]:
     """The type arguments of ``T[...]`` (source text, each stripped); ``[]`` for a type without."""
     if "[" not in type_text or not type_text.endswith("]"):
         return []
@@ -89,7 +89,7 @@ def _closing(text: str, at: int) -> int:
 def _element(type_text: str | None) -> str | None:
     """``T`` of ``List[T]`` / ``Set[T]`` (source text); ``None`` for anything else."""
     if type_text and type_text.startswith(("List[", "Set[")):
-        parts = _type_args(type_text)
+        parts = type_args(type_text)
         return parts[0] if len(parts) == 1 else None
     return None
 
@@ -278,7 +278,7 @@ def base(type_text: str | None) -> str | None:
     return type_text.split("[", 1)[0].strip() or None
 
 
-def _method(receiver: str, name: str) -> str | None:
+def method_type(receiver: str, name: str) -> str | None:
     """The return type of ``receiver.name(...)`` when the prelude gives it concretely (``str``
     ``split`` is ``List[str]``; ``List[int]`` ``get`` is ``Option[int]``)."""
     sig = METHODS.get(base(receiver) or "", {}).get(name)
@@ -288,7 +288,7 @@ def _method(receiver: str, name: str) -> str | None:
     if concrete is not None:
         return concrete
     ret = sig.ret  # a type parameter of the receiver: T of List[T] / Option[T] / Result[T, E]
-    parts = _type_args(receiver)
+    parts = type_args(receiver)
     if isinstance(ret, TCon) and ret.name == "Option" and parts and base(receiver) == "List":
         return f"Option[{parts[0]}]"
     if not isinstance(ret, TCon) and parts and base(receiver) in ("Option", "Result") and name == "unwrap_or":
@@ -301,7 +301,7 @@ def _index(receiver: str) -> str | None:
     ``str[int]`` a ``str``)."""
     if receiver == "str":
         return "str"
-    parts = _type_args(receiver)
+    parts = type_args(receiver)
     if base(receiver) == "List" and len(parts) == 1:
         return parts[0]
     if base(receiver) == "Map" and len(parts) == 2:
@@ -341,14 +341,14 @@ def _operand(toks: Sequence[str], i: int, types: Mapping[str, str],
     elif t in ("true", "false"):
         ty, i = "bool", i + 1
     elif t in _OPEN:
-        close = _match(toks, i)
+        close = closing_index(toks, i)
         if close < 0:
             return None, len(toks)
         ty = ("List" if t == "[" else expr_type(toks[i + 1:close], types, returns) if t == "(" else None)
         i = close + 1
     elif (t[0].isalpha() or t[0] == "_") and (t not in KEYWORDS or t == "None"):
         if i + 1 < len(toks) and toks[i + 1] == "(":
-            close = _match(toks, i + 1)
+            close = closing_index(toks, i + 1)
             if close < 0:
                 return None, len(toks)
             ty, i = _call(t, types, returns), close + 1
@@ -361,13 +361,13 @@ def _operand(toks: Sequence[str], i: int, types: Mapping[str, str],
     while ty is not None and i < len(toks) and toks[i] in (".", "["):
         if toks[i] == ".":
             if i + 2 < len(toks) and toks[i + 2] == "(":
-                close = _match(toks, i + 2)
-                ty = _method(ty, toks[i + 1]) if close > 0 else None
+                close = closing_index(toks, i + 2)
+                ty = method_type(ty, toks[i + 1]) if close > 0 else None
                 i = close + 1 if close > 0 else len(toks)
             else:
                 return None, i
         else:
-            close = _match(toks, i)
+            close = closing_index(toks, i)
             ty = _index(ty) if close > 0 else None
             i = close + 1 if close > 0 else len(toks)
     if i < len(toks) and toks[i] in ("?", "(", "|>"):
@@ -381,7 +381,7 @@ def _operand(toks: Sequence[str], i: int, types: Mapping[str, str],
     return ty, i
 
 
-def _match(toks: Sequence[str], at: int) -> int:
+def closing_index(toks: Sequence[str], at: int) -> int:
     """Index of the token closing the bracket ``toks[at]``; ``-1`` when it does not close."""
     depth = 0
     for j in range(at, len(toks)):
