@@ -269,6 +269,13 @@ class RequestHold:
         is a name or number position)."""
         line = code[code.rfind("\n") + 1:]
         glued = code[-1:] in IDENT_CHARS  # a bare ``0`` or ``_`` would extend the word or number
+        if glued and mask is not None and not ends_in_string(line) and not comment_length(line):
+            closers = self._closing(width, "brackets")
+            if not _any_left(finite, mask & closers) and _any_left(finite, mask):
+                # the word being written names nothing yet (the name mask holds it open): it ends
+                # first, as the name mask allows, then the block winds down (a closer right
+                # after `ra` left an undefined name in 11 answers of one constrained eval run)
+                return mask
         kinds = (["string"] if ends_in_string(line) else ["comment"] if comment_length(line) else
                  ["line_brackets"] if not line.strip() else  # a line start: ``{}``, ``0`` or a newline would idle
                  ["brackets", "finishers_apart" if glued else "finishers", "lines"])

@@ -81,6 +81,15 @@ def test_a_derailed_block_closes_its_brackets_first(bpe_tokenizer: Any) -> None:
     assert any("]" in t for t in left)
 
 
+def test_a_derailed_block_finishes_the_word_being_written_first(bpe_tokenizer: Any) -> None:
+    # `ra` names nothing: a closer now would leave an undefined name (E0401)
+    left = _allowed(bpe_tokenizer, "fn f(x: int) to int {\n  let y = [x,\n\n  ra")
+    assert left and not any(set(t) & set(")]}") for t in left)
+    assert any("range".startswith("ra" + t) or t.startswith("nge") for t in left)
+    done = _allowed(bpe_tokenizer, "fn f(x: int) to int {\n  let y = [x,\n\n  x")  # a name: closers again
+    assert done and all(set(t) <= set(")]}`\r \t\n") for t in done)
+
+
 def test_a_derailed_block_ends_its_comment_then_closes(bpe_tokenizer: Any) -> None:
     left = _allowed(bpe_tokenizer, "fn f(x: int) to int {\n  let y = [x,\n\n  // note )")
     assert left and all("\n" in t for t in left)  # a bracket would only be comment text
