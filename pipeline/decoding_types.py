@@ -260,6 +260,16 @@ def _lone_variable(tokens: list[str]) -> bool:
     return len(tokens) == 1 or tokens[-2] in _ALONE_AFTER
 
 
+def _operand_end(tok: str) -> bool:
+    """Whether ``tok`` may end an operand (so a ``-`` after it is binary): a name or literal (not
+    a reserved word that starts or joins expressions), a closed string, ``)``, ``]`` or ``?``."""
+    if tok in (")", "]", "?", "}"):
+        return True
+    if tok.startswith('"'):
+        return len(tok) > 1 and tok.endswith('"') and not tok.endswith('\\"')
+    return (tok[:1].isalnum() or tok[:1] == "_") and (tok not in KEYWORDS or tok in ("true", "false", "None"))
+
+
 def _line_tokens(head: str) -> tuple[str, list[str]]:
     """The last line of ``head`` and its tokens, comments left out."""
     line = head[head.rfind("\n") + 1:]
@@ -330,8 +340,11 @@ def _across_newline(head: str, declared: frozenset[str]) -> HeadRule | None:
 #: constructors of ``Option``/``Result``: a ``not``'s operand starting with one reaches a
 #: ``bool`` only by ``.unwrap_or(...)`` on it; ``ret not None`` and ``not Error(...)`` stood 11
 #: times in one constrained eval run's failing answers (E0510), so they are refused there, as is
-#: a record or map literal's ``{`` (``ret not { miht: card }``: only a field could be a ``bool``)
-_WRAPPERS: Final = frozenset({"None", "Some", "Ok", "Error"})
+#: a record or map literal's ``{`` (``ret not { miht: card }``: only a field could be a ``bool``),
+#: and an ``if`` or ``match`` expression (``if not`` + newline + ``if ...`` stood 12 times in one
+#: run's failing answers: an ``if`` without ``else`` is ``Unit``; trade-off: ``not if c { a } else
+#: { b }`` is refused too)
+_WRAPPERS: Final = frozenset({"None", "Some", "Ok", "Error", "if", "match"})
 #: words that never name a function: a pipe's stage may not be one
 _NOT_FUNCTIONS: Final = frozenset({"true", "false", "not", "None", "if", "match", "spawn"})
 
@@ -372,6 +385,11 @@ def head_rule(code: str, declared: frozenset[str]) -> HeadRule | None:
         rule = _rule(_POSTFIX_REACH, frozenset({"bool"}), declared, _typed(head, declared, _TYPED_POSTFIX)) \
             or HeadRule(frozenset(), False)
         return HeadRule(rule.words | (_WRAPPERS - declared), rule.numbers, lists=True, strings=True, braces=True)
+    if last == "-" and (len(tokens) == 1 or not _operand_end(tokens[-2])):
+        # unary minus (spec §4: on numbers): `-"()..."` began 11 failing answers' lines in one run
+        rule = _rule(_POSTFIX_REACH, frozenset({"int", "float"}), declared, _typed(head, declared, _TYPED_POSTFIX)) \
+            or HeadRule(frozenset(), False)
+        return HeadRule(rule.words | (_WRAPPERS - declared), False, lists=True, strings=True, braces=True)
     if (last in _ARITHMETIC or last in COMPARE) and len(tokens) >= 2:
         left = _operand_type(tokens[:-1], head[:head.rstrip().rfind(last)], declared)
         if last in COMPARE:  # the right operand is an `add_e` (spec §2): arithmetic may follow its start

@@ -70,7 +70,11 @@ def test_expected_base_reads_ret_and_annotated_lets_only() -> None:
     ("fn f(a: int) to bool {\n  ret 2 > ", {"card", "not"}, {"float", "len"}, False),
     ("fn f(a: float) to bool {\n  ret a > ", {"card", "not"}, {"float", "len", "int"}, False),
     # `not`'s operand: no Option/Result constructor either (only `.unwrap_or` would make it a bool)
-    ("fn f(a: str) to bool {\n  ret not ", {"None", "Some", "Ok", "Error", "len"}, {"a", "str"}, True),
+    ("fn f(a: str) to bool {\n  ret not ", {"None", "Some", "Ok", "Error", "len", "if", "match"}, {"a", "str"},
+     True),
+    # unary minus: a number (no string, list, record, bool, Option/Result constructor)
+    ("fn f(a: bool) to int {\n  ret - ", {"a", "true", "print", "None", "card"}, {"len", "int", "float"}, False),
+    ("fn f(a: bool) to int {\n  ret 2 * - ", {"a", "true"}, {"len"}, False),
     # an assignment's value: the type of the name assigned
     ("fn f(a: int) {\n  let mut n = 0\n  n += ", {"float", "card", "not"}, {"len", "a"}, False),
     ('fn f(a: int) {\n  let mut s = ""\n  s = ', {"len", "a", "card"}, {"str"}, True),
