@@ -55,6 +55,8 @@ _LED: Final = re.compile(r"[ \t]*\.([A-Za-z0-9_]+)(.*)\Z", re.S)
 
 
 def _opener(toks: Sequence[str], at: int) -> int:
+    """Index of the token opening the bracket ``toks[at]`` closes (the backward twin of
+    :func:`pipeline.decoding_typed.closing_index`); ``-1`` when none does."""
     depth = 0
     for j in range(at, -1, -1):
         if toks[j] in (")", "]", "}"):
