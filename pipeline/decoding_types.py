@@ -1,15 +1,19 @@
 """Declared types at an expression's head, for the name mask (:mod:`pipeline.decoding_names`).
 
 Where the left context says what type an expression must have, and the word (or number) that
-starts it can never give that type, the start is refused (:func:`head_rule`). Four places:
+starts it can never give that type, the start is refused (:func:`head_rule`). These places:
 
 - the value of ``ret`` in a function (or handler, workflow, activity, lambda) with a declared
-  return type, and of ``let x: T =`` (spec §4: ``ret`` must give the return type, E0507; a
-  ``let``'s value its annotation, E0501);
-- the operand of unary ``not`` (``and or not`` on bool, E0510);
+  return type, of ``let x: T =``, and of an assignment to a typed name (``n += v`` with ``n:
+  int``; spec §4: ``ret`` must give the return type, E0507; a ``let``'s value its annotation,
+  E0501; an assignment the name's type);
+- the operand of unary ``not`` (``and or not`` on bool, E0510) and of unary ``-`` (numbers);
 - an argument of a prelude builtin (spec §5: ``len`` takes ``str|List|Map|Set``, ``range`` ints,
   ``float``/``int`` an int, float or str, ``assert`` a bool, ``set`` a list; E0504), the
-  parameter types of :data:`vox_lang.prelude.BUILTINS`;
+  parameter types of :data:`vox_lang.prelude.BUILTINS`, and of a function the program declares
+  with a built-in parameter type there (:func:`argument_want`);
+- the right operand of a comparison whose left operand's type is known (an ``int`` name's only
+  with ints: an ``INT`` literal alone checks as a ``float``, spec §4);
 - the iterable of a ``for`` (the checker iterates a ``List``, ``Set``, ``Map`` or ``str``, E0501):
   in one constrained eval run's answers ``for v in print(...)`` stood 21 times, ``for v in
   assert(...)`` 11, and a ``vox chat`` answer failed on ``for s in column``.
