@@ -219,6 +219,8 @@ def _scan(code: str, start: int, state: Scan) -> Scan:
             if stack:
                 frame = stack.pop()
                 closed, callee = frame.kind, frame.callee
+            else:
+                closed, callee = "", ""  # a closer with nothing open closes no call
             decl.lets = [(name, depth) for name, depth in decl.lets if depth <= len(stack)]
         elif tok == "," and stack and stack[-1].kind == "match":
             stack[-1] = replace(stack[-1], arm=m.end())

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import example, given, settings, strategies as st
 
 from pipeline.decoding_scan import Scan, _scan, scan, visible_names
 
@@ -96,6 +96,7 @@ def test_incremental_scan_equals_a_fresh_scan_at_every_prefix(name: str) -> None
 
 @settings(max_examples=150, deadline=None)
 @given(st.lists(st.text(alphabet='ab1.5 "\\\n/{}()[]=-<>:|,_@', min_size=1, max_size=4), max_size=40))
+@example(pieces=["_", "(", "}", "\n)"])  # a closer with nothing open: no call's callee is carried over
 def test_incremental_scan_on_random_text(pieces: list[str]) -> None:
     """Any text, grown by random pieces: the incremental scan equals a scan from the start."""
     import pipeline.decoding_scan as ds
