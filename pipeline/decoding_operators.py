@@ -34,9 +34,18 @@ from dataclasses import dataclass
 from typing import Final
 
 from pipeline.decoding_scan import TOKENS, scan
-from pipeline.decoding_typed import ARITH, COMPARE, LOGIC, UNKNOWN, arithmetic, base, expr_type, typed_names
+from pipeline.decoding_typed import (
+    ARITH,
+    COMPARE,
+    LOGIC,
+    UNKNOWN,
+    arithmetic,
+    base,
+    expr_type,
+    operand_end,
+    typed_names,
+)
 from pipeline.decoding_types import ARGUMENTS, ASSIGNMENTS, expected_base
-from vox_lang.lexer import KEYWORDS
 from vox_lang.prelude import BUILTINS, CONSTRUCTORS
 
 #: tokens an expression is made of (besides names, literals and brackets)
@@ -75,15 +84,6 @@ class OperatorRule:
         return tuple(name for on, name in pairs if on)
 
 
-def _operand_end(tok: str) -> bool:
-    """Whether ``tok`` may end an operand: a name, number, closed string, ``)`` or ``]``."""
-    if tok in (")", "]"):
-        return True
-    if tok.startswith('"'):
-        return len(tok) > 1 and tok.endswith('"') and not tok.endswith('\\"')
-    return (tok[:1].isalnum() or tok[:1] == "_") and (tok not in KEYWORDS or tok in ("true", "false", "None"))
-
-
 def _back(toks: Sequence[str], stops: Callable[[str], bool]) -> tuple[int, str]:
     """Back from the end of ``toks`` over balanced brackets to the first token at depth 0 that
     ``stops`` says ends the run, or to an unmatched opening bracket: the index after it and that
@@ -105,7 +105,7 @@ def _back(toks: Sequence[str], stops: Callable[[str], bool]) -> tuple[int, str]:
 def _expression(toks: Sequence[str]) -> tuple[int, str]:
     """Where the expression that ends ``toks`` starts (an index) and the token before it (``""``
     at the line start): back over balanced brackets, names, literals and operators."""
-    return _back(toks, lambda t: not (t in _EXPRESSION or _operand_end(t)))
+    return _back(toks, lambda t: not (t in _EXPRESSION or operand_end(t)))
 
 
 def _top_level(toks: Sequence[str], ops: frozenset[str]) -> int:
@@ -168,7 +168,7 @@ def operator_rule(code: str, declared: frozenset[str]) -> OperatorRule | None:
     found = [(m.start(), m.group()) for m in TOKENS.finditer(head, state.stmt_start)
              if m.group() != "\n" and not m.group().startswith("//")]
     line = [t for _, t in found]
-    if not line or not _operand_end(line[-1]):
+    if not line or not operand_end(line[-1]):
         return None
     last = line[-1]
     if (last[0].isalpha() or last[0] == "_") and last not in declared and last not in ("true", "false", "None"):

@@ -24,14 +24,12 @@ from __future__ import annotations
 
 from typing import Final
 
-from pipeline.decoding_scan import TOKENS, scan
+from pipeline.decoding_scan import scan, top_level_tokens
 from pipeline.decoding_types import header_return
 
 #: words at a body's own level after which the body may return on every path (see the module
 #: docstring; ``else`` stands for an ``if``/``else`` chain)
 _RETURNING: Final = frozenset({"ret", "return", "else", "match", "exit"})
-_OPEN: Final = frozenset("([{")
-_CLOSE: Final = frozenset(")]}")
 
 
 def must_return(code: str) -> bool:
@@ -48,15 +46,9 @@ def must_return(code: str) -> bool:
     ret = header_return(code, frame.arm - 1)
     if ret is None or ret.strip() in ("", "Unit"):
         return False
-    depth = 0
     previous = ""
-    for m in TOKENS.finditer(code, frame.arm):
-        tok = m.group()
-        if tok in _OPEN:
-            depth += 1
-        elif tok in _CLOSE:
-            depth -= 1
-        elif depth == 0 and (tok in _RETURNING or previous == "while" and tok == "true"):
+    for tok in top_level_tokens(code, frame.arm):
+        if tok in _RETURNING or previous == "while" and tok == "true":
             return False
         if tok != "\n" and not tok.startswith("//"):
             previous = tok

@@ -29,6 +29,7 @@ statement), and the rules that read "the line" read that one.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from functools import cached_property, lru_cache
 from typing import Final
@@ -342,6 +343,20 @@ def scan(code: str) -> Scan:
         _SCANS.clear()
     _SCANS[code] = out
     return out
+
+
+def top_level_tokens(code: str, start: int) -> Iterator[str]:
+    """The tokens of ``code[start:]`` (:data:`TOKENS`: line breaks and comments included) outside
+    every bracket opened after ``start``; the brackets themselves are left out, and so is what
+    follows a closer of a bracket opened before ``start``."""
+    depth = 0
+    for tok in TOKENS.findall(code, start):
+        if tok in ("(", "[", "{"):
+            depth += 1
+        elif tok in (")", "]", "}"):
+            depth -= 1
+        elif depth == 0:
+            yield tok
 
 
 def in_pattern(code: str, stack: list[Frame], end: int | None = None) -> bool:

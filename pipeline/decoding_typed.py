@@ -106,7 +106,7 @@ class _Bindings:
         return _Bindings({n: set(t) for n, t in self.types.items()}, {n: set(t) for n, t in self.returns.items()})
 
     def bind(self, name: str, type_text: str | None) -> None:
-        text = " ".join(type_text.split()) if type_text else UNKNOWN
+        text = _type_text(type_text) if type_text else UNKNOWN
         self.types.setdefault(name, set()).add(text if text == "fn" or built_in(text) else UNKNOWN)
 
     def agreed(self) -> dict[str, str]:
@@ -255,9 +255,19 @@ def parameter_types(code: str) -> Mapping[str, tuple[str, ...]]:
         types: list[str] = []
         for part in top_level_split(text[m.end():close], ","):
             p = _PARAM.match(part)
-            types.append(" ".join(p.group("type").split()) if p else UNKNOWN)
+            types.append(_type_text(p.group("type")) if p else UNKNOWN)
         found.setdefault(m.group("name"), set()).add(tuple(types))
     return {n: next(iter(ts)) for n, ts in found.items() if len(ts) == 1 and UNKNOWN not in next(iter(ts))}
+
+
+def operand_end(tok: str) -> bool:
+    """Whether ``tok`` may end an operand: a name, number, closed string, ``)`` or ``]`` (a
+    reserved word only as the literal ``true``/``false``/``None``)."""
+    if tok in (")", "]"):
+        return True
+    if tok.startswith('"'):
+        return len(tok) > 1 and tok.endswith('"') and not tok.endswith('\\"')
+    return (tok[:1].isalnum() or tok[:1] == "_") and (tok not in KEYWORDS or tok in ("true", "false", "None"))
 
 
 def built_in(type_text: str) -> bool:

@@ -65,8 +65,8 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
-from pipeline.decoding_scan import IDENT_CHARS, L1_FRAMES, TOKENS, scan
-from pipeline.decoding_typed import COMPARE, UNKNOWN, base, parameter_types, typed_names
+from pipeline.decoding_scan import IDENT_CHARS, L1_FRAMES, TOKENS, scan, top_level_tokens
+from pipeline.decoding_typed import COMPARE, UNKNOWN, base, operand_end, parameter_types, typed_names
 from vox_lang.layout import L2_AFTER
 from vox_lang.lexer import KEYWORDS
 from vox_lang.prelude import BUILTINS, VIEW_ELEMENTS, Sig
@@ -264,16 +264,6 @@ def _lone_variable(tokens: list[str]) -> bool:
     return len(tokens) == 1 or tokens[-2] in _ALONE_AFTER
 
 
-def _operand_end(tok: str) -> bool:
-    """Whether ``tok`` may end an operand (so a ``-`` after it is binary): a name or literal (not
-    a reserved word that starts or joins expressions), a closed string, ``)``, ``]`` or ``?``."""
-    if tok in (")", "]", "?", "}"):
-        return True
-    if tok.startswith('"'):
-        return len(tok) > 1 and tok.endswith('"') and not tok.endswith('\\"')
-    return (tok[:1].isalnum() or tok[:1] == "_") and (tok not in KEYWORDS or tok in ("true", "false", "None"))
-
-
 def _line_tokens(head: str) -> tuple[str, list[str]]:
     """The last line of ``head`` and its tokens, comments left out."""
     line = head[head.rfind("\n") + 1:]
@@ -389,7 +379,7 @@ def head_rule(code: str, declared: frozenset[str]) -> HeadRule | None:
         rule = _rule(_POSTFIX_REACH, frozenset({"bool"}), declared, _typed(head, declared, _TYPED_POSTFIX)) \
             or HeadRule(frozenset(), False)
         return HeadRule(rule.words | (_WRAPPERS - declared), rule.numbers, lists=True, strings=True, braces=True)
-    if last == "-" and (len(tokens) == 1 or not _operand_end(tokens[-2])):
+    if last == "-" and (len(tokens) == 1 or not (tokens[-2] in ("?", "}") or operand_end(tokens[-2]))):
         # unary minus (spec §4: on numbers): `-"()..."` began 11 failing answers' lines in one run
         rule = _rule(_POSTFIX_REACH, frozenset({"int", "float"}), declared, _typed(head, declared, _TYPED_POSTFIX)) \
             or HeadRule(frozenset(), False)
@@ -435,15 +425,11 @@ def argument_want(head: str, declared: frozenset[str]) -> frozenset[str] | None:
     params = parameter_types(head).get(frame.callee)
     if params is None:
         return None
-    index, depth = int(piped), 0
-    for tok in TOKENS.findall(head, frame.arm):
-        if tok in "([{" and len(tok) == 1:
-            depth += 1
-        elif tok in ")]}" and len(tok) == 1:
-            depth -= 1
-        elif depth == 0 and tok == ",":
+    index = int(piped)
+    for tok in top_level_tokens(head, frame.arm):
+        if tok == ",":
             index += 1
-        elif depth == 0 and tok == "=":
+        elif tok == "=":
             return None  # named arguments: which parameter is not read here
     want = type_base(params[index]) if index < len(params) else None
     return frozenset({want}) if want not in (None, "fn") else None
