@@ -7,8 +7,10 @@ Here a completion's first ```vox block is checked with the whole front end (:fun
 strict); if it has a diagnostic, the completion is cut at the start of the first line holding one
 (:func:`fault_cut`) and decoded again from there, that prefix forced token by token
 (:class:`ForcedPrefix`, the last processor, so every mask consumes it as if it had been sampled),
-up to ``retries`` rounds. A block the token budget cut is judged by its complete lines (open
-brackets closed for the check), so a derailed block is retried from where it first goes wrong.
+up to ``retries`` rounds. A retry that did not replace its completion moves the next round's cut
+one line further back, down to the first line of the item's body (:func:`backoff_cut`). A block
+the token budget cut is judged by its complete lines (open brackets closed for the check), so a
+derailed block is retried from where it first goes wrong.
 A retry that is no better than what it replaces (more errors, a block the budget cut, or one
 that no longer declares an item the request names) is dropped (:func:`better`). An answer with
 no block and a clean block are never retried. The token budget of a retry is the original one:
@@ -40,7 +42,10 @@ from vox_lang.requests import RequestSpec, missing_items
 #: With the eval's token limit at 192 (the same seeded models, b88f519's export): first pass
 #: 0.218 (34 s), two rounds 0.324 (52 s), three 0.360 (879 retried, 58 fixed, 76 s), four 0.380
 #: (96 s). Four rounds: the main job at 192 tokens with three took 6.8 min on 2 idle AMX cores
-#: (eval 3.7), so a fourth round (~22 s per model) fits its 10 minutes
+#: (eval 3.7), so a fourth round (~22 s per model) fits its 10 minutes. Backing off a line per
+#: dropped retry (:func:`backoff_cut`; fdfd8b9's stored run, 66fb697's masks, four rounds): seed 0
+#: 0.392 -> 0.400 (best-of-4 0.618 both), seed 1 0.350 -> 0.375 (0.539 -> 0.588), in the same
+#: time; backing off straight to the body's first line instead: 0.392, best-of-4 0.549 (seed 0)
 RETRIES: Final = 4
 #: sampling temperature of a retry at least (a greedy retry would decode the same line again)
 RETRY_TEMPERATURE: Final = 0.7
@@ -117,6 +122,31 @@ def fault_cut(text: str, strict: bool = True, open_blocks: bool = False) -> Faul
     line = min(d.line for d in diags)
     keep = sum(len(x) + 1 for x in lines[:line - 1])
     return Fault(offset + keep, len(diags) + (0 if closed else 1), line, result.typed)  # a cut block: one fault more
+
+
+def backoff_cut(text: str, fault: Fault, stuck: int) -> int:
+    """Where a retry of ``text`` starts after ``stuck`` retries from ``fault.cut`` in a row were no
+    better: ``stuck`` lines before the faulty one, never before the body of the top-level item
+    holding it (the line after its header, which a request's forced header wrote), and
+    ``fault.cut`` itself while ``stuck`` is 0. A faulty line is often only where a body that
+    derailed earlier fails to check; sampling it again rarely helps, sampling from earlier may.
+
+    Returns:
+        a character offset into ``text`` at the start of a line, at most ``fault.cut``.
+    """
+    found = _first_block(text, True)
+    if stuck <= 0 or found is None:
+        return fault.cut
+    offset, code, _ = found
+    lines = code.split("\n")
+    header = fault.line - 1  # 0-based index of the faulty line; walk back to its item's header
+    while header > 0 and not (lines[header][:1].isalpha() or lines[header][:1] == "@"):
+        header -= 1
+    while header < fault.line - 1 and not lines[header].rstrip().endswith("{"):
+        header += 1  # a header written over lines ends at its `{`
+    first = min(header + 1, fault.line - 1)
+    line = max(first, fault.line - 1 - stuck)
+    return offset + sum(len(x) + 1 for x in lines[:line])
 
 
 def kept_ids(tokenizer: Any, ids: Sequence[int], cut: int) -> list[int]:
@@ -200,7 +230,8 @@ def retry_faults(decode: Decode, conversations: Sequence[Any], texts: list[list[
                  open_blocks: bool = True, specs: Sequence[RequestSpec] | None = None) -> RetryStats:
     """Retry every faulty completion of ``texts`` (``n`` per conversation; ``ids`` their tokens)
     up to ``rounds`` times, in place: each round decodes the completions that still have a fault
-    again, in one batch, from the start of their first faulty line; a retry replaces its
+    again, in one batch, from the start of their first faulty line, or as many lines before it
+    as retries from there in a row were dropped (:func:`backoff_cut`); a retry replaces its
     completion when :func:`better`. Round ``r`` seeds torch with ``seed + 7919 * r``, and a
     seeded ``params`` gets that seed too (the decoder reseeds from it: the same seed would draw
     the same tokens after the same forced prefix). ``specs``: what each conversation's request
@@ -218,6 +249,7 @@ def retry_faults(decode: Decode, conversations: Sequence[Any], texts: list[list[
     missing = {(i, j): missing_count(specs[i], texts[i][j]) for i, j in first}  # only faulty ones are retried
     stats = RetryStats(faulty=len(first))
     retried: dict[tuple[int, int], int] = {}
+    stuck: dict[tuple[int, int], int] = {}
     for r in range(1, rounds + 1):
         todo = [(key, f) for key, f in faults.items() if f is not None]
         if not todo:
@@ -226,7 +258,8 @@ def retry_faults(decode: Decode, conversations: Sequence[Any], texts: list[list[
         round_params = params
         if getattr(params, "seed", None) is not None:
             round_params = dataclasses.replace(params, seed=(params.seed + 7919 * r) % 2**64)
-        forced = [kept_ids(tokenizer, ids[i][j], f.cut) for (i, j), f in todo]
+        forced = [kept_ids(tokenizer, ids[i][j], backoff_cut(texts[i][j], f, stuck.get((i, j), 0)))
+                  for (i, j), f in todo]
         new_ids: list[list[list[int]]] = []
         new = decode([conversations[i] for (i, _), _ in todo], 1, round_params, new_ids, forced)
         stats.retried += len(todo)
@@ -238,6 +271,9 @@ def retry_faults(decode: Decode, conversations: Sequence[Any], texts: list[list[
             if better(f, text[0], fault, lost=lacks > missing[(i, j)]):
                 texts[i][j], ids[i][j], faults[(i, j)], missing[(i, j)] = text[0], tid[0], fault, lacks
                 stats.replaced += 1
+                stuck[(i, j)] = 0
+            else:
+                stuck[(i, j)] = stuck.get((i, j), 0) + 1
     fixed = {key for key in first if faults[key] is None and not missing[key]}
     stats.fixed = len(fixed)
     for key in faults:

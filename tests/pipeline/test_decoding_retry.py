@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from pipeline.decoding_retry import Fault, ForcedPrefix, better, fault_cut, kept_ids, retry_faults
+from pipeline.decoding_retry import Fault, ForcedPrefix, backoff_cut, better, fault_cut, kept_ids, retry_faults
 
 CLEAN = "fn double(n: int) to int {\n    ret n * 2\n}\n"
 FAULTY = "fn double(n: int) to int {\n    let k = 2\n    ret \"x\" + n\n}\n"
@@ -220,3 +220,50 @@ def test_a_retry_that_loses_a_requested_item_is_dropped() -> None:
     assert (stats.faulty, stats.retried, stats.replaced, stats.fixed) == (1, 1, 0, 0)
     stats = retry_faults(decode, ["no request"], texts, ids, tok, None, rounds=1, seed=0)
     assert (stats.replaced, stats.fixed) == (1, 1)  # nothing was asked: clean wins
+
+
+LONG = "fn total(\n  xs: List[int]\n) to int {\n  let mut t = 0\n  for x in xs {\n    t += x\n  }\n  ret \"t\"\n}\n"
+
+
+def test_backoff_moves_the_cut_back_a_line_per_dropped_retry_down_to_the_body() -> None:
+    text = answer(LONG)
+    fault = fault_cut(text)
+    assert fault is not None and fault.line == 8  # `ret "t"`
+    lines = text.split("\n")
+
+    def start(n: int) -> int:  # offset of the completion's line n (0-based; line 0 is the fence)
+        return sum(len(x) + 1 for x in lines[:n])
+
+    assert backoff_cut(text, fault, 0) == fault.cut == start(8)
+    assert backoff_cut(text, fault, 1) == start(7)
+    assert backoff_cut(text, fault, 3) == start(5)
+    # never into the header, even one written over lines: the body starts after its `{`
+    assert backoff_cut(text, fault, 4) == backoff_cut(text, fault, 40) == start(4)
+
+
+def test_backoff_never_moves_a_fault_on_the_header_or_a_later_item_out_of_its_item() -> None:
+    text = answer(CLEAN + FAULTY.replace("double", "twice"))
+    fault = fault_cut(text)
+    assert fault is not None and fault.line == 6  # the second item's `ret "x" + n`
+    assert backoff_cut(text, fault, 9) == fault.cut - len("    let k = 2\n")  # its own body only
+    header = answer("fn half(x: int) to int {\n  x / 2\n}\n")
+    fault = fault_cut(header)
+    assert fault is not None and fault.line == 1  # E0508 points at the name
+    assert backoff_cut(header, fault, 3) == fault.cut
+
+
+def test_a_dropped_retry_starts_the_next_one_a_line_earlier() -> None:
+    tok = CharTokenizer()
+    texts = [[answer(LONG)]]
+    ids = [[tok.encode(texts[0][0])]]
+    prefixes: list[str] = []
+
+    def decode(conversations: Sequence[Any], n: int, params: Any, ids_out: list[list[list[int]]],
+               forced: Sequence[Sequence[int]] | None) -> list[list[str]]:
+        out = [tok.decode(f) + "    ret" for f in forced or []]  # cut off: never better
+        prefixes.extend(tok.decode(f) for f in forced or [])
+        ids_out.extend([tok.encode(o)] for o in out)
+        return [[o] for o in out]
+
+    retry_faults(decode, ["c"], texts, ids, tok, None, rounds=3, seed=0)
+    assert [p.rsplit("\n", 2)[-2] for p in prefixes] == ["  }", "    t += x", "  for x in xs {"]
