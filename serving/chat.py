@@ -53,8 +53,9 @@ Message = Mapping[str, str]
 EXIT_COMMANDS = ("/exit", "/quit", ":q")
 HELP_COMMANDS = ("/help", "/?")
 #: what the REPL prints for /help (with or without more words), a bare ``/`` or another ``/word``
-REPL_HELP = (f"commands: /help (this), {LAST_COMMAND} (show the last program that passed), /exit, /quit or :q "
-             "(end the session; so do Ctrl-D and an empty input stream); any other line is sent to the model\n")
+REPL_HELP = (f"commands (any case): /help (this), {LAST_COMMAND} (show the last program that passed), /exit, "
+             "/quit or :q (end the session; so do Ctrl-D and an empty input stream); any other line is sent to "
+             "the model\n")
 
 
 @dataclass(frozen=True)
@@ -197,12 +198,13 @@ def run_chat(send: Send, read_line: Callable[[str], str | None], write: Callable
                 text = line.strip()
                 if not text:
                     continue
-                if text in EXIT_COMMANDS:
+                command = text.lower() if text.startswith(("/", ":")) else text  # `/Quit` is `/quit`
+                if command in EXIT_COMMANDS:
                     break
-                if text == LAST_COMMAND:
+                if command == LAST_COMMAND:
                     write(last_text(s.last_pass))  # never sent to the model
                     continue
-                word = text.split()[0]
+                word = command.split()[0]
                 if word in HELP_COMMANDS or text == "/" or (text.startswith("/") and " " not in text
                                                             and text[1:].isalpha()):
                     if word not in HELP_COMMANDS:

@@ -117,6 +117,13 @@ def test_repl_keeps_history_and_exits() -> None:
     assert [m["content"] for m in model.calls[1][0]] == ["first", "one", "second"]
 
 
+@pytest.mark.parametrize("command", ["/exit", "/EXIT", "/Quit", ":Q"])
+def test_repl_commands_ignore_case(command: str) -> None:
+    model = FakeModel("one")
+    text, result = transcript(model, None, ["/HELP", "first", command, "never sent"])
+    assert result.calls == 1 and model.calls[0][0][-1]["content"] == "first" and "unknown command" not in text
+
+
 def test_repl_help_and_unknown_commands_are_never_sent_to_the_model() -> None:
     from serving.chat import REPL_HELP
 
