@@ -16,7 +16,9 @@ type argument), :func:`arity_rule` says what the next token may not write:
 - anything but ``[`` or blanks right after ``List Option Set Map Result`` (``Map]``,
   ``x: List =``, ``to Map {``, ``Map,``, a line break);
 - ``]`` before the fewest arguments (``Map[str]``, ``List[]``) and ``,`` after the most
-  (``List[int,``, ``Map[str, int,``, ``Result[int, str,``) of the innermost ``[`` of a built-in.
+  (``List[int,``, ``Map[str, int,``, ``Result[int, str,``) of the innermost ``[`` of a built-in;
+  in one token that closes the innermost ``[`` (``],``, ``]]``), the same for the ``[`` around
+  it (``List[Set[str],`` is ``List`` with two arguments).
 
 A line break counts as a blank inside ``(``/``[`` only (spec §1 L1), where ``Map`` + newline +
 ``[str, int]`` is valid. A token is judged where its type name ends in it (``p]`` after ``Ma``
@@ -62,7 +64,8 @@ class ArityRule:
     for a :data:`GENERIC` one, else ``*``) or ``arg`` (a type argument starts after ``[``/``,``).
     ``l1``: newlines are blanks (inside ``(``/``[``). ``close``: no ``]`` right after the
     current argument (too few); ``close_empty``: none while it is empty; ``comma``: no ``,``
-    after it (too many)."""
+    after it (too many); ``outer_close``/``outer_comma``: the same for the built-in's ``[``
+    around the innermost one, after a ``]`` that closes the innermost (``],`` ``]]``)."""
 
     mode: str
     word: str
@@ -70,11 +73,14 @@ class ArityRule:
     close: bool = False
     close_empty: bool = False
     comma: bool = False
+    outer_close: bool = False
+    outer_comma: bool = False
 
 
-def _bracket(code: str, start: int) -> tuple[str, int] | None:
+def _bracket(code: str, start: int) -> tuple[str, int, tuple[str, int] | None] | None:
     """The innermost open bracket of the logical line ``code[start:]`` when it is a ``[``: the
-    word before it and its commas at depth 0."""
+    word before it, its commas at depth 0, and the same of the bracket around it when that is a
+    ``[`` too (else ``None``)."""
     stack: list[list[Any]] = []
     prev = ""
     for tok in TOKENS.findall(code, start):
@@ -90,7 +96,8 @@ def _bracket(code: str, start: int) -> tuple[str, int] | None:
         prev = tok
     if not stack or stack[-1][0] != "[":
         return None
-    return stack[-1][2], stack[-1][1]
+    outer = (stack[-2][2], stack[-2][1]) if len(stack) > 1 and stack[-2][0] == "[" else None
+    return stack[-1][2], stack[-1][1], outer
 
 
 def arity_rule(code: str, partial: str) -> ArityRule | None:
@@ -129,7 +136,12 @@ def arity_rule(code: str, partial: str) -> ArityRule | None:
         return ArityRule(mode, word, l1)
     lo, hi = GENERIC[inner[0]]
     commas = inner[1]
-    return ArityRule(mode, word, l1, close=commas + 1 < lo, close_empty=commas < lo, comma=commas + 1 >= hi)
+    outer_close = outer_comma = False
+    if inner[2] is not None and inner[2][0] in GENERIC:  # the `[` around it: `List[Set[str]` + `],`
+        (outer_lo, outer_hi), outer_commas = GENERIC[inner[2][0]], inner[2][1]
+        outer_close, outer_comma = outer_commas + 1 < outer_lo, outer_commas + 1 >= outer_hi
+    return ArityRule(mode, word, l1, close=commas + 1 < lo, close_empty=commas < lo, comma=commas + 1 >= hi,
+                     outer_close=outer_close, outer_comma=outer_comma)
 
 
 def _first(text: str, l1: bool) -> int:
@@ -137,11 +149,19 @@ def _first(text: str, l1: bool) -> int:
     return _END if not rest else {"[": _OPEN, "]": _CLOSE, ",": _COMMA}.get(rest[0], _OTHER)
 
 
+def _then(text: str) -> int:
+    """What comes first (newlines as blanks: inside ``[``) after a ``]`` that starts ``text``
+    after blanks; :data:`_END` when ``text`` starts otherwise."""
+    rest = text.lstrip(" \t\r\n")
+    return _first(rest[1:], True) if rest.startswith("]") else _END
+
+
 def _shapes(table: TokenTable) -> dict[str, Any]:
     """Per token (numpy arrays, once per table): ``blank`` (whitespace first), ``ident``
     (identifier characters after it), ``alpha`` (they start with no digit), and what comes
     first after blanks in the whole text (``text0``/``text1``: without/with newlines as blanks)
-    and in the rest after the identifier (``rest0``/``rest1``)."""
+    and in the rest after the identifier (``rest0``/``rest1``); what comes after a ``]`` that
+    starts the text or the rest (``then``/``rthen``, :func:`_then`)."""
 
     def build() -> dict[str, Any]:
         rows = []
@@ -149,17 +169,18 @@ def _shapes(table: TokenTable) -> dict[str, Any]:
             m = _SHAPE.match(text)
             blank, ident, rest = (m.group(1), m.group(2), m.group(3)) if m else ("", "", text)
             rows.append((bool(blank), bool(ident), ident[:1].isalpha() or ident[:1] == "_",
-                         _first(text, False), _first(text, True), _first(rest, False), _first(rest, True)))
-        cols = list(zip(*rows)) if rows else [()] * 7
-        names = ("blank", "ident", "alpha", "text0", "text1", "rest0", "rest1")
+                         _first(text, False), _first(text, True), _first(rest, False), _first(rest, True),
+                         _then(text), _then(rest)))
+        cols = list(zip(*rows)) if rows else [()] * 9
+        names = ("blank", "ident", "alpha", "text0", "text1", "rest0", "rest1", "then", "rthen")
         return {n: np.asarray(c, dtype=np.bool_ if i < 3 else np.int8) for i, (n, c) in enumerate(zip(names, cols))}
 
     return table.cached(("arity", "shapes"), build)
 
 
-def _ok(rule: ArityRule, generic: bool, first: Any) -> Any:
+def _ok(rule: ArityRule, generic: bool, first: Any, then: Any) -> Any:
     """Bool array: may a type name (a :data:`GENERIC` one: ``generic``) be followed by what
-    starts with ``first`` (codes of :func:`_shapes`)?"""
+    starts with ``first`` and, after a ``]`` there, ``then`` (codes of :func:`_shapes`)?"""
     if generic:
         return (first == _END) | (first == _OPEN)
     bad = first == _OPEN
@@ -167,6 +188,10 @@ def _ok(rule: ArityRule, generic: bool, first: Any) -> Any:
         bad |= first == _CLOSE
     if rule.comma:
         bad |= first == _COMMA
+    if rule.outer_close:
+        bad |= (first == _CLOSE) & (then == _CLOSE)
+    if rule.outer_comma:
+        bad |= (first == _CLOSE) & (then == _COMMA)
     return ~bad
 
 
@@ -180,21 +205,23 @@ def arity_mask(table: TokenTable, rule: ArityRule, width: int) -> Any:
         size = len(table.texts)
         if rule.mode == "word":
             glued = ~s["blank"] & s["ident"]  # the word goes on: judged where it ends in the token
-            ok = np.where(glued, _ok(rule, False, rest), _ok(rule, rule.word in GENERIC, text))
+            ok = np.where(glued, _ok(rule, False, rest, s["rthen"]), _ok(rule, rule.word in GENERIC, text, s["then"]))
             if rule.word != "*":  # the tokens that end the word as a built-in generic type
                 ends = [i for g in GENERIC if g.startswith(rule.word) and g != rule.word
                         for i in table.lead_ends.get(g[len(rule.word):], ())]
-                ok[ends] = _ok(rule, True, rest[ends])
+                ok[ends] = _ok(rule, True, rest[ends], None)
         elif rule.mode == "after":
-            ok = _ok(rule, rule.word == "G", text)
+            ok = _ok(rule, rule.word == "G", text, s["then"])
         else:  # a type argument begins: judged where its name ends in the token
             named = s["ident"] & s["alpha"]
-            ok = np.where(named, _ok(rule, False, rest), s["ident"] | (text != _CLOSE) | (not rule.close_empty))
+            ok = np.where(named, _ok(rule, False, rest, s["rthen"]),
+                          s["ident"] | (text != _CLOSE) | (not rule.close_empty))
             ends = [i for g in GENERIC for i in (*table.lead_ends.get(g, ()), *table.ws_lead_ends.get(g, ()))]
-            ok[ends] = _ok(rule, True, rest[ends])
+            ok[ends] = _ok(rule, True, rest[ends], None)
         mask = np.ones(max(width, size), dtype=np.bool_)
         mask[:size] = ok
         return mask[:width]
 
-    key = f"{rule.mode}:{rule.word}:{rule.l1:d}{rule.close:d}{rule.close_empty:d}{rule.comma:d}:{width}"
+    key = (f"{rule.mode}:{rule.word}:{rule.l1:d}{rule.close:d}{rule.close_empty:d}{rule.comma:d}"
+           f"{rule.outer_close:d}{rule.outer_comma:d}:{width}")
     return table.cached(("arity", key), build)
