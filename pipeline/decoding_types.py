@@ -320,11 +320,16 @@ def _across_newline(head: str, declared: frozenset[str]) -> HeadRule | None:
     """:func:`head_rule` where the expression starts on a line with nothing written yet before
     it: when layout drops the line break (inside ``(``/``[``, spec §1 L1, or after an operator,
     ``not``, ``=``, ``,``..., L2), the left context is the line before (``not`` + newline +
-    ``Some``, ``len(`` + newline + ``str``); else the line starts a statement: no rule."""
+    ``Some``, ``len(`` + newline + ``str``); else the line starts a statement: no rule. Blank and
+    comment-only lines in between count as one line break (spec §10 Layout): ``not`` + newline +
+    ``//`` comment + newline + ``-"()`` began 12 failing answers' lines in one eval run."""
     prev = head.rstrip()
     _, tokens = _line_tokens(prev)
+    while not tokens and "\n" in prev:  # a comment-only line: the left context is above it
+        prev = prev[:prev.rfind("\n")].rstrip()
+        _, tokens = _line_tokens(prev)
     if not tokens:
-        return None  # a comment or nothing before: no left context read
+        return None  # nothing before: no left context read
     stack = scan(head).stack
     if not (stack and stack[-1].kind in L1_FRAMES) and tokens[-1] not in L2_AFTER:
         return None
@@ -362,7 +367,7 @@ def head_rule(code: str, declared: frozenset[str]) -> HeadRule | None:
     head = code[: len(code.rstrip(IDENT_CHARS))]
     if head.rstrip(" \t").endswith("|>"):
         return _pipe_stage(head, declared)  # `|>0`, `|>-"`: glued on the pipe too
-    if head[-1:] not in (" ", "\t", "(", ","):
+    if head[-1:] not in (" ", "\t", "\n", "(", ","):
         return None  # the word being written is glued to something: not a fresh start
     line, tokens = _line_tokens(head)
     if not tokens and "\n" in head:

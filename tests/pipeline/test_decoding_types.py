@@ -79,6 +79,12 @@ def test_expected_base_reads_ret_and_annotated_lets_only() -> None:
     ("fn f(a: int) {\n  let mut n = 0\n  n += ", {"float", "card", "not"}, {"len", "a"}, False),
     ('fn f(a: int) {\n  let mut s = ""\n  s = ', {"len", "a", "card"}, {"str"}, True),
     ("fn f(xs: List[Element]) {\n  let mut n = 0\n  for a in xs { n += ", {"a", "card"}, {"len"}, False),
+    # the operand starts on a later line (L2 drops the break after an operator): right after the
+    # break too (`-"` is one token), and past blank and comment-only lines (one NL, spec §10)
+    ("fn f(a: str) to bool {\n  ret not\n", {"None", "len", "if"}, {"a", "str"}, True),
+    ("fn f(a: str) to bool {\n  ret not\n\n  // why\n", {"None", "len"}, {"a"}, True),
+    ("fn f(a: str) to bool {\n  ret not\n  //\" + x\n  ", {"None", "len"}, {"a"}, True),
+    ('fn f(a: int) to str {\n  ret "n: " +\n  // the count\n  ', {"len", "int"}, {"str"}, True),
 ])
 def test_head_rule_refuses_starts_that_cannot_give_the_type(code: str, refused: set[str], allowed: set[str],
                                                             numbers: bool) -> None:
@@ -102,6 +108,8 @@ def test_head_rule_refuses_starts_that_cannot_give_the_type(code: str, refused: 
     'fn f(a: Map[str, str]) to str {\n  ret a."k" + ',
     "fn f(a: int) {\n  let mut n = g()\n  n = ",          # an assigned name whose type is not read
     "fn f(a: int) {\n  card(\n    a = ",                  # a named argument, not an assignment
+    "fn f(a: int) to int {\n  let n = 1\n",             # a new statement after a line break
+    "fn f(a: int) to int {\n  let n = 1\n  // and then\n  ",  # ... and after a comment line
 ])
 def test_head_rule_is_silent_where_the_type_is_not_known(code: str) -> None:
     assert head_rule(code, frozenset({"a"})) is None
