@@ -5,7 +5,8 @@ syntactically valid and its names resolvable, but they cannot see types: on the 
 completed blocks that fail do so on one line (``ret`` of the wrong type, ``"n: " + len(xs)``).
 Here a completion's first ```vox block is checked with the whole front end (:func:`vox_lang.check`,
 strict); if it has a diagnostic, the completion is cut at the start of the first line holding one
-(:func:`fault_cut`) and decoded again from there, that prefix forced token by token
+(:func:`fault_cut`; an E0508 counts on the line that closes the function's body, not on its name)
+and decoded again from there, that prefix forced token by token
 (:class:`ForcedPrefix`, the last processor, so every mask consumes it as if it had been sampled),
 up to ``retries`` rounds. A retry that did not replace its completion moves the next round's cut
 one line further back, down to the first line of the item's body (:func:`backoff_cut`). A block
@@ -119,9 +120,33 @@ def fault_cut(text: str, strict: bool = True, open_blocks: bool = False) -> Faul
         diags = [d for d in diags if d.line < len(lines)]
     if not diags:
         return None
-    line = min(d.line for d in diags)
+    line = min(_fault_line(code, d) for d in diags)
     keep = sum(len(x) + 1 for x in lines[:line - 1])
     return Fault(offset + keep, len(diags) + (0 if closed else 1), line, result.typed)  # a cut block: one fault more
+
+
+def _fault_line(code: str, diag: Any) -> int:
+    """The line a retry of ``diag`` starts from: its own, but for E0508 (a path misses ``ret``),
+    which points at the function's name (spec §10), the line of the body's closing ``}``: what is
+    missing is at the end, and the return-path mask (:mod:`pipeline.decoding_returns`) then asks
+    for a returning statement before the body closes, instead of the whole item written again."""
+    if diag.code != "E0508":
+        return int(diag.line)
+    from pipeline.decoding_scan import TOKENS
+
+    start = sum(len(x) + 1 for x in code.split("\n")[:diag.line - 1]) + diag.col - 1
+    depth = 0
+    for m in TOKENS.finditer(code, start):
+        tok = m.group(0)
+        if tok in ("{", "(", "["):
+            depth += 1
+        elif tok in ("}", ")", "]"):
+            depth -= 1
+            if depth == 0 and tok == "}":
+                return code.count("\n", 0, m.start()) + 1
+            if depth < 0:
+                break
+    return int(diag.line)
 
 
 def backoff_cut(text: str, fault: Fault, stuck: int) -> int:

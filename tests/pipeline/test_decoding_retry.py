@@ -204,7 +204,7 @@ def test_a_retry_that_loses_a_requested_item_is_dropped() -> None:
     (seen through vox serve: `fn late_orders(days: List[int], limit: float) {}` counted as fixed)."""
     tok = CharTokenizer()
     asked = [{"role": "user", "content": "Write a function `double(n: int) to int`."}]
-    no_ret = answer("fn double(n: int) to int {\n}\n")  # E0508 at the name: the retry starts at line 1
+    no_ret = answer('fn double(n: int) to int { ret "2" }\n')  # E0507 on the header's line: the retry starts there
     texts = [[no_ret]]
     ids = [[tok.encode(no_ret)]]
 
@@ -220,6 +220,18 @@ def test_a_retry_that_loses_a_requested_item_is_dropped() -> None:
     assert (stats.faulty, stats.retried, stats.replaced, stats.fixed) == (1, 1, 0, 0)
     stats = retry_faults(decode, ["no request"], texts, ids, tok, None, rounds=1, seed=0)
     assert (stats.replaced, stats.fixed) == (1, 1)  # nothing was asked: clean wins
+
+
+def test_a_missing_return_is_retried_from_the_line_that_closes_the_body() -> None:
+    # E0508 points at the function's name; what is missing is at the end of the body
+    text = answer("fn half(\n  x: int\n) to int {\n  let y = x / 2\n  if y > 1 {\n    ret y\n  }\n}\n"
+                  "fn g() to int {\n  ret 1\n}\n")
+    fault = fault_cut(text)
+    assert fault is not None and fault.line == 8 and text[fault.cut:].startswith("}\nfn g()")
+    # an earlier fault in the body comes first
+    text = answer('fn half(x: int) to int {\n  let y = "a" - 1\n  if y > 1 {\n    ret 1\n  }\n}\n')
+    fault = fault_cut(text)
+    assert fault is not None and fault.line == 2
 
 
 LONG = "fn total(\n  xs: List[int]\n) to int {\n  let mut t = 0\n  for x in xs {\n    t += x\n  }\n  ret \"t\"\n}\n"
@@ -246,9 +258,9 @@ def test_backoff_never_moves_a_fault_on_the_header_or_a_later_item_out_of_its_it
     fault = fault_cut(text)
     assert fault is not None and fault.line == 6  # the second item's `ret "x" + n`
     assert backoff_cut(text, fault, 9) == fault.cut - len("    let k = 2\n")  # its own body only
-    header = answer("fn half(x: int) to int {\n  x / 2\n}\n")
+    header = answer("fn half(x: int) to int { x / 2 }\n")
     fault = fault_cut(header)
-    assert fault is not None and fault.line == 1  # E0508 points at the name
+    assert fault is not None and fault.line == 1  # E0508, on a body closed on the header's line
     assert backoff_cut(header, fault, 3) == fault.cut
 
 
