@@ -27,7 +27,7 @@ from typing import Any, Final
 
 from transformers import LogitsProcessor
 
-from pipeline.decoding_layout import LayoutState, LayoutTable
+from pipeline.decoding_layout import MAX_IDLE_LINES, LayoutState, LayoutTable
 from pipeline.decoding_logits import mask_rows
 from pipeline.decoding_request import user_texts
 from pipeline.errors import PipelineError
@@ -191,7 +191,10 @@ class GrammarProcessor(LogitsProcessor):
     generated so far); from the second call on it feeds each matcher the row's last token. A row
     whose matcher errs or has no allowed token is left unconstrained from then on (recorded in
     :attr:`report`). Rows that ended (EOS accepted, or stopped by a criterion and padded) are not
-    masked. The rows' masks are computed together (:func:`allowed_masks`) and applied to the
+    masked. A row whose block has stalled (:data:`pipeline.decoding_layout.MAX_IDLE_LINES` lines
+    in a row without code) may only end (EOS): it is added to :attr:`stalled`, which the name
+    mask reads to leave it alone, and recorded in :attr:`report`; its block stays open, as one
+    the token limit cut. The rows' masks are computed together (:func:`allowed_masks`) and applied to the
     batch's logits in one step.
     """
 
@@ -202,6 +205,7 @@ class GrammarProcessor(LogitsProcessor):
             raise ValueError(f"{len(modes)} modes for {rows} rows")
         self.grammar, self.prompt_len, self.modes = grammar, prompt_len, modes
         self.report = ConstraintReport()
+        self.stalled: set[int] = set()  # rows that may only end (read by the name mask)
         self.matchers: list[Any | None] = []
         self._bits: Any = None  # the int32 bitmask buffer of allowed_masks, reused step to step
         table = grammar.layout
@@ -268,6 +272,13 @@ class GrammarProcessor(LogitsProcessor):
                 continue
             keep.append(k)
             layout = self.layouts[row]
+            if layout is not None and layout.idle_lines >= MAX_IDLE_LINES and self.grammar.eos:
+                if row not in self.stalled:
+                    self.stalled.add(row)
+                    self.report.events.append(f"row {row}: {layout.idle_lines} lines without code; the answer ends")
+                masks[k] = False
+                masks[k][[i for i in self.grammar.eos if i < width]] = True
+                continue
             cap = layout.mask(width) if layout is not None else None
             if cap is not None:
                 both = masks[k] & cap
@@ -297,26 +308,29 @@ def batch_processors(grammar: VoxGrammar | None, mode: str = "response", tokeniz
             out.append(grammar.processor(len(conversations) * n, prompt_len, modes))
         if table is not None:
             out.append(name_mask([request_text(c) for c in conversations for _ in range(n)], tokenizer, table,
-                                 prompt_len, eos, names=names, require=require, budget=budget))
+                                 prompt_len, eos, names=names, require=require, budget=budget,
+                                 ended=out[0].stalled if out else None))
         return out
 
     return make
 
 
 def name_mask(requests: Sequence[str], tokenizer: Any, table: Any, prompt_len: int, eos: Sequence[int], *,
-              names: bool = True, require: bool = True, budget: int | None = None) -> Any:
+              names: bool = True, require: bool = True, budget: int | None = None,
+              ended: set[int] | None = None) -> Any:
     """The name- and request-aware mask (:class:`pipeline.decoding_names.NameMask`) for a batch
     whose row ``i`` answers the user request text ``requests[i]``: what it names
     (:func:`vox_lang.pasted.asked_items`: backticked items, and those of code pasted to be fixed),
     what else it asks for (the stop-when-done rule,
     :func:`pipeline.decoding_done.request_extras`) and the budget rule for ``budget``
-    (``max_new_tokens``). The one constructor for evaluation and ``vox serve``."""
+    (``max_new_tokens``); ``ended``: rows the grammar processor ends (its ``stalled``), left
+    unmasked. The one constructor for evaluation and ``vox serve``."""
     from pipeline.decoding_done import request_extras
     from pipeline.decoding_names import NameMask
     from vox_lang.pasted import asked_items
 
     return NameMask(tokenizer, table, [asked_items(r) for r in requests], prompt_len, eos, names=names,
-                    require=require, extras=[request_extras(r) for r in requests], budget=budget)
+                    require=require, extras=[request_extras(r) for r in requests], budget=budget, ended=ended)
 
 
 def answer_mode(messages: Sequence[Any], mode: str = "response") -> str:

@@ -51,6 +51,13 @@ MAX_NEWLINES: Final = 2
 MAX_COMMENT: Final = 120
 #: lines with a comment a block may hold
 MAX_COMMENT_LINES: Final = 4
+#: finished lines in a row with no code (blank, spaces only, or only a comment) after which a
+#: block has stalled: the caps above allow at most ``2 * MAX_COMMENT_LINES + 1`` (comment lines
+#: with single blank lines between), so a longer run means the masks left the model nothing but
+#: layout to write (``.`` + newline before a receiver with no members: 37 lines of ``//`` and
+#: spaces to the token limit, and a batch decodes as long as its longest row), and
+#: :class:`pipeline.decoding_constraint.GrammarProcessor` ends the row
+MAX_IDLE_LINES: Final = 2 * MAX_COMMENT_LINES + 2
 #: characters after which an identifier must end (the default corpus's longest is 40)
 MAX_WORD: Final = 64
 #: characters (quotes included) after which a string literal must close (the corpus's longest is 47)
@@ -252,6 +259,7 @@ class LayoutState:
         self.blank = 0  # newlines in the trailing whitespace run (inside the block)
         self.line = ""  # the current line's text inside the block
         self.comment_lines = 0  # finished lines of the block holding a comment
+        self.idle_lines = 0  # finished lines in a row with no code (see MAX_IDLE_LINES)
 
     def feed(self, token: int) -> None:
         """Account for one sampled token."""
@@ -266,7 +274,7 @@ class LayoutState:
             if start < 0:
                 self.text = self.text[-len(FENCE_OPEN):]
                 return
-            self.in_block, self.blank, self.line, self.comment_lines = True, 0, "", 0
+            self.in_block, self.blank, self.line, self.comment_lines, self.idle_lines = True, 0, "", 0, 0
             piece = self.text[start + len(FENCE_OPEN):]
             self.text = piece
         self._in_block(piece)
@@ -285,6 +293,8 @@ class LayoutState:
         if "\n" in tail:
             for done in tail.split("\n")[:-1]:
                 self.comment_lines += int(comment_length(done) > 0)
+                bare = done.strip(" \t\r")
+                self.idle_lines = self.idle_lines + 1 if not bare or bare.startswith("//") else 0
         self.line = tail.rsplit("\n", 1)[-1]
         self.text = self.line
 

@@ -112,12 +112,17 @@ class NameMask(LogitsProcessor):
         budget: the generation's ``max_new_tokens``; with ``require``, once fewer than
             :func:`pipeline.decoding_done.close_margin` tokens are left, a block closes at its next
             top-level item start instead of starting an item it has no room to finish.
+        ended: rows another processor ends (a stalled block,
+            :class:`pipeline.decoding_constraint.GrammarProcessor`), never masked here; read at
+            each step (the caller keeps adding to it).
     """
 
     def __init__(self, tokenizer: Any, table: TokenTable, specs: list[RequestSpec], prompt_len: int,
                  eos_ids: Iterable[int] = (), names: bool = True, require: bool = True,
-                 extras: Sequence[Extras] | None = None, budget: int | None = None) -> None:
+                 extras: Sequence[Extras] | None = None, budget: int | None = None,
+                 ended: set[int] | None = None) -> None:
         self.tokenizer, self.table, self.specs, self.prompt_len = tokenizer, table, specs, prompt_len
+        self.ended = ended if ended is not None else set()
         self.names = names
         self.report = NameReport()
         self.hold = RequestHold(table, specs, eos_ids, extras, budget, self.report) if require else None
@@ -296,6 +301,8 @@ class NameMask(LogitsProcessor):
         chosen: list[tuple[int, Any, Any]] = []  # (row, mask, fallback mask when no name fits)
         apply: list[tuple[int, Any]] = []  # (row, the mask it gets)
         for row in range(rows):
+            if row in self.ended:
+                continue  # ends now (only EOS is allowed): nothing to mask
             code = open_block(self._text(row, input_ids[row], last[row]))
             if code is None:
                 continue  # outside a block

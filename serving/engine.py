@@ -306,7 +306,7 @@ class Engine:
             procs: list[Any] = [self.grammar.processor(rows, prompt_len, prepared.constraint)]
             if prepared.names and self.name_table is not None:
                 procs.append(name_mask([prepared.request_text] * rows, self.tokenizer, self.name_table, prompt_len,
-                                       sorted(self.eos_ids), budget=budget))
+                                       sorted(self.eos_ids), budget=budget, ended=procs[0].stalled))
             if prepared.constraint in ("first", "response") and self.eos_ids and self.name_table is not None:
                 # the system prompt's "at most two short sentences" after the block, and one naming the
                 # fault before it where the turn asks for a block (pipeline.decoding_prose)

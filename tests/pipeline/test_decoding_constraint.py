@@ -377,3 +377,36 @@ def test_seeded_eval_generator_repeats_itself() -> None:
     assert gen(conversations, 2) == first
     other = HFGenerator(model, tok, max_new_tokens=16, temperature=1.0, batch_size=4, seed=4, retries=1)
     assert other(conversations, 2) != first
+
+
+def test_a_stalled_block_may_only_end() -> None:
+    """A block whose last MAX_IDLE_LINES lines hold no code (the masks left the model nothing but
+    comments and blank lines: `.` + newline before a receiver with no members ran 37 such lines to
+    the token limit) may only end: EOS alone, reported, and the name mask leaves the row alone."""
+    import torch
+
+    from pipeline.decoding_constraint import name_mask
+    from pipeline.decoding_layout import MAX_IDLE_LINES
+    from pipeline.decoding_names import token_table
+
+    tok = tokenizer()
+    g = grammar()
+    eos = sorted(g.eos)
+    assert eos
+    head = "```vox\nfn f(x: int) to bool {\n  ret x > 1\n"
+    idle = "".join("  // note\n" if i % 2 else "\n" for i in range(MAX_IDLE_LINES - 1))
+    for text, stalled in ((head + idle, False), (head + idle + "  //\n", True)):
+        prompt = [1, 2, 3]
+        ids = tok.encode(text, add_special_tokens=False)
+        proc = g.processor(rows=1, prompt_len=3, mode="response")
+        names = name_mask(["Write a function."], tok, token_table(tok), 3, eos, ended=proc.stalled)
+        seq = list(prompt)
+        for t in [None, *ids]:
+            if t is not None:
+                seq.append(t)
+            scores = proc(torch.tensor([seq]), torch.zeros(1, len(tok)))
+        scores = names(torch.tensor([seq]), scores)
+        allowed = torch.isfinite(scores[0]).nonzero().flatten().tolist()
+        assert (sorted(allowed) == eos) is stalled, (text, [tok.decode([a]) for a in allowed][:10])
+        assert (proc.stalled == {0}) is stalled
+        assert any("lines without code" in e for e in proc.report.events) is stalled

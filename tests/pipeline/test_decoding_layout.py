@@ -238,3 +238,15 @@ def test_garbage_continuation_lines_are_refused(code: str, lines: list[int]) -> 
     assert offending - 1 <= len(tokenizer().decode(ids_[:n])) <= offending + 1
 
 
+
+
+def test_lines_without_code_are_counted_until_a_line_has_code() -> None:
+    state = fed("```vox", "\n", "a", "\n")
+    assert state.idle_lines == 0
+    for piece in ("//", " word", "\n", "  \n", "//", "\n", " ", "\n"):
+        state.feed(TEXTS.index(piece))
+    assert state.idle_lines == 4  # a comment line, a spaces-only line, a bare `//`, a space
+    state.feed(TEXTS.index("a"))
+    assert state.idle_lines == 4  # the line being written is not finished yet
+    state.feed(TEXTS.index("\n"))
+    assert state.idle_lines == 0
