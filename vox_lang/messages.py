@@ -23,6 +23,9 @@ OUTPUT_CAP_HINT: Final = ("output is capped at {n:,} characters whatever --max-s
                           "(a summary, or every Nth line), or write the rest to a file with std.fs")
 SIZE_CAP_MESSAGE: Final = "value too large: a {what} longer than {n:,} would exhaust memory"
 SIZE_CAP_HINT: Final = "strings and lists are capped at {n:,} elements whatever --max-steps says: build smaller values"
+MEMORY_MESSAGE: Final = "out of memory: the program exhausted the memory available to it"
+MEMORY_HINT: Final = ("build smaller values (fewer or shorter strings, lists and maps); "
+                      "--max-steps does not change memory")
 
 #: R0009 hints for text that is nearly a number (spec §11: number text is exactly what `str` writes)
 NUMBER_SPACE_HINT: Final = "spaces around a number are not part of it: `{f}(s.trim())`"

@@ -23,6 +23,7 @@ from typing import Any, Final
 from vox_lang import hir
 from vox_lang.api import CheckResult, check
 from vox_lang.decorators import is_test
+from vox_lang.messages import MEMORY_HINT, MEMORY_MESSAGE
 from vox_lang.runtime.compiler import Compiler
 from vox_lang.runtime.errors import ExitRequest, Overtime, RuntimeFault, VoxFault, to_fault
 from vox_lang.runtime.frames import FnScope
@@ -321,7 +322,7 @@ def _execute(res: CheckResult, types: TypeInfo, cfg: RunConfig, entry: str,
     except RecursionError:
         return "runtime_error", rt, to_fault(VoxFault("R0007", None, n=cfg.max_depth), res.source, outer)
     except MemoryError:
-        fault = VoxFault("R0006", None, detail="the program exhausted the memory available to it")
+        fault = VoxFault("R0006", None, message=MEMORY_MESSAGE, hint=MEMORY_HINT)
         return "runtime_error", rt, to_fault(fault, res.source, outer)
     except Exception as exc:  # noqa: BLE001 - an executor bug, reported, never a traceback
         return "internal", rt, f"internal error in the executor: {type(exc).__name__}: {exc}"

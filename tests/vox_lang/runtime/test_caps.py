@@ -34,3 +34,18 @@ def test_the_step_budget_keeps_its_own_hint() -> None:
     assert result.fault is not None and result.fault.code == "R0006"
     assert result.fault.diagnostic.message.startswith("step budget exhausted: more than 100 steps")
     assert "--max-steps" in (result.fault.diagnostic.hint or "")
+
+
+def test_running_out_of_memory_names_memory_not_the_step_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a host limit (ulimit -v) the size caps did not reach: its hint must not say --max-steps helps
+    import vox_lang.runtime.runner as runner
+
+    def exhausted(*_: object, **__: object) -> None:
+        raise MemoryError
+
+    monkeypatch.setattr(runner, "_compile", exhausted)
+    result = run_source("let xs = [1, 2, 3]\nprint(len(xs))\n")
+    assert result.fault is not None and result.fault.code == "R0006"
+    diag = result.fault.diagnostic
+    assert diag.message.startswith("out of memory") and "step budget" not in diag.message
+    assert diag.hint is not None and "--max-steps does not change memory" in diag.hint
