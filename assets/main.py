@@ -147,7 +147,18 @@ def summary(result: Any, seconds: float, instance: Any = None, root: Path | None
         lines.append("  (details above; `make ui` shows the run)")
     if result is None:
         lines.append("  main job:           not started (the corpus backfill failed)")
+    elif ok:
+        lines += _next_steps(bool(export and export["published"]))
     return lines
+
+
+def _next_steps(published: bool) -> list[str]:
+    """What a user does after a successful run: chat with the exported model, browse the run."""
+    serve = ("`.venv/bin/vox serve` (the export above), then in another terminal "
+             "`.venv/bin/vox chat --model free`" if published else
+             "`.venv/bin/vox serve` serves the latest export that passed its gate (none from this run)")
+    return [f"  next:               {serve}",
+            "                      `make ui` (lineage, asset checks), `make mlflow` (metrics)"]
 
 
 def _partitions_line(backfill: Any, seconds: float) -> str:

@@ -52,7 +52,10 @@ FENCE: Final = "```vox\n"
 #: repair turn of vox chat does (serving.chat_repair). A message that only quotes a fenced program
 #: ("I found this: ```vox ... ``` Explain it, no code") asks for none.
 _ASKS_BLOCK: Final = re.compile(r"\bin (?:one|a|a single) ```vox (?:fenced )?block\b", re.IGNORECASE)
-_SENTENCE_END: Final = re.compile(r"[.!?](?=\s)")
+#: a sentence end: ``.``, ``!`` or ``?`` before whitespace, or run into the next sentence with no
+#: space (``"the sum.It also"``, ``"done!Then"``: a new-user trial's prose went on past two of
+#: them); ``3.5``, ``e.g.`` mid-sentence and ``list.len`` are no sentence end
+_SENTENCE_END: Final = re.compile(r"[.!?](?=\s|[A-Z][a-z])")
 _BLANK_AFTER_PROSE: Final = re.compile(r"\S[^\n]*\n[ \t]*\n")
 _LINE: Final = re.compile(r"\S[^\n]*\n")
 #: the characters of a line that is leftover code after the block (``  }``, ``})``, ``]]``)
@@ -61,7 +64,7 @@ _CLOSING: Final = frozenset(")]}")
 
 def prose_done(after: str, tokens: int) -> bool:
     """Whether the prose ``after`` a block (``tokens`` tokens of it) has reached the bound: two
-    sentence ends (a ``.``, ``!`` or ``?`` before whitespace), a blank line after some prose, or
+    sentence ends (a ``.``, ``!`` or ``?`` before whitespace or a capitalized word), a blank line after some prose, or
     :data:`MAX_TOKENS` tokens."""
     return (tokens >= MAX_TOKENS or len(_SENTENCE_END.findall(after)) >= SENTENCES
             or _BLANK_AFTER_PROSE.search(after) is not None)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from enum import Enum
@@ -251,10 +252,27 @@ _CONTROL_PICTURES[0x7F] = "\u2421"
 _CONTROL_PICTURES.update({c: "\ufffd" for c in range(0x80, 0xA0)})
 
 
+def _cells(ch: str) -> int:
+    """Terminal columns ``ch`` takes: 2 for East Asian wide and fullwidth characters (``名``,
+    ``Ｏ``; Unicode UAX #11), 0 for combining marks, else 1, so carets line up under them."""
+    if unicodedata.combining(ch):
+        return 0
+    return 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
+
+
+def caret_line(text: str, col: int, width: int) -> str:
+    """The line under a shown source line ``text``: padding to column ``col`` (1-based, in code
+    points; tabs kept as tabs so they line up alike) then carets over ``width`` code points, both
+    in terminal cells (:func:`_cells`), at least one caret."""
+    pad = "".join("\t" if ch == "\t" else " " * _cells(ch) for ch in text[: col - 1])
+    return pad + "^" * max(1, sum(_cells(ch) for ch in text[col - 1: col - 1 + width]))
+
+
 def render_human(diags: Sequence[Diagnostic], source: SourceFile) -> str:
     """Human rendering: ``path:line:col: severity[CODE]: message``, source line, carets, hint.
 
-    Carets cover the span (at least one; to line end when the span is multi-line). A line
+    Carets cover the span's terminal cells (at least one; to line end when the span is multi-line;
+    a wide character such as ``名`` takes two, :func:`_cells`). A line
     longer than :data:`EXCERPT_WIDTH` is cut to a window around the carets (:func:`source_excerpt`). Control
     characters in the echoed source line are shown as Unicode control pictures (one code point
     each, so columns are unchanged) and never reach the terminal raw.
@@ -266,8 +284,7 @@ def render_human(diags: Sequence[Diagnostic], source: SourceFile) -> str:
         text = shown.translate(_CONTROL_PICTURES)
         gutter = str(d.line)
         out.append(f"{gutter} | {text}")
-        pad = "".join("\t" if ch == "\t" else " " for ch in text[: col - 1])
-        out.append(f"{' ' * len(gutter)} | {pad}{'^' * width}")
+        out.append(f"{' ' * len(gutter)} | {caret_line(text, col, width)}")
         if d.hint:
             out.append(f"hint: {d.hint}")
     return "\n".join(out)

@@ -30,8 +30,13 @@ def discover(
     state = "rebuilt" if rebuilt else "cached (use --force to refresh)"
     typer.echo(f"{cache_path()}: {len(catalog.entries)} models, {state}")
     for name, info in sorted(catalog.sources.items()):
-        detail = ", ".join(f"{k}={v}" for k, v in info.items() if k != "status")
+        nested = {k: v for k, v in info.items() if isinstance(v, dict)}  # e.g. local's endpoints: one line each
+        detail = ", ".join(f"{k}={v}" for k, v in info.items() if k != "status" and k not in nested)
         typer.echo(f"  {name}: {info.get('status', '')} {detail}".rstrip())
+        for key, rows in nested.items():
+            typer.echo(f"    {key}:" if rows else f"    {key}: none")
+            for where, state in rows.items():
+                typer.echo(f"      {where}: {state}")
     for e in catalog.entries:
         if e.local:
             p1 = "n/a" if e.vox_pass_at_1 is None else f"{e.vox_pass_at_1:.2f}"

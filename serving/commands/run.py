@@ -181,7 +181,9 @@ def test(
     else:
         typer.echo(summary)
     if unreadable and inputs:
-        typer.echo(f"vox test: {len(unreadable)} could not be read (see above); {len(inputs)} file(s) run", err=True)
+        ran = len(inputs) - len(broken)  # a file with compile errors was read but not run
+        typer.echo(f"vox test: {len(unreadable)} could not be read (see above); {ran} file(s) run"
+                   + (f", {len(broken)} not run (compile errors)" if broken else ""), err=True)
     if unreadable:
         raise typer.Exit(2)
     if broken or failed:

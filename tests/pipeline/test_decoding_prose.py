@@ -51,6 +51,10 @@ def test_a_blank_line_after_prose_or_the_token_limit_ends_it() -> None:
     assert blank[-1] and not any(blank[:-1])
     assert prose_done("", MAX_TOKENS) and not prose_done("", MAX_TOKENS - 1)
     assert prose_done("One. Two. ", 5) and not prose_done("One. Two", 5)
+    # a sentence run into the next one without a space still ends (new-user trial); numbers,
+    # member names and abbreviations do not
+    assert prose_done("It sums.It also counts.Then", 5) and prose_done("Done!Then it stops? ", 5)
+    assert not prose_done("Use list.len or 3.5 here, e.g.the sum", 5)
 
 
 def test_prose_before_an_asked_block_is_bounded_by_forcing_the_fence() -> None:

@@ -287,6 +287,17 @@ def test_vox_test_runs_the_readable_files_past_an_unreadable_one(runner: CliRunn
     assert alone.exit_code == 2 and json.loads(alone.stdout)["unreadable"] == [entry]
 
 
+def test_vox_test_does_not_count_a_file_with_compile_errors_as_run(runner: CliRunner, tmp_path: Path) -> None:
+    """New-user trial: with an unreadable argument, the closing line said "2 file(s) run" when one
+    of the two read files had compile errors and was not run."""
+    ok = write(tmp_path, "t.vox", TESTS.split("@test\nfn t_bad")[0])
+    broken = write(tmp_path, "broken.vox", 'let z = 1 + "a"\n')
+    res = runner.invoke(app, ["test", ok, broken, str(tmp_path / "nosuch.vox")])
+    assert res.exit_code == 2
+    assert res.stderr.splitlines()[-1] == ("vox test: 1 could not be read (see above); 1 file(s) run, "
+                                           "1 not run (compile errors)")
+
+
 def test_json_diagnostics_name_their_file_in_check_run_and_test(runner: CliRunner, tmp_path: Path) -> None:
     """`vox run --format json` and `vox test`'s compile_errors carry the leading "file" that
     `vox check --format json` gives every diagnostic (new-user trial); a runtime fault too."""

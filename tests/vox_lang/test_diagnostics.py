@@ -114,7 +114,9 @@ def test_multibyte_characters_keep_the_caret_aligned() -> None:
     result = vox_lang.check(src)
     (d,) = result.diagnostics
     text, carets = _shown(result.render("human"))
-    assert text[len(carets) - 1] == "$" and text.startswith("…") and not text.endswith("…")
+    dollar = text.index("$")  # in terminal cells: each 漢 takes two (test_carets_line_up_under_wide_characters)
+    assert len(carets) - 1 == dollar + sum(ch == "漢" for ch in text[:dollar])
+    assert text.startswith("…") and not text.endswith("…")
 
 
 def test_a_long_span_gets_carets_only_inside_the_window() -> None:
@@ -175,6 +177,21 @@ def test_a_line_of_carriage_returns_renders_each_diagnostic() -> None:
     lines = result.render("human").splitlines()
     assert len(lines) == 4 * 4999
     assert set(lines[1::4]) == {"1 | "} and set(lines[2::4]) == {"  | ^"}
+
+
+def test_carets_line_up_under_wide_characters() -> None:
+    """A new-user trial: carets under a CJK string were half as wide as it, and any after it
+    stood too far left (a terminal shows 名 in two cells)."""
+    from vox_lang.runtime import run_source
+
+    lines = vox_lang.check('let s = "名前" + 1\n', path="w.vox").render("human").splitlines()
+    assert lines[2] == "  |         ^^^^^^"  # E0510 on the string: 2 quotes + 2 x 2 cells
+    lines = vox_lang.check('let s = "名前" + 1 $\n', path="w.vox").render("human").splitlines()
+    assert lines[2] == "  |                    ^"  # the `$` after it (E0103)
+    src = 'let s = "名前"\nprint("名" + s[9])\n'
+    res = run_source(src, path="r.vox")
+    assert res.fault is not None
+    assert res.fault.render("human", res.check.source).splitlines()[2] == "  |              ^^^^"
 
 
 def test_a_runtime_fault_on_a_long_line_shows_a_window() -> None:

@@ -11,7 +11,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from vox_lang.diagnostics import Diagnostic, Severity, format_message, source_excerpt
+from vox_lang.diagnostics import Diagnostic, Severity, caret_line, format_message, source_excerpt
 from vox_lang.errors import VoxError
 from vox_lang.source import SourceFile, Span
 
@@ -139,8 +139,7 @@ class RuntimeFault:
             shown, col, width = source_excerpt(source, d.line, d.col, d.end_line, d.end_col)
             text = "".join(ch if ch == "\t" or ch >= " " else "\ufffd" for ch in shown)
             gutter = str(d.line)
-            pad = "".join("\t" if ch == "\t" else " " for ch in text[: col - 1])
-            out += [f"{gutter} | {text}", f"{' ' * len(gutter)} | {pad}{'^' * width}"]
+            out += [f"{gutter} | {text}", f"{' ' * len(gutter)} | {caret_line(text, col, width)}"]
         if d.hint:
             out.append(f"hint: {d.hint}")
         out += self.stack_lines()
