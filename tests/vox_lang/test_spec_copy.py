@@ -23,7 +23,9 @@ def spec_lines() -> dict[str, str]:
     listed = {m[1]: m[2] for m in re.finditer(r"^([EW]\d{4}) (.+)$", text, re.M)}
     runtime = re.search(r"^Codes: (R\d{4} .+)$", text, re.M)
     assert runtime is not None, "§11's line of runtime codes"
-    listed.update(entry.split(" ", 1) for entry in runtime[1].rstrip(".").split(" · "))
+    for entry in runtime[1].rstrip(".").split(" · "):
+        code, name = entry.split(" ", 1)
+        listed[code] = name
     return listed
 
 
