@@ -149,6 +149,9 @@ def summary(result: Any, seconds: float, instance: Any = None, root: Path | None
         lines.append("  main job:           not started (the corpus backfill failed)")
     elif ok:
         lines += _next_steps(bool(export and export["published"]))
+    elif report and not report["passed"] and adapter:  # the gate kept the adapter from export
+        lines.append(f"  next:               serve it anyway: `.venv/bin/vox serve {adapter['base_model']} "
+                     f"--adapter {adapter['adapter_dir']}`, then `.venv/bin/vox chat --model free`")
     return lines
 
 

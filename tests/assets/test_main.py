@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import signal
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -87,3 +88,31 @@ def test_dagster_runs_leave_sigterm_as_it_was() -> None:
         assert signal.getsignal(signal.SIGTERM) == sigterm and signal.getsignal(signal.SIGINT) == signal.SIG_IGN
     finally:
         signal.signal(signal.SIGINT, sigint)
+
+
+def test_a_failed_release_gate_says_how_to_serve_the_adapter_anyway(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fresh run whose adapter did not beat the base publishes no export: the summary names the
+    command that serves the base model with this run's adapter (new-user trial: nothing said what next)."""
+    import assets.main as m
+
+    class Run:
+        run_id, success = "0123456789", False
+
+        def get_asset_materialization_events(self) -> list[Any]:
+            return []
+
+        def get_step_failure_events(self) -> list[Any]:
+            return []
+
+    results = {"qlora_adapter": {"base_model": "/s/base_model/model", "adapter_dir": "/s/runs/f/adapter",
+                                 "eval_loss": 1.2, "train_loss": 0.6, "steps": 80, "tokens_per_s": 2000.0,
+                                 "quantized": True, "device": "cpu"},
+               "eval_report": {"base": {"pass_at_1": 0.311, "pass_at_k": 0.4, "k": 2},
+                               "adapter": {"pass_at_1": 0.287, "pass_at_k": 0.39, "k": 2}, "tasks": 102,
+                               "passed": False, "reason": "adapter pass@1 0.287 not above base 0.311"}}
+    monkeypatch.setattr(m, "_this_run", lambda stage, produced, root: results.get(stage))
+    lines = m.summary(Run(), 60.0, None, tmp_path)
+    assert "  release gate:       FAIL: adapter pass@1 0.287 not above base 0.311" in lines
+    assert lines[-1] == ("  next:               serve it anyway: `.venv/bin/vox serve /s/base_model/model "
+                         "--adapter /s/runs/f/adapter`, then `.venv/bin/vox chat --model free`")
