@@ -121,8 +121,13 @@ def fault_cut(text: str, strict: bool = True, open_blocks: bool = False) -> Faul
     if not diags:
         return None
     line = min(_fault_line(code, d) for d in diags)
-    keep = sum(len(x) + 1 for x in lines[:line - 1])
+    keep = _line_start(lines, line - 1)
     return Fault(offset + keep, len(diags) + (0 if closed else 1), line, result.typed)  # a cut block: one fault more
+
+
+def _line_start(lines: Sequence[str], k: int) -> int:
+    """The character offset of line ``k`` (0-based) of the text ``"\\n".join(lines)``."""
+    return sum(len(x) + 1 for x in lines[:k])
 
 
 def _fault_line(code: str, diag: Any) -> int:
@@ -134,7 +139,7 @@ def _fault_line(code: str, diag: Any) -> int:
         return int(diag.line)
     from pipeline.decoding_scan import TOKENS
 
-    start = sum(len(x) + 1 for x in code.split("\n")[:diag.line - 1]) + diag.col - 1
+    start = _line_start(code.split("\n"), diag.line - 1) + diag.col - 1
     depth = 0
     for m in TOKENS.finditer(code, start):
         tok = m.group(0)
@@ -171,7 +176,7 @@ def backoff_cut(text: str, fault: Fault, stuck: int) -> int:
         header += 1  # a header written over lines ends at its `{`
     first = min(header + 1, fault.line - 1)
     line = max(first, fault.line - 1 - stuck)
-    return offset + sum(len(x) + 1 for x in lines[:line])
+    return offset + _line_start(lines, line)
 
 
 def kept_ids(tokenizer: Any, ids: Sequence[int], cut: int) -> list[int]:
