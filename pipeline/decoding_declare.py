@@ -75,6 +75,12 @@ def handler_header(item: RequestedItem) -> str | None:
     return f"  on {item.name}{item.signature}"
 
 
+def fresh_line(code: str) -> bool:
+    """Whether ``code`` ends on a line holding nothing yet but spaces or tabs (after a line break)."""
+    cut = code.rfind("\n")
+    return cut >= 0 and not code[cut + 1:].strip(" \t")
+
+
 def open_brackets(code: str) -> list[int] | None:
     """Offsets of the brackets still open at the end of ``code`` (``None``: inside a string)."""
     stack: list[int] = []
@@ -114,8 +120,9 @@ def item_start(code: str) -> bool:
 
 def handler_start(code: str) -> bool:
     """Whether the end of ``code`` is where a handler may begin inside an ``actor NAME {`` body
-    (depth 1, a fresh line after the actor's ``{`` or after a handler's closing ``}``)."""
-    if not code.endswith("\n"):
+    (depth 1, a fresh line after the actor's ``{`` or after a handler's closing ``}``; the line
+    may hold its indentation already: a byte-level BPE token such as ``"\\n "`` brings both)."""
+    if not fresh_line(code):
         return False
     stack = open_brackets(code)
     if stack is None or len(stack) != 1 or code[stack[0]] != "{":

@@ -58,12 +58,15 @@ class Extras:
         statements: top-level statements may follow (the stop rule is off).
         tool: an MCP tool is asked for: an ``@mcp.tool`` decorator line may precede a forced
             function header (:mod:`pipeline.decoding_declare`).
+        paths: the route paths the request gives (:func:`pipeline.decoding_routes.requested_paths`),
+            forced at the route starts of a ``routes`` block (:mod:`pipeline.decoding_hold`).
     """
 
     tests: bool = False
     routes: bool = False
     statements: bool = False
     tool: bool = False
+    paths: tuple[str, ...] = ()
 
     @property
     def prefixes(self) -> tuple[str, ...]:
@@ -82,8 +85,11 @@ def close_margin(budget: int) -> int:
 
 def request_extras(text: str) -> Extras:
     """Read from a request's text what it asks for besides named items (never raises)."""
+    from pipeline.decoding_routes import requested_paths
+
     return Extras(tests=bool(_TESTS.search(text)), routes=bool(_ROUTES.search(text)),
-                  statements=bool(_STATEMENTS.search(text)), tool=bool(_TOOL.search(text)))
+                  statements=bool(_STATEMENTS.search(text)), tool=bool(_TOOL.search(text)),
+                  paths=requested_paths(text))
 
 
 #: tokens after which layout rule L2 drops the newline: a line ending in one goes on

@@ -7,6 +7,8 @@ lists one of them, and at each item start the header of the next missing request
 forced (``fn late_orders(days: List[int]) to int {``; the rule is in :mod:`pipeline.decoding_declare`).
 Once every requested item is declared, the block may only close (or go on with what the request
 also asks for, e.g. ``@test`` functions) at the next item start: :mod:`pipeline.decoding_done`.
+A route path the request gives is forced at a route start of a ``routes`` block, which closes
+once they are all written (:mod:`pipeline.decoding_routes`), whether or not the request names items.
 When the token budget is nearly spent, or the block has derailed (:mod:`pipeline.decoding_derail`),
 it winds down and closes at its next item start whatever the request.
 
@@ -35,6 +37,7 @@ from pipeline.decoding_done import (
     finisher_mask,
 )
 from pipeline.decoding_layout import comment_length, ends_in_string
+from pipeline.decoding_routes import route_start, written_paths
 from pipeline.decoding_scan import IDENT_CHARS, scan
 from pipeline.decoding_scope import declared_names, imported_std
 from pipeline.decoding_tokens import TokenTable
@@ -140,7 +143,7 @@ class RequestHold:
         unwound = mask
         if wind and done is None:
             mask = self._wind_down(code, width, finite, mask, held)
-        if self.specs[row] and not self._no_force[row]:
+        if (self.specs[row] or self._paths(row)) and not self._no_force[row]:
             ids = self._force_ids(row, code)
             if ids is not None:
                 keep = np.zeros(width, dtype=np.bool_)
@@ -185,7 +188,8 @@ class RequestHold:
 
     def _force_ids(self, row: int, code: str) -> list[int] | None:
         """Ids continuing the header being forced for ``row`` (``None``: nothing forced here):
-        a missing item's header at a top-level item start, a missing handler's inside an actor."""
+        a missing item's header at a top-level item start, a missing handler's inside an actor,
+        a requested route's path (:meth:`_route_target`)."""
         state = self._forcing[row]
         if state is not None:
             target, start, name = state
@@ -195,8 +199,11 @@ class RequestHold:
             self._forcing[row] = None  # complete (a last token may run past it): the next item may start here
             if written.lstrip("\n").startswith("@"):
                 self._forced[row].discard(name)  # a decorator came first: force on the next line
-        if row in self._satisfied:
-            return None  # every requested item is declared: nothing left to force
+        route = self._route_target(row, code)
+        if route is not None:
+            return self._begin(row, code, route, route)
+        if row in self._satisfied or not self.specs[row]:
+            return None  # every requested item is declared (or none is named): nothing left to force
         at_handler = False
         if not item_start(code):
             at_handler = handler_start(code)
@@ -214,9 +221,44 @@ class RequestHold:
         target = str(make(item))
         if not code.endswith("\n") and code.strip() == "":
             target = "\n" + target
-        self._forced[row].add(item.name)
-        self._forcing[row] = (target, len(code), item.name)
-        return self._continuing(row, code, target, "")
+        return self._begin(row, code, target, item.name)
+
+    def _begin(self, row: int, code: str, target: str, key: str) -> list[int]:
+        """Start forcing ``target`` for ``row`` at the end of ``code`` (``key``: what it forces,
+        remembered in ``_forced``) and return the ids that continue it. A fresh line already
+        indented (byte-level BPE has tokens such as ``"\\n "``: the line break with the first
+        space) keeps what it has: the target's own indentation goes on from it, or the line's
+        replaces it where the two differ."""
+        line = code[code.rfind("\n") + 1:]
+        indent = line if line and not line.strip(" \t") and ("\n" in code or code.strip()) else ""
+        if indent and not target.startswith(indent):
+            target = indent + target.lstrip(" \t")
+        self._forced[row].add(key)
+        self._forcing[row] = (target, len(code) - len(indent), key)
+        return self._continuing(row, code, target, indent)
+
+    def _paths(self, row: int) -> tuple[str, ...]:
+        """The route paths ``row``'s request gives (:attr:`pipeline.decoding_done.Extras.paths`)."""
+        return self.extras[row].paths if self.extras is not None and row < len(self.extras) else ()
+
+    def _route_target(self, row: int, code: str) -> str | None:
+        """The route text forced for ``row`` at a route start of a ``routes`` block
+        (:mod:`pipeline.decoding_routes`), or ``None``: ``  "PATH" to`` for the first path the
+        request gives that the block has not written and that was not forced already (it ends
+        before the target's word, which takes its leading space in a byte-level BPE vocabulary);
+        once every path it gives is written, the block's closing ``}``: a route nobody asked for
+        has to find a target serving it, where the tiny model writes garbage (E0521). No
+        ``routes`` block is opened for a request: with the target the model wrote (``Checkout(slug:
+        str)`` for ``"/checkout"``, E0521) it failed more answers than it fixed."""
+        paths = self._paths(row)
+        if not paths or not route_start(code):
+            return None
+        written = written_paths(code)
+        for path in paths:
+            target = f'  "{path}" to'
+            if path not in written and target not in self._forced[row]:
+                return target
+        return "}" if set(paths) <= written else None
 
     def _continuing(self, row: int, code: str, target: str, written: str) -> list[int]:
         """Ids continuing the forced ``target`` of ``row`` after its ``written`` part."""

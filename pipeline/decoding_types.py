@@ -129,6 +129,10 @@ _OPERANDS: Final[dict[str, str]] = {n: r for n, r in _RETURNS.items() if r in ("
 _SIMPLE: Final = frozenset({"int", "float", "bool", "str", "Element", "Unit"})
 #: what a ``for`` iterates over (the checker's ``for_``: a List, Set or Map, or a str)
 _ITERABLE: Final = frozenset({"List", "Set", "Map", "str"})
+#: words that start an expression which is never iterable: a lambda gives a function, ``spawn``
+#: an actor handle (spec §4). ``for v in fn(`` began 25 failing answers of one constrained eval
+#: run of the default export (all E0501 or derailed past it); ``if``/``match`` may give a list
+_NEVER_ITERABLE: Final = frozenset({"fn", "spawn"})
 #: binary operators whose right operand is a ``mul_e``/``unary`` (spec §2), so only postfix and
 #: arithmetic follow its start: its type is then the start's, or an error
 _ARITHMETIC: Final = frozenset({"+", "-", "*", "/", "%"})
@@ -379,7 +383,8 @@ def head_rule(code: str, declared: frozenset[str]) -> HeadRule | None:
             return None
         return _rule(_REACH, frozenset({want}), declared, _typed(head, declared, _TYPED_REACH))
     if last == "in" and tokens[:1] == ["for"]:  # E0501: `for v in print(`, `for s in column`
-        return _rule(_REACH, _ITERABLE, declared, _typed(head, declared, _TYPED_REACH))
+        rule = _rule(_REACH, _ITERABLE, declared, _typed(head, declared, _TYPED_REACH)) or HeadRule(frozenset(), False)
+        return HeadRule(rule.words | _NEVER_ITERABLE, rule.numbers)
     if last == "not":
         rule = _rule(_POSTFIX_REACH, frozenset({"bool"}), declared, _typed(head, declared, _TYPED_POSTFIX)) \
             or HeadRule(frozenset(), False)

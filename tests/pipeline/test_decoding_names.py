@@ -319,6 +319,11 @@ def test_missing_handlers_are_forced_inside_the_actor() -> None:
     allowed = _texts(_mask("actor Greeter {\n", "Write an actor `Greeter` with a handler `hello(name: str)`.")[0])
     assert allowed and all("  on hello(name: str)".startswith(t) or t.startswith("  on hello(name: str)")
                            for t in allowed)
+    # a line break token that brings the first space ("\n ") leaves the header to go on from it
+    assert handler_start("actor Greeter {\n ") and not handler_start("actor Greeter {\n on")
+    allowed = _texts(_mask("actor Greeter {\n ", "Write an actor `Greeter` with a handler `hello(name: str)`.")[0])
+    assert allowed and all(" on hello(name: str)".startswith(t) or t.startswith(" on hello(name: str)")
+                           for t in allowed)
 
 
 def test_an_mcp_decorator_may_precede_a_forced_header() -> None:
@@ -408,6 +413,7 @@ def _first_blocked(src: str, spec: RequestSpec | None = None) -> str | None:
     ("fn f(a: int) to bool {\n  retconfig\n}", "  ret"),                 # a statement using an undefined name
     ("fn f(a: int) to bool {\n  let xs = [a, bo]\n}", "[a, b"),  # `bool` is a type: no value starts `bo`
     ("fn f() {\n  let w = spawn(Nobody)\n}", "let w = s"),  # no actor declared or requested: no spawn
+    ("fn f(xs: List[int]) {\n  for v in fn(x: int) to int { ret x } { }\n}", "for v in"),  # E0501: a lambda
     ("fn f(a: bool) to bool {\n  ret a and activitye\n}", "ret a and "),  # a declaration word in an expression
     ("fn f() {\n  pub fn g() { }\n}", "{\n  p"),                        # an item keyword inside a block
     ("fn f(a: int) to bool {\n  ret a > 1or a < 0\n}", "ret a > 1"),     # E0104: a malformed number

@@ -79,6 +79,9 @@ def test_expected_base_reads_ret_and_annotated_lets_only() -> None:
     ("fn f(a: int) {\n  let mut n = 0\n  n += ", {"float", "card", "not"}, {"len", "a"}, False),
     ('fn f(a: int) {\n  let mut s = ""\n  s = ', {"len", "a", "card"}, {"str"}, True),
     ("fn f(xs: List[Element]) {\n  let mut n = 0\n  for a in xs { n += ", {"a", "card"}, {"len"}, False),
+    # a `for`'s iterable: a List, Set, Map or str; a lambda or a spawned actor never is
+    ("fn f(a: int) {\n  for v in ", {"fn", "spawn", "not", "len", "print", "card"}, {"range", "set", "str", "if",
+                                                                                  "match"}, True),
     # the operand starts on a later line (L2 drops the break after an operator): right after the
     # break too (`-"` is one token), and past blank and comment-only lines (one NL, spec §10)
     ("fn f(a: str) to bool {\n  ret not\n", {"None", "len", "if"}, {"a", "str"}, True),
