@@ -103,6 +103,7 @@ class _Session:
 
     history: list[dict[str, str]] = field(default_factory=list)
     calls: int = 0
+    failed: int = 0  # model attempts that failed (a provider error, a timeout): not counted in ``calls``
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost_usd: float = 0.0
@@ -332,6 +333,7 @@ def _ask(send: Send, messages: Sequence[Message], turn: Turn, write: Callable[[s
                     f"{event.reason}; {then}]\n")
             else:
                 out(("" if at_line_start else "\n") + f"[failed: {event.model}: {event.reason}]\n")
+            s.failed += 1
             current = None
         elif isinstance(event, Completed):
             out(shown.flush())
@@ -358,8 +360,9 @@ def _usage_line(s: _Session) -> str:
     approx = "~" if s.estimated else ""
     cost = f"${s.cost_usd:.4f}" + (" + unknown" if s.cost_unknown else "")
     models = ", ".join(s.models) or "none"
-    return (f"[session] {s.calls} model call(s), {approx}{s.prompt_tokens} prompt + {approx}{s.completion_tokens} "
-            f"completion tokens, cost {cost}; models: {models}\n")
+    failed = f" ({s.failed} failed attempt(s) besides)" if s.failed else ""
+    return (f"[session] {s.calls} model call(s){failed}, {approx}{s.prompt_tokens} prompt + "
+            f"{approx}{s.completion_tokens} completion tokens, cost {cost}; models: {models}\n")
 
 
 def progress_line(model: str, n: int, repair: int) -> str:

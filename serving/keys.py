@@ -94,15 +94,17 @@ def vox_home() -> Path:
 
 
 def load_config_keys(path: Path | None = None) -> dict[str, str]:
-    """Keys from ``$VOX_HOME/keys.json`` (empty when the file does not exist).
+    """Keys from ``$VOX_HOME/keys.json`` (empty when nothing is there).
 
     Raises:
-        KeyConfigError: the file is unreadable or not an object of strings (message names the
-            file, never a value).
+        KeyConfigError: the path is not a file (a directory), the file is unreadable or not an
+            object of strings (message names the file, never a value).
     """
     path = path or vox_home() / "keys.json"
-    if not path.is_file():
+    if not path.exists():
         return {}
+    if not path.is_file():  # a directory there is a mistake, as unreadable JSON is: never silently no keys
+        raise KeyConfigError(f"{path}: not a file; expected a JSON object {{\"provider\": \"key\", ...}}")
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:

@@ -67,6 +67,9 @@ def chat(
     except (AllProvidersFailed, BudgetExceeded, ServingError) as exc:
         err(f"error: {exc}\n")
         raise typer.Exit(1) from None
+    except KeyboardInterrupt:  # as `vox run`: say why the command ended, exit 130 (128 + SIGINT)
+        err("\nvox chat: interrupted\n")
+        raise typer.Exit(130) from None
     if result is not None and result.exit_code(interactive=prompt is None):
         raise typer.Exit(result.exit_code(interactive=prompt is None))
 

@@ -175,6 +175,7 @@ def test_failed_attempts_are_reported() -> None:
                                Completed("x/2", "ok", 1, 1, None, False, (("x/1", "RateLimitError"),))]
     text, _ = transcript(FakeModel(events), "hi")
     assert "[failed: x/1: RateLimitError: slow down]" in text and "cost $0.0000 + unknown" in text
+    assert "[session] 1 model call(s) (1 failed attempt(s) besides)," in text  # the failed one is not lost
 
 
 def test_errors_raise_in_one_shot_and_are_reported_in_repl() -> None:

@@ -79,3 +79,16 @@ def test_dry_run_of_an_explicit_model_that_cannot_serve_shows_why(tmp_path: Path
     assert result.exit_code == 1, result.output
     assert result.stdout.startswith("routing: mode=openai/gpt-5"), result.output
     assert "  rejected openai/gpt-5 " in result.stdout and "cannot be used" in result.stderr
+
+
+def test_ctrl_c_says_the_chat_was_interrupted(monkeypatch: pytest.MonkeyPatch) -> None:
+    # it exited 130 with nothing on stderr (new-user tester); `vox run` says "vox run: interrupted"
+    import serving.commands.chat as chat_command
+
+    def interrupted(*_args: object, **_kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(chat_command, "_run", interrupted)
+    result = CliRunner().invoke(app, ["chat", "-m", "free", "hi"])
+    assert result.exit_code == 130, result.output
+    assert "vox chat: interrupted" in result.stderr

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from serving.catalog import cache_path
 from serving.cli import app
 from serving.errors import AllProvidersFailed
-from serving.keys import Secret, load_config_keys, parse_key_options, redact, resolve_key, vox_home
+from serving.keys import KeyConfigError, Secret, load_config_keys, parse_key_options, redact, resolve_key, vox_home
 from serving.router import AttemptFailed, Candidate, Decision, complete, import_litellm
 
 PLANTED = "sk-PLANTED-do-not-leak-7f3a9c1e5b"
@@ -52,6 +52,13 @@ def test_bad_config_file_names_the_file_not_the_value() -> None:
     with pytest.raises(Exception) as info:
         load_config_keys()
     assert str(path) in str(info.value) and PLANTED not in str(info.value)
+
+
+def test_a_directory_in_place_of_the_config_file_is_an_error() -> None:
+    path = vox_home() / "keys.json"
+    path.mkdir(parents=True, exist_ok=True)
+    with pytest.raises(KeyConfigError, match="not a file"):
+        load_config_keys()
 
 
 def test_cli_output_and_catalog_file_hold_no_key(caplog: pytest.LogCaptureFixture) -> None:
