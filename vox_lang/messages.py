@@ -23,6 +23,10 @@ OUTPUT_CAP_HINT: Final = ("output is capped at {n:,} characters whatever --max-s
                           "(a summary, or every Nth line), or write the rest to a file with std.fs")
 SIZE_CAP_MESSAGE: Final = "value too large: a {what} longer than {n:,} would exhaust memory"
 SIZE_CAP_HINT: Final = "strings and lists are capped at {n:,} elements whatever --max-steps says: build smaller values"
+#: R0006 for a value nested deeper than an operation written by recursion can follow (an ordering of
+#: values of opaque type); `==`, `str`, `json.dump` and copies follow any depth
+DEEP_VALUE_MESSAGE: Final = "value too deep: it nests more levels than this operation can follow"
+DEEP_VALUE_HINT: Final = "build flatter values (a list of items rather than items nested in each other)"
 MEMORY_MESSAGE: Final = "out of memory: the program exhausted the memory available to it"
 MEMORY_HINT: Final = ("build smaller values (fewer or shorter strings, lists and maps); "
                       "--max-steps does not change memory")

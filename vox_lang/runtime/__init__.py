@@ -8,9 +8,9 @@ Public API::
     report = run_tests(text)                       # every @test function, fresh state each
     report.summary()                               # "3 passed, 0 failed"
 
-Modules: :mod:`.values` (values and their text), :mod:`.limits` (configuration, budget),
-:mod:`.builtins`, :mod:`.stdlib` (+ :mod:`.stdlib_host`, :mod:`.stdlib_pure`: std with
-capabilities), :mod:`.typed` (the checker's expression types), :mod:`.compiler`,
+Modules: :mod:`.values` (values, ``==``, copies), :mod:`.text` (their text, JSON text),
+:mod:`.limits` (configuration, budget), :mod:`.builtins`, :mod:`.stdlib` (+ :mod:`.stdlib_host`,
+:mod:`.stdlib_pure`: std with capabilities), :mod:`.typed` (the checker's expression types), :mod:`.compiler`,
 :mod:`.statements`, :mod:`.calls`, :mod:`.functions`, :mod:`.binary`, :mod:`.ops`, :mod:`.patterns`,
 :mod:`.frames` (HIR → closures), :mod:`.errors` (R-code faults with the Vox call stack),
 :mod:`.runner` (entry points and tests). Imports only ``vox_lang``.
@@ -28,7 +28,7 @@ from vox_lang.runtime.runner import (
     run_tests_checked,
     test_functions,
 )
-from vox_lang.runtime.values import show
+from vox_lang.runtime.text import show
 
 __all__ = [
     "CAPABILITIES", "RunConfig", "RunResult", "RuntimeFault", "StackFrame", "TestOutcome", "TestReport",

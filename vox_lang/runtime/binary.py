@@ -61,10 +61,11 @@ def operator(c: Compiler, e: hir.Binary, left: ops.Operand) -> Ev:
         return lambda f: a(f) or b(f)
     right = c.operand(e.right)
     if op in ("<", "<=", ">", ">=", "==", "!="):
-        cmp = ops.compare(op, left, right)
         if c.types.head(e.left) in ("int", "float", "str", "bool"):
-            return cmp
-        return ops.deep(cmp, e.span, c.rt.cfg.max_depth)
+            return ops.compare(op, left, right)
+        if op in ("==", "!="):
+            return ops.structural(op, left, right)
+        return ops.deep(ops.compare(op, left, right), e.span)
     head = c.types.head(e)
     if head == "int":
         return ops.int_arith(op, left, right, e.span)

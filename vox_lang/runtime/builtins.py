@@ -18,6 +18,7 @@ from typing import Any, Final
 from vox_lang.messages import NUMBER_SPACE_HINT, NUMBER_WORD_HINT
 from vox_lang.runtime.errors import VoxFault
 from vox_lang.runtime.limits import RunState
+from vox_lang.runtime.text import TextTooLong, show
 from vox_lang.runtime.values import (
     INT_MAX,
     INT_MIN,
@@ -31,7 +32,6 @@ from vox_lang.runtime.values import (
     Variant,
     VSet,
     as_key,
-    show,
     vcopy,
 )
 from vox_lang.source import Span
@@ -130,17 +130,32 @@ def b_set(rt: RunState, args: list[Any], span: Span) -> VSet:
 
 
 def b_str(rt: RunState, args: list[Any], span: Span) -> str:
-    """``str(x)``: the text of a value."""
-    text = show(args[0])
-    rt.budget.charge(len(text), span)
-    rt.budget.too_long(len(text), "str", span)
+    """``str(x)``: the whole text of a value, however deep; R0006 past ``max_len`` characters
+    (written piece by piece, so a value whose parts are shared, small in memory, is stopped
+    there instead of exhausting it)."""
+    x = args[0]
+    if type(x) is int:  # the usual case, in loops
+        return str(x)
+    budget = rt.budget
+    try:
+        text = show(x, limit=budget.cfg.max_len, charge=lambda n: budget.charge(n, span))
+    except TextTooLong as exc:
+        budget.too_long(exc.limit + 1, "str", span)
+        raise
+    budget.charge(len(text), span)
     return text
 
 
 def b_print(rt: RunState, args: list[Any], span: Span) -> None:
-    """``print(x)``: the text of ``x`` and a newline."""
-    text = show(args[0])
-    rt.budget.charge(len(text), span)
+    """``print(x)``: the text of ``x`` and a newline; R0006 (the output cap) as soon as the text
+    would pass what is left of ``max_output``."""
+    budget = rt.budget
+    room = max(rt.cfg.max_output - budget.output - 1, 0)
+    try:
+        text = show(args[0], limit=room, charge=lambda n: budget.charge(n, span))
+    except TextTooLong:
+        raise rt.output_cap(span) from None
+    budget.charge(len(text), span)
     rt.print(text, span)
 
 

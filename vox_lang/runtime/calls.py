@@ -16,6 +16,7 @@ from vox_lang.runtime import builtins as bi, functions, ops
 from vox_lang.runtime.errors import VoxFault
 from vox_lang.runtime.frames import MISSING
 from vox_lang.runtime.stdlib import std_function, std_value
+from vox_lang.runtime.text import show_cut
 from vox_lang.runtime.values import (
     NONE,
     ActorVal,
@@ -331,17 +332,11 @@ def index(c: Compiler, e: hir.Index) -> Ev:
             try:
                 return xs[as_key(k)]
             except KeyError:
-                raise VoxFault("R0005", span, k=_show_key(k)) from None
+                raise VoxFault("R0005", span, k=show_cut(k)) from None
         if 0 <= k < len(xs):
             return xs[k]
         raise VoxFault("R0004", span, i=k, n=len(xs))
     return lookup
-
-
-def _show_key(k: Any) -> str:
-    from vox_lang.runtime.values import show
-
-    return show(k, False)
 
 
 def assign(c: Compiler, s: hir.Assign) -> Callable[[list[Any]], Any]:

@@ -13,9 +13,10 @@ import operator
 from collections.abc import Callable
 from typing import Any, Final
 
+from vox_lang.messages import DEEP_VALUE_HINT, DEEP_VALUE_MESSAGE
 from vox_lang.runtime.errors import VoxFault
 from vox_lang.runtime.limits import Budget
-from vox_lang.runtime.values import INT_MAX, INT_MIN
+from vox_lang.runtime.values import INT_MAX, INT_MIN, equal
 from vox_lang.source import Span
 
 Ev = Callable[[list[Any]], Any]
@@ -141,14 +142,31 @@ def fused_update(c: Any, target: int, e: Any) -> Ev | None:
     return sub_to
 
 
-def deep(ev: Ev, span: Span, max_depth: int) -> Ev:
-    """``ev`` on values that may nest deeper than Python recursion (``==`` on a long linked
-    list): a recursion overflow there is R0007 at this operator, not an internal error."""
+def structural(op: str, left: Operand, right: Operand) -> Ev:
+    """``==`` or ``!=`` on values that are not scalars: Python's ``==``, and where that nests past
+    Python's recursion limit, :func:`~vox_lang.runtime.values.equal`, which walks the values with
+    a stack of its own (a linked list 200,000 deep compares like a flat one)."""
+    a, b = left.ev, right.ev
+    same = op == "=="
+
+    def eq(f: list[Any]) -> bool:
+        x, y = a(f), b(f)
+        try:
+            return (x == y) is same
+        except RecursionError:
+            return equal(x, y) is same
+    return eq
+
+
+def deep(ev: Ev, span: Span) -> Ev:
+    """An ordering (``<``…) on values of opaque type, which Python compares by recursion: one
+    nested past Python's recursion limit is R0006 (value too deep) at this operator, not R0007
+    (no Vox call nests) and not an internal error."""
     def guarded(f: list[Any]) -> Any:
         try:
             return ev(f)
         except RecursionError:
-            raise VoxFault("R0007", span, n=max_depth) from None
+            raise VoxFault("R0006", span, message=DEEP_VALUE_MESSAGE, hint=DEEP_VALUE_HINT) from None
     return guarded
 
 

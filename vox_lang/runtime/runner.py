@@ -172,6 +172,16 @@ def _step_span(exc: BaseException) -> Span | None:
     return found
 
 
+def _live_span(thread: threading.Thread) -> Span | None:
+    """The position of the innermost compiled step ``thread`` is running now (as
+    :func:`_step_span`), for the R0010 of a run the watchdog gives up on: it points at that step,
+    not at line 1."""
+    frame = sys._current_frames().get(thread.ident or 0)
+    while frame is not None and not isinstance(frame.f_locals.get("span"), Span):
+        frame = frame.f_back
+    return None if frame is None else frame.f_locals["span"]
+
+
 def _in_big_thread(fn: Callable[[], Any], budget: Budget, max_depth: int) -> Any:
     """Run ``fn`` on a thread with a large stack and recursion headroom; returns its result.
 
@@ -231,7 +241,7 @@ def _in_big_thread(fn: Callable[[], Any], budget: Budget, max_depth: int) -> Any
         # run may stop on a RecursionError (a test run left it raised for every later check)
         sys.setrecursionlimit(old_limit)
     if worker.is_alive():
-        raise VoxFault("R0010", None, detail=budget.overtime())
+        raise VoxFault("R0010", _live_span(worker), detail=budget.overtime())
     error = box.pop("error", None)
     if error is None and "value" not in box:
         # an interrupt landed in the thread's own epilogue: the run was past its deadline

@@ -13,6 +13,7 @@ import selectors
 import shutil
 import subprocess
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Callable
 from typing import Any, Final
@@ -108,7 +109,7 @@ def _run(rt: RunState, cmd: str, args: list[str], cwd: str | None = None,
     argv = [cmd, *args]
     timeout = max(rt.budget.time_left(), 0.01)
     deadline = time.monotonic() + timeout
-    proc = rt.children.popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd or None, env=environ)
+    proc = _start(rt, argv, cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=environ)
     assert proc.stdout is not None and proc.stderr is not None
     out_fd, err_fd = proc.stdout.fileno(), proc.stderr.fileno()
     chunks: dict[int, list[bytes]] = {out_fd: [], err_fd: []}
@@ -139,17 +140,39 @@ def _run(rt: RunState, cmd: str, args: list[str], cwd: str | None = None,
         proc.stdout.close()
         proc.stderr.close()
         rt.children.finish(proc)
-    # as ``text=True`` did: UTF-8 (a decode error is ``Error``), universal newlines
-    out, err = (b"".join(chunks[fd]).decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
-                for fd in (out_fd, err_fd))
+    out, err = (_decode(cmd, b"".join(chunks[fd]), name) for fd, name in ((out_fd, "output"), (err_fd, "error output")))
     return subprocess.CompletedProcess(argv, code, out, err)
+
+
+def _start(rt: RunState, argv: list[str], cwd: str | None = None, **options: Any) -> subprocess.Popen[bytes]:
+    """Start a child (:meth:`Children.popen`); a child that cannot be started raises an
+    ``OSError`` whose message names the command (and the directory, when that is what failed):
+    ``cannot run nosuchcmd: No such file or directory``."""
+    try:
+        return rt.children.popen(argv, cwd=cwd or None, **options)
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        if cwd and exc.filename == cwd:
+            raise OSError(f"cannot run {argv[0]} in {cwd}: {reason}") from None
+        raise OSError(f"cannot run {argv[0]}: {reason}") from None
+
+
+def _decode(cmd: str, data: bytes, what: str) -> str:
+    """A child's output as ``text=True`` read it (UTF-8, universal newlines); ``ValueError``
+    (so ``Error``) naming the command when it is not UTF-8."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{cmd}: {what} is not UTF-8 text (byte 0x{data[exc.start]:02X} at {exc.start})") from None
+    return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
 def _run_text(rt: RunState, a: list[Any]) -> Any:
     def go() -> str:
         done = _run(rt, a[0], a[1])
         if done.returncode != 0:
-            raise ValueError(done.stderr.strip() or f"{a[0]} exited with status {done.returncode}")
+            said = done.stderr.strip()
+            raise ValueError(f"{a[0]} exited with status {done.returncode}" + (f": {said}" if said else ""))
         return done.stdout
     return io_result(go)
 
@@ -191,8 +214,7 @@ def _spawn(rt: RunState, a: list[Any], span: Span) -> Any:
     with ``SIGKILL`` and the process reaped, so a program cannot leave processes behind
     (on Windows only the process itself is killed).
     """
-    return io_result(lambda: rt.children.popen(
-        [a[0], *a[1]], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).pid)
+    return io_result(lambda: _start(rt, [a[0], *a[1]], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).pid)
 
 
 def _which(rt: RunState, a: list[Any], span: Span) -> Any:
@@ -217,17 +239,34 @@ PROCESS: Final[dict[str, Impl]] = {
 
 
 def _http(rt: RunState, url: str, body: str | None, content_type: str = "text/plain") -> Any:
+    """One request; ``Error`` naming the URL when it fails (``http://x/: HTTP Error 404: Not
+    Found``, ``http://x/: Connection refused``)."""
     def go() -> str:
         if not url.startswith(("http://", "https://")):
             raise ValueError(f"not an http(s) URL: {url}")
         data = body.encode("utf-8") if body is not None else None
-        req = urllib.request.Request(url, data=data, headers={"Content-Type": content_type} if data else {})
-        with urllib.request.urlopen(req, timeout=max(rt.budget.time_left(), 0.01)) as resp:
-            raw = resp.read(MAX_READ + 1)
+        try:
+            req = urllib.request.Request(url, data=data, headers={"Content-Type": content_type} if data else {})
+            with urllib.request.urlopen(req, timeout=max(rt.budget.time_left(), 0.01)) as resp:
+                raw = resp.read(MAX_READ + 1)
+        except (OSError, ValueError) as exc:  # refused, timed out, reset, an HTTP error status, a bad URL
+            raise OSError(f"{url}: {_net_reason(exc)}") from None
         if len(raw) > MAX_READ:
-            raise ValueError(f"response larger than {MAX_READ} bytes")
+            raise ValueError(f"{url}: response larger than {MAX_READ} bytes")
         return str(raw.decode("utf-8", errors="replace"))
     return io_result(go)
+
+
+def _net_reason(exc: BaseException) -> str:
+    """Why a request failed, in words: ``HTTP Error 404: Not Found``, ``Connection refused``."""
+    if isinstance(exc, urllib.error.HTTPError):
+        return f"HTTP Error {exc.code}: {exc.reason}"
+    if isinstance(exc, urllib.error.URLError):
+        reason = exc.reason
+        return _net_reason(reason) if isinstance(reason, BaseException) else str(reason)
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror
+    return str(exc) or type(exc).__name__
 
 
 HTTP: Final[dict[str, Impl]] = {

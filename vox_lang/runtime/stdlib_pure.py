@@ -10,7 +10,6 @@ import csv
 import hashlib
 import io
 import json
-import math
 import os
 import re
 import subprocess
@@ -22,8 +21,10 @@ from typing import Any, Final
 import regex
 
 from vox_lang.runtime.errors import VoxFault
+from vox_lang.runtime.jsontext import json_text
 from vox_lang.runtime.limits import RunState
-from vox_lang.runtime.values import NONE, Err, KeyList, Ok, Record, Some, Variant, VSet
+from vox_lang.runtime.text import TextTooLong
+from vox_lang.runtime.values import NONE, Err, Ok, Some
 from vox_lang.source import Span
 
 Impl = Callable[[RunState, list[Any], Span], Any]
@@ -31,11 +32,22 @@ Impl = Callable[[RunState, list[Any], Span], Any]
 
 def io_result(fn: Callable[[], Any]) -> Any:
     """Run an operation that may fail on bad input or on the host, giving ``Ok(value)`` or
-    ``Error(message)``."""
+    ``Error(message)``; an OS error names what it failed on (:func:`os_error_text`)."""
     try:
         return Ok(fn())
-    except (OSError, ValueError, subprocess.SubprocessError) as exc:
-        return Err(str(exc.strerror if isinstance(exc, OSError) and exc.strerror else exc))
+    except OSError as exc:
+        return Err(os_error_text(exc))
+    except (ValueError, subprocess.SubprocessError) as exc:
+        return Err(str(exc))
+
+
+def os_error_text(exc: OSError) -> str:
+    """An OS error as a message naming the file it failed on: ``/tmp/d: Is a directory``,
+    ``a.txt -> /tmp/d: Is a directory`` (two paths, as ``copy`` reports them); just the reason
+    when the error names no file."""
+    reason = exc.strerror or str(exc)
+    names = [str(n) for n in (exc.filename, exc.filename2) if n is not None]
+    return f"{' -> '.join(names)}: {reason}" if names and exc.strerror else reason
 
 
 # --------------------------------------------------------------------------- json
@@ -93,45 +105,22 @@ def json_scalar(text: str, kind: str) -> Any:
     return Err(f"not {kind}: {text}")
 
 
-def to_json(v: Any, depth: int = 0) -> Any:
-    """A Vox value as JSON data (``json.dump``)."""
-    if depth > 200:
-        return None
-    t = type(v)
-    if t in (int, str, bool):
-        return v
-    if t is float:
-        return v if math.isfinite(v) else str(v)
-    if v is None or v is NONE:
-        return None
-    if t is list or t is KeyList or t is VSet:
-        return [to_json(x, depth + 1) for x in v]
-    if t is dict:
-        return {k if isinstance(k, str) else json.dumps(to_json(k, depth + 1)): to_json(x, depth + 1)
-                for k, x in v.items()}
-    if t is Record:
-        return {k: to_json(x, depth + 1) for k, x in v.fields.items()}
-    if t is Some or t is Ok:
-        return to_json(v.value, depth + 1)
-    if t is Err:
-        return {"error": to_json(v.value, depth + 1)}
-    if t is Variant:
-        return v.name if not v.values else {v.name: [to_json(x, depth + 1) for x in v.values]}
-    from vox_lang.runtime.values import show
-
-    return show(v)
+def _dump(rt: RunState, a: list[Any], span: Span) -> str:
+    """``json.dump(value)``: the whole JSON text (:func:`~vox_lang.runtime.jsontext.json_text`),
+    however deep the value; R0006 past ``max_len`` characters (a value whose parts are shared can stand
+    for far more text than it takes in memory)."""
+    budget = rt.budget
+    try:
+        return json_text(a[0], limit=budget.cfg.max_len, charge=lambda n: budget.charge(n, span))
+    except TextTooLong as exc:
+        budget.too_long(exc.limit + 1, "str", span)
+        raise
 
 
 def _charged(rt: RunState, n: int, span: Span, value: Any) -> Any:
     """``value``, made by working through ``n`` elements or characters (:meth:`Budget.charge`)."""
     rt.budget.charge(n, span)
     return value
-
-
-def _charged_text(rt: RunState, span: Span, text: str) -> str:
-    """``text``, made by work in proportion to its length (:meth:`Budget.charge`)."""
-    rt.budget.charge(len(text), span)
-    return text
 
 
 def _read_key(text: str, key: str, kind: str) -> Any:
@@ -145,7 +134,7 @@ def _read_key(text: str, key: str, kind: str) -> Any:
 
 JSON: Final[dict[str, Impl]] = {
     "parse": lambda rt, a, sp: _charged(rt, len(a[0]), sp, json_object(a[0])),
-    "dump": lambda rt, a, sp: _charged_text(rt, sp, json.dumps(to_json(a[0]), ensure_ascii=False)),
+    "dump": _dump,
     "read_str": lambda rt, a, sp: _read_key(a[0], a[1], "str"),
     "read_f64": lambda rt, a, sp: _read_key(a[0], a[1], "float"),
     "quote": lambda rt, a, sp: json.dumps(a[0], ensure_ascii=False),
@@ -169,9 +158,18 @@ TIME: Final[dict[str, Impl]] = {
     "sleep": _sleep,
 }
 
+
+def _join_many(rt: RunState, parts: list[str], span: Span) -> str:
+    """``path.join_many(parts)``; R0006 past ``max_len`` characters (measured before joining)."""
+    size = sum(map(len, parts)) + len(parts)
+    rt.budget.too_long(size, "str", span)
+    rt.budget.charge(size, span)
+    return os.path.join(*parts) if parts else ""
+
+
 PATH: Final[dict[str, Impl]] = {
     "join": lambda rt, a, sp: os.path.join(a[0], a[1]),
-    "join_many": lambda rt, a, sp: os.path.join(*a[0]) if a[0] else "",
+    "join_many": lambda rt, a, sp: _join_many(rt, a[0], sp),
     "basename": lambda rt, a, sp: os.path.basename(a[0]),
     "dirname": lambda rt, a, sp: os.path.dirname(a[0]),
     "extension": lambda rt, a, sp: os.path.splitext(a[0])[1].lstrip("."),
@@ -252,9 +250,24 @@ def _find(rt: RunState, r: RegexVal, text: str, span: Span) -> Any:
 
 
 def _find_all(rt: RunState, r: RegexVal, text: str, span: Span) -> list[MatchVal]:
+    """Every match, R0006 once their groups hold more than ``max_len`` characters in all (a
+    lookahead group, ``(?=(.*))``, captures the rest of the text at every position: n**2 / 2)."""
+    cap = rt.budget.cfg.max_len
+
+    def scan(timeout: float) -> list[MatchVal]:
+        found: list[MatchVal] = []
+        size = 0
+        for m in r.pattern.finditer(text, timeout=timeout):
+            held = sum(m.end(i) - m.start(i) for i in range(len(m.groups()) + 1) if m.start(i) >= 0)
+            size += held
+            if size > cap:
+                rt.budget.too_long(size, "list of matches", span)
+            found.append(MatchVal(m))
+            rt.budget.charge(held + 1, span)
+        return found
     # one timeout for the whole iteration (``regex`` times the scanner, not each match)
-    found: list[MatchVal] = _timed(rt, span, lambda t: [MatchVal(m) for m in r.pattern.finditer(text, timeout=t)])
-    return found
+    result: list[MatchVal] = _timed(rt, span, scan)
+    return result
 
 
 def _csv_rows(text: str) -> list[list[str]]:
@@ -272,7 +285,14 @@ def _csv_records(text: str) -> list[dict[str, str]]:
     return [dict(zip(head, r)) for r in rows[1:]]
 
 
-def _csv_render(rows: list[list[str]]) -> str:
+def _csv_render(rt: RunState, rows: list[list[str]], span: Span) -> str:
+    """``rows`` as CSV text; R0006 when the fields alone hold more than ``max_len`` characters
+    (measured before writing: a list may hold one long string many times)."""
+    size = 0
+    for row in rows:
+        size += sum(map(len, row)) + len(row)
+        rt.budget.too_long(size, "str", span)
+    rt.budget.charge(size, span)
     buf = io.StringIO()
     csv.writer(buf, lineterminator="\n").writerows(rows)
     return buf.getvalue()
@@ -282,7 +302,7 @@ REGEX: Final[dict[str, Impl]] = {"compile": _compile}
 CSV: Final[dict[str, Impl]] = {
     "parse": lambda rt, a, sp: _charged(rt, len(a[0]), sp, io_result(lambda: _csv_rows(a[0]))),
     "parse_records": lambda rt, a, sp: _charged(rt, len(a[0]), sp, io_result(lambda: _csv_records(a[0]))),
-    "render": lambda rt, a, sp: _charged(rt, len(a[0]), sp, io_result(lambda: _csv_render(a[0]))),
+    "render": lambda rt, a, sp: io_result(lambda: _csv_render(rt, a[0], sp)),
 }
 AGENTOS: Final[dict[str, Impl]] = {
     "mutation_kind_for_tool": lambda rt, a, sp: "write" if any(

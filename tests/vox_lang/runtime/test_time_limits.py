@@ -146,3 +146,24 @@ def test_a_yaml_loop_stops_without_the_watchdog(program: str, monkeypatch: pytes
     result = run_checked(res, RunConfig(timeout_s=LIMIT, max_steps=10**12))
     assert result.fault is not None and result.fault.code == "R0010", (result.status, result.message)
     assert time.perf_counter() - start < LIMIT + MARGIN
+
+
+def test_a_run_the_watchdog_gives_up_on_points_at_its_step(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A step that never reaches a Python operation the interrupt could land on (here a sleep in
+    C; in the user trial, a YAML alias bomb expanded by one ``json.dumps``) is left running after
+    ``STRAGGLER_S``; its R0010 points at that step (the ``span`` of its compiled code), not at
+    line 1."""
+    import vox_lang.runtime.runner as runner
+    from vox_lang.runtime.errors import VoxFault
+    from vox_lang.runtime.limits import Budget
+    from vox_lang.source import Span
+
+    monkeypatch.setattr(runner, "STRAGGLER_S", 0.3)
+    where = Span(5, 9)
+
+    def stuck(span: Span = where) -> None:
+        time.sleep(LIMIT + 2)
+
+    with pytest.raises(VoxFault) as fault:
+        runner._in_big_thread(stuck, Budget(RunConfig(timeout_s=LIMIT)), 100)
+    assert fault.value.code == "R0010" and fault.value.span == where
