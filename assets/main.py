@@ -27,11 +27,18 @@ TIMED_STEPS = (("system_prompt", "prompt"), ("corpus", "mix"), ("base_model", "p
                ("eval_report", "eval"), ("exported_model", "export"))
 
 
-def failure_reason(event: Any) -> str:
+#: metadata keys of a check result that say why it failed, most specific first
+_WHY_KEYS = ("reason", "detail", "problems")
+
+
+def failure_reason(event: Any, run: Any = None) -> str:
     """One line saying why a failed step failed (from ``ExecuteInProcessResult.get_step_failure_events()``).
 
-    A ``dg.Failure`` (pipeline errors) gives its description; any other error gives the innermost
-    cause's class and first line, not Dagster's "Error occurred while executing op" wrapper.
+    A ``dg.Failure`` (pipeline errors) gives its description; a failed blocking asset check (the
+    release gate, the corpus checks) names each check with its description and why it failed, read
+    from ``run``'s check evaluations (:func:`failed_checks`); any other error gives the innermost
+    cause's class and message (the first line, with the lines a trailing colon announces), not
+    Dagster's "Error occurred while executing op" wrapper.
     """
     data = event.step_failure_data
     if data.user_failure_data is not None and data.user_failure_data.description:
@@ -41,7 +48,47 @@ def failure_reason(event: Any) -> str:
         error = error.cause
     if error is None or not error.message:
         return "see the log above"
-    return f"{error.cls_name}: {error.message.strip().splitlines()[0].split(': ', 1)[-1]}"
+    if error.cls_name == "DagsterAssetCheckFailedError" and run is not None:
+        checks = failed_checks(run, event.step_key)
+        if checks:
+            return "; ".join(checks)
+    lines = [line.strip() for line in error.message.strip().splitlines() if line.strip()]
+    text = lines.pop(0).split(": ", 1)[-1]  # the message starts with the exception's qualified class
+    while text.endswith(":") and lines:  # e.g. "1 blocking asset check failed with ERROR severity:" + which
+        text += " " + lines.pop(0)
+    return f"{error.cls_name}: {text}"
+
+
+def failed_checks(run: Any, step_key: str | None) -> list[str]:
+    """``check <name> (<description>) failed: <why>`` for each blocking check that failed in ``step_key``.
+
+    ``why`` is the check result's ``reason``, ``detail`` or first ``problems`` line (else its
+    description); the description is the check spec's, from ``run.job_def``, where it has one.
+    """
+    import dagster as dg
+
+    found = []
+    for event in run.all_events:
+        check = event.event_specific_data
+        if event.event_type_value != dg.DagsterEventType.ASSET_CHECK_EVALUATION.value or \
+                event.step_key != step_key or check.passed or not check.blocking:
+            continue
+        meta = {k: str(getattr(v, "value", v)).strip() for k, v in (check.metadata or {}).items()}
+        why = next((meta[k] for k in _WHY_KEYS if meta.get(k) not in (None, "", "none")), check.description or "")
+        what = _check_description(run, check.asset_check_key)
+        name = check.check_name + (f" [{check.partition}]" if check.partition else "") + (f" ({what})" if what else "")
+        why = why.strip().splitlines()[0].lstrip("- ") if why.strip() else ""  # a problems list: its first item
+        found.append(f"check {name} failed" + (f": {why}" if why else ""))
+    return found
+
+
+def _check_description(run: Any, key: Any) -> str:
+    """The description of asset check ``key`` in ``run``'s job, or ``""`` (none, or not in the job)."""
+    try:
+        spec = run.job_def.asset_layer.asset_graph.get_check_spec(key)
+    except (AttributeError, KeyError):
+        return ""
+    return " ".join((spec.description or "").split())
 
 
 def step_seconds(instance: Any, run_id: str) -> dict[str, float]:
@@ -86,7 +133,7 @@ def summary(result: Any, seconds: float, instance: Any = None, root: Path | None
     job did not start.
     """
     from pipeline.errors import DataError
-    from pipeline.stages import read_result
+    from pipeline.stages import read_result, serve_anyway
 
     root = paths.state_dir(root)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
@@ -140,9 +187,9 @@ def summary(result: Any, seconds: float, instance: Any = None, root: Path | None
         timed = [f"{label} {took[step] / 60:.1f}" for step, label in TIMED_STEPS if step in took]
         if timed:
             lines.append(f"  stage minutes:      {', '.join(timed)}")
-    failures = [e for r in runs for e in r.get_step_failure_events()]
-    for event in failures:
-        lines.append(f"  failed step:        {event.step_key}: {failure_reason(event)}")
+    failures = [(e, r) for r in runs for e in r.get_step_failure_events()]
+    for event, run in failures:
+        lines.append(f"  failed step:        {event.step_key}: {failure_reason(event, run)}")
     if failures:
         lines.append("  (details above; `make ui` shows the run)")
     if result is None:
@@ -150,8 +197,7 @@ def summary(result: Any, seconds: float, instance: Any = None, root: Path | None
     elif ok:
         lines += _next_steps(bool(export and export["published"]))
     elif report and not report["passed"] and adapter:  # the gate kept the adapter from export
-        lines.append(f"  next:               serve it anyway: `.venv/bin/vox serve {adapter['base_model']} "
-                     f"--adapter {adapter['adapter_dir']}`, then `.venv/bin/vox chat --model free`")
+        lines.append(f"  next:               serve it anyway: {serve_anyway(adapter)}")
     return lines
 
 

@@ -24,9 +24,12 @@ import shutil
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
+
+from annotated_types import Gt
 
 from pipeline.errors import DataError, TrainingError
+from pipeline.recipe_types import NonNegative, Positive
 
 log = logging.getLogger(__name__)
 
@@ -57,23 +60,23 @@ class BaseModelConfig:
     """Recipe section ``base_model:``. Sizes are for ``bootstrap``; ignored for an HF id."""
 
     model: str = BOOTSTRAP  # "bootstrap", a Hugging Face model id, or a local model directory
-    vocab_size: int = 2048  # BPE vocabulary incl. 4 special tokens (small: the corpus is narrow)
-    hidden_size: int = 256  # residual width
-    num_layers: int = 4  # transformer blocks
-    num_heads: int = 4  # query heads (head_dim = hidden_size / num_heads)
-    num_kv_heads: int = 2  # grouped-query attention, as in Qwen3
-    intermediate_size: int = 768  # SwiGLU MLP width
-    max_positions: int = 512  # context length in tokens
-    pretrain_steps: int = 300  # optimizer steps of plain causal-LM pretraining
-    pretrain_batch_size: int = 16  # blocks per step
-    pretrain_block_size: int = 256  # tokens per block (tokens/step = batch * block)
-    pretrain_lr: float = 3e-3  # AdamW peak LR, cosine to 10% after warmup
-    pretrain_warmup: int = 20  # linear warm-up steps
+    vocab_size: Positive = 2048  # BPE vocabulary incl. 4 special tokens (small: the corpus is narrow)
+    hidden_size: Positive = 256  # residual width
+    num_layers: Positive = 4  # transformer blocks
+    num_heads: Positive = 4  # query heads (head_dim = hidden_size / num_heads)
+    num_kv_heads: Positive = 2  # grouped-query attention, as in Qwen3
+    intermediate_size: Positive = 768  # SwiGLU MLP width
+    max_positions: Positive = 512  # context length in tokens
+    pretrain_steps: Positive = 300  # optimizer steps of plain causal-LM pretraining
+    pretrain_batch_size: Positive = 16  # blocks per step
+    pretrain_block_size: Positive = 256  # tokens per block (tokens/step = batch * block)
+    pretrain_lr: Annotated[float, Gt(0)] = 3e-3  # AdamW peak LR, cosine to 10% after warmup
+    pretrain_warmup: NonNegative = 20  # linear warm-up steps
     pretrain_bf16: str = "auto"  # bf16 autocast in pretraining: auto = where native (AMX CPUs, CUDA), on, off
     pretrain_data: str = "stream"  # stream: train split once + fresh programs (no repeats); train_split: passes over it
     pretrain_train_share: float = 0.5  # stream: most of the pretraining tokens the train split (read once) fills
-    tokenizer_stream_docs: int = 1000  # stream documents added to the tokenizer's training text (stream only)
-    seed: int = 0  # init + data order
+    tokenizer_stream_docs: NonNegative = 1000  # stream documents added to the tokenizer's training text (stream only)
+    seed: NonNegative = 0  # init + data order
     torch_dtype: str = "bfloat16"  # load dtype for HF models on GPU (bootstrap stays float32)
 
 
@@ -341,21 +344,29 @@ def build_base_model(cfg: BaseModelConfig, train_rows: list[dict[str, Any]], out
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m pipeline.base_model [--recipe R] [--out DIR]``: build the base model."""
+    """``python -m pipeline.base_model [--recipe R] [--out DIR]``: build the base model.
+
+    Exit status as ``python -m pipeline.train`` (:func:`pipeline.train_cli.run_cli`): 2 for a bad
+    recipe or a missing corpus, 1 for a failed build, each said in one line without a traceback.
+    """
     from pipeline import corpus_io, paths
     from pipeline.recipes import stage_config
+    from pipeline.train_cli import run_cli
 
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m pipeline.base_model", description=__doc__.splitlines()[0])
     parser.add_argument("--recipe", default=None, help="recipe name or YAML path (default $VOX_RECIPE)")
     parser.add_argument("--out", type=Path, default=None, help="output dir (default artifacts/base_model/model)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
-    cfg = stage_config(BaseModelConfig, "base_model", args.recipe)
-    corpus = corpus_io.load_corpus()
-    out = args.out or paths.artifacts_dir("base_model") / "model"
-    result = build_base_model(cfg, corpus.train_rows(), out, corpus.version)
-    print(json.dumps({k: v for k, v in asdict(result).items() if k != "pretrain_losses"}, indent=1))
-    return 0
+
+    def body() -> None:
+        cfg = stage_config(BaseModelConfig, "base_model", args.recipe)
+        corpus = corpus_io.load_corpus()
+        out = args.out or paths.artifacts_dir("base_model") / "model"
+        result = build_base_model(cfg, corpus.train_rows(), out, corpus.version)
+        print(json.dumps({k: v for k, v in asdict(result).items() if k != "pretrain_losses"}, indent=1))
+
+    return run_cli(body)
 
 
 if __name__ == "__main__":

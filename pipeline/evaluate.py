@@ -25,7 +25,9 @@ from collections import Counter
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
+
+from annotated_types import Ge, Gt, Le
 
 from pipeline import atomic
 from pipeline.chat_format import check_mode, user_turn
@@ -43,6 +45,7 @@ from pipeline.eval_scoring import (  # noqa: F401 - NO_CODE, extract_vox, vox_ch
     vox_checker,
 )
 from pipeline.eval_tasks import Task, leaked
+from pipeline.recipe_types import NonNegative, Positive
 
 log = logging.getLogger(__name__)
 
@@ -57,19 +60,19 @@ class EvalConfig:
     """Recipe section ``eval:``."""
 
     tasks_path: str = ""  # task suite YAML ("" = eval_tasks.yaml + eval_tasks_user.yaml)
-    n_samples: int = 4  # completions per task (n of the pass@k estimator)
-    k: int = 2  # k of pass@k (<= n_samples)
-    temperature: float = 0.2  # sampling temperature (0 = greedy, then n is forced to 1)
-    top_p: float = 0.95  # nucleus sampling
-    max_new_tokens: int = 160  # generation cap per completion
-    batch_size: int = 96  # sequences per generate() call
-    pass_threshold: float = 0.3  # blocking check: adapter headline pass@1 must reach this (and beat base)
+    n_samples: Positive = 4  # completions per task (n of the pass@k estimator)
+    k: Positive = 2  # k of pass@k (<= n_samples)
+    temperature: Annotated[float, Ge(0)] = 0.2  # sampling temperature (0 = greedy, then n is forced to 1)
+    top_p: Annotated[float, Gt(0), Le(1)] = 0.95  # nucleus sampling
+    max_new_tokens: Positive = 160  # generation cap per completion
+    batch_size: Positive = 96  # sequences per generate() call
+    pass_threshold: Annotated[float, Ge(0), Le(1)] = 0.3  # blocking check: adapter headline pass@1 >= this, > base
     strict: bool = False  # check in strict mode (the headline is strict either way: warnings fail it)
-    verify_n: int = 4  # candidates of the verified best-of-n policy (<= n_samples)
-    retries: int = 4  # constrained policy: compiler-checked retry rounds (decoding_retry.RETRIES, as vox serve)
-    retry_temperature: float = 0.7  # sampling temperature of those retries
+    verify_n: Positive = 4  # candidates of the verified best-of-n policy (<= n_samples)
+    retries: NonNegative = 4  # constrained policy: compiler-checked retry rounds (decoding_retry.RETRIES, as vox serve)
+    retry_temperature: Annotated[float, Ge(0)] = 0.7  # sampling temperature of those retries
     gate_metric: str = "compile"  # release gate on "compile" (headline pass@1) or "exec" (hidden checks pass)
-    seed: int = 0  # sampling seed
+    seed: NonNegative = 0  # sampling seed
     device: str = "auto"  # auto | cuda | mps | cpu
 
 

@@ -16,9 +16,12 @@ import shutil
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Final, Literal
+from typing import Annotated, Any, Final, Literal
+
+from annotated_types import Ge
 
 from pipeline.errors import TrainingError
+from pipeline.recipe_types import Positive
 
 log = logging.getLogger(__name__)
 
@@ -35,8 +38,8 @@ class ExportConfig:
 
     model_name: str = "vox-mens-tiny"  # served model id (vox_mens.json["model_name"])
     dtype: Literal["float16", "bfloat16", "float32"] = "float16"  # merged weight dtype (16-bit; float32 for tests)
-    verify_atol: float = 0.05  # max |logit difference| between export and adapter-on-base
-    verify_new_tokens: int = 24  # greedy tokens compared per verification prompt
+    verify_atol: Annotated[float, Ge(0)] = 0.05  # max |logit difference| between export and adapter-on-base
+    verify_new_tokens: Positive = 24  # greedy tokens compared per verification prompt
 
 
 @dataclass(frozen=True)

@@ -173,8 +173,14 @@ def latest_export(require_passed: bool = True, root: str | os.PathLike[str] | No
 def main() -> int:
     """``python -m pipeline.paths``: print the export ``vox serve`` would serve (the latest that
     passed its gates) for shell use (``EXPORT=$(...)``), or say on stderr why there is none and
-    return 1, so that a script stops there instead of serving a path named ``None``."""
+    return 1, so that a script stops there instead of serving a path named ``None``.
+
+    When the last eval failed the release gate (so ``make run`` would stop there again), the
+    message says so and gives the command that serves its adapter anyway
+    (:func:`pipeline.stages.gate_failure`); otherwise it points at ``make run``."""
     import sys
+
+    from pipeline.stages import gate_failure  # here only: serving imports this module, never the stages
 
     latest = latest_export(require_passed=True)
     if latest is not None:
@@ -183,7 +189,8 @@ def main() -> int:
     failed = latest_export(require_passed=False)
     reason = (f"the latest export {failed} did not pass its eval gate" if failed is not None
               else f"there is no exported model under {exports_dir(create=False)}")
-    print(f"python -m pipeline.paths: {reason}; run the pipeline (`make run`) to export one", file=sys.stderr)
+    advice = gate_failure() or "run the pipeline (`make run`) to export one"
+    print(f"python -m pipeline.paths: {reason}; {advice}", file=sys.stderr)
     return 1
 
 

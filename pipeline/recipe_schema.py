@@ -2,7 +2,8 @@
 
 The frozen dataclasses (``TrainConfig``, ``ExportConfig`` ...) stay the typed result that stage code
 uses; this module turns each into a pydantic model with ``extra="forbid"`` and strict types, so an
-unknown key, a wrong type or a value outside a ``Literal`` is reported with its file, section and key
+unknown key, a wrong type, or a value outside a ``Literal`` or a bound (``Annotated`` with
+``annotated_types``, e.g. :mod:`pipeline.recipe_types`) is reported with its file, section and key
 before any stage runs. :data:`SECTIONS` is the one list of recipe sections.
 """
 

@@ -110,6 +110,42 @@ def read_result(stage: str, root: str | os.PathLike[str] | None = None, *,
     return corpus_result(out) if stage == "corpus" else StageResult.read(out, stage)
 
 
+def serve_anyway(adapter: StageResult | Mapping[str, Any]) -> str:
+    """The commands that serve the base model with a trained adapter the release gate kept from export.
+
+    Args:
+        adapter: a ``qlora_adapter`` result (``base_model``, ``adapter_dir``).
+
+    Returns:
+        ```vox serve <base> --adapter <dir>`, then `vox chat --model free``` (backquoted, one line).
+    """
+    return (f"`.venv/bin/vox serve {adapter['base_model']} --adapter {adapter['adapter_dir']}`, "
+            "then `.venv/bin/vox chat --model free`")
+
+
+def gate_failure(root: str | os.PathLike[str] | None = None) -> str | None:
+    """Why nothing was exported, when the last eval of the current adapter failed the release gate.
+
+    Reads the ``eval_report`` and ``qlora_adapter`` results under the state dir ``root``.
+
+    Returns:
+        ``"the last eval failed the release gate (<reason>); serve its adapter anyway: <commands>"``
+        (:func:`serve_anyway`), or ``None``: no eval yet, it passed, it evaluated an adapter that has
+        been retrained since, or that adapter is gone.
+    """
+    from pipeline.errors import DataError
+
+    try:
+        report, adapter = read_result("eval_report", root), read_result("qlora_adapter", root)
+    except DataError:
+        return None
+    if report.get("passed", True) or report.version != adapter.version \
+            or not adapter.get("adapter_dir") or not Path(adapter["adapter_dir"]).is_dir():
+        return None
+    return (f"the last eval failed the release gate ({report.get('reason') or 'see eval_report'}); "
+            f"serve its adapter anyway: {serve_anyway(adapter)}")
+
+
 def run_stage(name: str, recipe: str | None = None, root: str | os.PathLike[str] | None = None, *,
               overrides: Mapping[str, Any] | None = None, out_dir: Path | None = None,
               partition: str | None = None, **extras: Any) -> StageResult:

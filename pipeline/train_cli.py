@@ -51,7 +51,7 @@ def parse(argv: list[str] | None = None) -> tuple[TrainArgs, TrainConfig]:
 
     Raises:
         RecipeError: a bad recipe (anywhere in it) or a flag value the recipe schema refuses.
-        SystemExit: argparse usage errors (status 2).
+        SystemExit: argparse usage errors, unknown flags included (status 2, usage and one error line).
     """
     from pipeline.recipes import stage_config
 
@@ -59,7 +59,10 @@ def parse(argv: list[str] | None = None) -> tuple[TrainArgs, TrainConfig]:
     known, _ = parser.parse_known_args(argv)
     recipe_cfg = stage_config(TrainConfig, "train", known.config)
     parser.set_defaults(**asdict(recipe_cfg))
-    args, flat = parser.parse_args_into_dataclasses(argv)
+    # HfArgumentParser raises ValueError (a traceback) on leftover strings; argparse's own error instead
+    args, flat, unknown = parser.parse_args_into_dataclasses(argv, return_remaining_strings=True)
+    if unknown:
+        parser.error(f"unrecognized arguments: {' '.join(unknown)}")
     cfg = stage_config(TrainConfig, "train", args.config, asdict(flat))
     return args, cfg
 

@@ -12,8 +12,8 @@ from typing import Annotated, Any, Literal
 
 from annotated_types import Ge, Gt, Lt
 
-#: a count that must be at least 1 (checked by the recipe schema, :mod:`pipeline.recipe_schema`)
-Positive = Annotated[int, Ge(1)]
+from pipeline.recipe_types import NonNegative, Positive, StepLimit  # Positive is re-exported by pipeline.train
+
 #: a torch dtype name; "auto" = bf16 on CUDA, fp32 elsewhere (:func:`pipeline.quant.torch_dtype`)
 DType = Literal["auto", "float32", "bfloat16", "float16"]
 
@@ -37,21 +37,21 @@ class TrainConfig:
     max_length: Positive = 512  # tokens per packed row (and truncation of single examples)
     batch_size: Positive = 4  # packed rows per device step
     grad_accum: Positive = 1  # micro-batches per optimizer step
-    max_steps: int = 100  # optimizer steps (-1 = use epochs)
-    epochs: float = 1.0  # used when max_steps = -1
+    max_steps: StepLimit = 100  # optimizer steps (-1 = use epochs)
+    epochs: Annotated[float, Gt(0)] = 1.0  # used when max_steps = -1
     learning_rate: Annotated[float, Gt(0)] = 2e-3  # peak LR (LoRA tolerates high LRs; 2e-4 typical for 1B+ models)
-    warmup_ratio: float = 0.05  # share of steps in linear warm-up
+    warmup_ratio: Annotated[float, Ge(0), Lt(1)] = 0.05  # share of steps in linear warm-up
     lr_scheduler: str = "cosine"  # transformers scheduler name
-    weight_decay: float = 0.0  # on LoRA weights
+    weight_decay: Annotated[float, Ge(0)] = 0.0  # on LoRA weights
     sources: tuple[str, ...] = ()  # corpus sources to fine-tune on (empty = all)
-    max_train_rows: int = 0  # cap on train rows (0 = all)
-    max_eval_rows: int = 64  # held-out rows used for eval loss (eval cost bound)
+    max_train_rows: NonNegative = 0  # cap on train rows (0 = all)
+    max_eval_rows: NonNegative = 64  # held-out rows used for eval loss (eval cost bound; 0 = no eval loss)
     eval_steps: Positive = 50  # eval loss every N steps (and at the end)
     save_steps: Positive = 25  # checkpoint every N steps (resume granularity)
-    save_total_limit: int = 2  # checkpoints kept
+    save_total_limit: NonNegative = 2  # checkpoints kept (0 = all)
     logging_steps: Positive = 5  # loss / LR / tokens-per-second logging interval
     gradient_checkpointing: bool = False  # trade compute for memory (on for big GPU models)
-    seed: int = 0  # data order, LoRA init
+    seed: NonNegative = 0  # data order, LoRA init
     resume: bool = True  # continue an interrupted run with the same fingerprint
 
 

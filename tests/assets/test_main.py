@@ -6,6 +6,7 @@ import signal
 from pathlib import Path
 from typing import Any
 
+import dagster as dg
 import pytest
 
 from assets.main import main
@@ -116,3 +117,27 @@ def test_a_failed_release_gate_says_how_to_serve_the_adapter_anyway(tmp_path: Pa
     assert "  release gate:       FAIL: adapter pass@1 0.287 not above base 0.311" in lines
     assert lines[-1] == ("  next:               serve it anyway: `.venv/bin/vox serve /s/base_model/model "
                          "--adapter /s/runs/f/adapter`, then `.venv/bin/vox chat --model free`")
+
+
+def test_a_failed_blocking_check_is_named_with_its_description_and_reason() -> None:
+    """User trial: the failed-step line stopped at "1 blocking asset check failed with ERROR severity:"
+    (the check's name was on the next line of Dagster's error, and why it failed nowhere)."""
+    from assets.main import failure_reason
+
+    @dg.asset(check_specs=[dg.AssetCheckSpec("beats_base", asset="report", blocking=True,
+                                             description="adapter pass@1 > base pass@1")])
+    def report() -> dg.MaterializeResult:
+        return dg.MaterializeResult(check_results=[dg.AssetCheckResult(
+            check_name="beats_base", passed=False, metadata={"reason": "adapter 0.287 not above base 0.311"})])
+
+    @dg.asset(deps=[report])
+    def exported() -> None: ...
+
+    with dg.instance_for_test() as instance:
+        result = dg.materialize([report, exported], instance=instance, raise_on_error=False)
+    [event] = result.get_step_failure_events()
+    assert failure_reason(event, result) == ("check beats_base (adapter pass@1 > base pass@1) failed: "
+                                             "adapter 0.287 not above base 0.311")
+    # without the run's check evaluations: Dagster's message whole, not cut at its colon
+    assert failure_reason(event) == ("DagsterAssetCheckFailedError: 1 blocking asset check failed with ERROR "
+                                     "severity: report: beats_base")

@@ -71,3 +71,12 @@ def test_generation_stops_once_the_first_vox_block_closes() -> None:
     prompt = torch.tensor([[tok.pad_token_id] * 2] * 3)
     done = FirstBlockClosed(tok, 2)(torch.cat([prompt, ids], dim=1), None)
     assert done.tolist() == [True, False, True]
+
+
+def test_the_cli_says_a_bad_recipe_in_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    """``python -m pipeline.base_model --recipe nope`` ended in a RecipeError traceback."""
+    from pipeline.base_model import main
+
+    assert main(["--recipe", "nope"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: unknown recipe 'nope'") and err.count("\n") == 1

@@ -82,3 +82,22 @@ def test_the_shell_entry_prints_the_latest_export_or_fails(capsys: pytest.Captur
     assert paths.main() == 1 and "did not pass its eval gate" in capsys.readouterr().err
     good = _export("m", "2026-01-02T00:00:00", eval_passed=True)
     assert paths.main() == 0 and capsys.readouterr().out == f"{good}\n"
+
+
+def test_the_shell_entry_after_a_failed_release_gate_says_how_to_serve_anyway(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """User trial: after `make run` failed the gate, it said "run the pipeline (`make run`) to export one"."""
+    from pipeline.stage_result import StageResult
+
+    adapter = tmp_path / "adapter"
+    adapter.mkdir()
+    StageResult("qlora_adapter", "v1", {"base_model": "/s/base", "adapter_dir": str(adapter)}).write(
+        paths.artifacts_dir("qlora_adapter"))
+    StageResult("eval_report", "v1", {"passed": False, "reason": "adapter pass@1 0.287 not above base 0.311"}).write(
+        paths.artifacts_dir("eval_report"))
+    assert paths.main() == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "make run" not in err
+    assert "the last eval failed the release gate (adapter pass@1 0.287 not above base 0.311)" in err
+    assert err.rstrip().endswith(f"anyway: `.venv/bin/vox serve /s/base --adapter {adapter}`, "
+                                 "then `.venv/bin/vox chat --model free`")

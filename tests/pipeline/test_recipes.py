@@ -79,6 +79,18 @@ CASES = [
     (_set("train", "max_length", 0), r"train\.max_length: input should be greater than or equal to 1, got 0"),
     (_set("export", "dtype", "int4"), r"export\.dtype: input should be 'float16', 'bfloat16' or 'float32'"),
     (_set("corpus", "workers", 0), r"corpus\.workers must be at least 1"),
+    # counts: steps, batch sizes, sample counts, row caps (a flag over the recipe gets the same bound)
+    (_set("train", "max_steps", 0), r"train\.max_steps: input should be at least 1, or -1 to train by epochs, got 0"),
+    (_set("train", "max_steps", -3), r"train\.max_steps: input should be at least 1, or -1 to train by epochs"),
+    (_set("train", "max_eval_rows", -1), r"train\.max_eval_rows: input should be greater than or equal to 0"),
+    (_set("train", "save_total_limit", -1), r"train\.save_total_limit: input should be greater than or equal to 0"),
+    (_set("train", "epochs", 0), r"train\.epochs: input should be greater than 0"),
+    (_set("base_model", "pretrain_steps", 0), r"base_model\.pretrain_steps: input should be greater than or equal"),
+    (_set("base_model", "pretrain_batch_size", 0), r"base_model\.pretrain_batch_size: input should be greater"),
+    (_set("eval", "n_samples", 0), r"eval\.n_samples: input should be greater than or equal to 1, got 0"),
+    (_set("eval", "batch_size", -4), r"eval\.batch_size: input should be greater than or equal to 1, got -4"),
+    (_set("eval", "retries", -1), r"eval\.retries: input should be greater than or equal to 0, got -1"),
+    (_set("export", "verify_new_tokens", 0), r"export\.verify_new_tokens: input should be greater than or equal"),
     # a section that is not a mapping
     (lambda d: d.update(train=[1, 2]), r"section 'train' must be a mapping"),
 ]
@@ -90,6 +102,24 @@ def test_bad_recipe_is_one_line_naming_file_section_and_key(tmp_path: Path, muta
     with pytest.raises(RecipeError, match=f"^{path}: .*" + message) as info:
         validate_recipe(str(path))
     assert "\n" not in str(info.value)
+
+
+def test_minus_one_max_steps_means_train_by_epochs(tmp_path: Path) -> None:
+    assert validate_recipe(str(_recipe(tmp_path, _set("train", "max_steps", -1))))["train"].max_steps == -1
+
+
+def test_every_count_in_every_section_has_a_lower_bound() -> None:
+    """No integer recipe field is a bare ``int``: each says at least 0, at least 1 or (steps) -1 or at least 1.
+    The corpus section checks its counts in ``corpus_config`` (``corpus.pairs must be at least 1``)."""
+    import dataclasses
+    import typing
+
+    from pipeline.recipe_schema import config_class
+
+    bare = [f"{section}.{f.name}" for section in SECTIONS if section != "corpus"
+            for f in dataclasses.fields(config_class(section))
+            if typing.get_type_hints(config_class(section), include_extras=True)[f.name] is int]
+    assert bare == []
 
 
 def test_many_problems_are_collected_then_counted(tmp_path: Path) -> None:

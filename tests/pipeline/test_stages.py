@@ -94,3 +94,27 @@ def test_a_second_training_runner_is_refused_while_the_first_holds_the_run_dir(
         holder.kill()
         holder.wait()
     assert stages.run_stage("qlora_adapter")["steps"] == 1
+
+
+def _gate_run(adapter_dir: Path, passed: bool, eval_version: str = "v1") -> None:
+    """An adapter (version v1) and its eval report under the test's state dir."""
+    adapter_dir.mkdir(parents=True, exist_ok=True)
+    StageResult("qlora_adapter", "v1", {"base_model": "/s/base", "adapter_dir": str(adapter_dir)}).write(
+        paths.artifacts_dir("qlora_adapter"))
+    StageResult("eval_report", eval_version, {"passed": passed, "reason": "adapter pass@1 0.287 not above base"}).write(
+        paths.artifacts_dir("eval_report"))
+
+
+def test_a_failed_release_gate_gives_the_serve_anyway_command(tmp_path: Path) -> None:
+    assert stages.gate_failure() is None  # nothing evaluated yet
+    _gate_run(tmp_path / "adapter", passed=False)
+    assert stages.gate_failure() == (
+        "the last eval failed the release gate (adapter pass@1 0.287 not above base); serve its adapter anyway: "
+        f"`.venv/bin/vox serve /s/base --adapter {tmp_path / 'adapter'}`, then `.venv/bin/vox chat --model free`")
+
+
+@pytest.mark.parametrize("passed, eval_version", [(True, "v1"), (False, "v0")])
+def test_no_serve_anyway_command_for_a_passed_or_stale_eval(tmp_path: Path, passed: bool, eval_version: str) -> None:
+    """A passing gate is not a gate failure; a report on an adapter since retrained says nothing of it."""
+    _gate_run(tmp_path / "adapter", passed, eval_version)
+    assert stages.gate_failure() is None

@@ -66,3 +66,26 @@ def test_ctrl_c_is_one_line_without_traceback(capsys: pytest.CaptureFixture[str]
 
     assert run_cli(body) == 130
     assert capsys.readouterr().err == "interrupted: stopped by SIGINT\n"
+
+
+def test_an_unknown_flag_is_a_usage_error_naming_it(capsys: pytest.CaptureFixture[str]) -> None:
+    """User trial: ``--bogus 1`` ended in HfArgumentParser's ValueError traceback (exit 1)."""
+    with pytest.raises(SystemExit) as info:
+        main(["--config", "cpu-tiny", "--bogus", "1"])
+    err = capsys.readouterr().err
+    assert info.value.code == 2 and "Traceback" not in err
+    assert err.strip().splitlines()[-1] == "python -m pipeline.train: error: unrecognized arguments: --bogus 1"
+
+
+@pytest.mark.parametrize("steps", ["-3", "0", "-2"])
+def test_max_steps_must_be_positive_or_minus_one(steps: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """User trial: ``--max-steps -3`` trained a whole epoch and ``--max-steps 0`` one step."""
+    assert main(["--config", "cpu-tiny", "--max-steps", steps]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.endswith(f"train.max_steps: input should be at least 1, or -1 to train by epochs, got {steps}")
+    assert "\n" not in err
+
+
+def test_max_steps_minus_one_trains_by_epochs() -> None:
+    _, cfg = parse(["--config", "cpu-tiny", "--max-steps", "-1", "--epochs", "2"])
+    assert (cfg.max_steps, cfg.epochs) == (-1, 2.0)
