@@ -20,12 +20,12 @@ from vox_lang.runtime.text import (
     CHARGE_EVERY,
     CLOSE_LIST,
     CLOSE_MAP,
-    SEP,
     Charge,
     Lit,
     TextTooLong,
     Writer,
     push_items,
+    push_members,
     show,
 )
 from vox_lang.runtime.values import NONE, SCALARS, Err, KeyList, Ok, Record, Some, Variant, VSet
@@ -98,46 +98,31 @@ def json_text(v: Any, limit: int | None = None, charge: Charge | None = None, as
     """
     enc = json.encoder.encode_basestring_ascii if ascii_only else json.encoder.encode_basestring
     flat = _FLAT_ASCII if ascii_only else _FLAT
-    out = Writer(limit, charge)
-    add = out.add
-    stack: list[Any] = [v]
-    pop, push = stack.pop, stack.append
-    while stack:
-        x = pop()
+
+    def expand(x: Any, stack: list[Any], out: Writer) -> None:
         t = type(x)
-        if t is Lit:
-            add(x)
-            continue
-        piece = flat(x)
-        if piece is not None:
-            add(piece)
-        elif t is Some or t is Ok:
-            push(x.value)
+        if t is Some or t is Ok:
+            stack.append(x.value)
         elif t in _LISTS or t is VSet:
             if not x:
-                add("[]")
+                out.add("[]")
             elif not out.items("[", x, flat, "]"):
-                add("[")
-                push(CLOSE_LIST)
+                out.add("[")
+                stack.append(CLOSE_LIST)
                 push_items(stack, list(x))
         elif t is dict or t is Record or t is Err:
             items = x.items() if t is dict else x.fields.items() if t is Record else (("error", x.value),)
-            add("{")
-            push(CLOSE_MAP)
-            first = True
-            for k, val in reversed(list(items)):
-                if not first:
-                    push(SEP)
-                push(val)
-                push(Lit(enc(json_key(k)) + ": "))
-                first = False
+            out.add("{")
+            stack.append(CLOSE_MAP)
+            push_members(stack, [(Lit(enc(json_key(k)) + ": "), val) for k, val in items])
         elif t is Variant:
-            add("{" + enc(x.name) + ": [")
-            push(_CLOSE_VARIANT)
+            out.add("{" + enc(x.name) + ": [")
+            stack.append(_CLOSE_VARIANT)
             push_items(stack, x.values)
         else:
-            add(enc(show(x)))
-    return out.text()
+            out.add(enc(show(x)))
+
+    return Writer(limit, charge).run(v, flat, expand)
 
 
 def expanded_size(v: Any, cap: int) -> int:

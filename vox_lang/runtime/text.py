@@ -155,6 +155,29 @@ class Writer:
         """All written so far."""
         return "".join(self.parts)
 
+    def run(self, v: Any, flat: Callable[[Any], str | None], expand: Expand) -> str:
+        """Write ``v`` with an explicit stack and return all written: a :class:`Lit` on the stack
+        is written as it is, a value whose text is one piece (``flat``) is written whole, any
+        other value is handed to ``expand``, which writes its head and queues the rest."""
+        add = self.add
+        stack: list[Any] = [v]
+        pop = stack.pop
+        while stack:
+            x = pop()
+            if type(x) is Lit:
+                add(x)
+                continue
+            piece = flat(x)
+            if piece is not None:
+                add(piece)
+            else:
+                expand(x, stack, self)
+        return self.text()
+
+
+#: ``expand(value, stack, writer)``: write the head of a value with no one-piece text, queue the rest
+Expand = Callable[[Any, list[Any], Writer], None]
+
 
 def push_items(stack: list[Any], items: Any, sep: str = SEP) -> None:
     """Queue ``items`` (values) on a writer's stack to be written in order, ``sep`` between them."""
@@ -163,6 +186,17 @@ def push_items(stack: list[Any], items: Any, sep: str = SEP) -> None:
         if not first:
             stack.append(sep)
         stack.append(x)
+        first = False
+
+
+def push_members(stack: list[Any], members: Any, sep: str = SEP) -> None:
+    """Queue ``members`` on a writer's stack to be written in order, ``sep`` between them; each
+    member is a tuple of stack entries in write order (its key's pieces, then its value)."""
+    first = True
+    for m in reversed(members):
+        if not first:
+            stack.append(sep)
+        stack.extend(reversed(m))
         first = False
 
 
@@ -214,59 +248,39 @@ def show(v: Any, top: bool = True, limit: int | None = None, charge: Charge | No
         if limit is not None and len(text) > limit:
             raise TextTooLong(limit, text[:limit])
         return text
-    out = Writer(limit, charge)
-    add = out.add
-    stack: list[Any] = [v]
-    pop, push = stack.pop, stack.append
-    while stack:
-        x = pop()
-        t = type(x)
-        if t is Lit:
-            add(x)
-            continue
-        piece = _flat(x)
-        if piece is not None:
-            add(piece)
-        elif t in _LISTS or t is VSet:
-            opening, closing = ("[", CLOSE_LIST) if t is not VSet else ("set([", _CLOSE_SET)
-            if not x:
-                add(opening + closing)
-            elif not out.items(opening, x, _flat, closing):
-                add(opening)
-                push(closing)
-                push_items(stack, list(x))
-        elif t is dict:
-            add("{")
-            push(CLOSE_MAP)
-            first = True
-            for k, val in reversed(x.items()):
-                if not first:
-                    push(SEP)
-                push(val)
-                push(_COLON)
-                push(k)
-                first = False
-        elif t is Some or t is Ok or t is Err:
-            add("Some(" if t is Some else "Ok(" if t is Ok else "Error(")
-            push(_CLOSE_CALL)
-            push(x.value)
-        elif t is Record:
-            add("{ ")
-            push(_CLOSE_RECORD)
-            first = True
-            for k, val in reversed(x.fields.items()):
-                if not first:
-                    push(SEP)
-                push(val)
-                push(Lit(f"{k}: "))
-                first = False
-        elif t is Variant:
-            add(f"{x.name}(")
-            push(_CLOSE_CALL)
-            push_items(stack, x.values)
-        else:
-            _push_element(stack, add, x)
-    return out.text()
+    return Writer(limit, charge).run(v, _flat, _expand)
+
+
+def _expand(x: Any, stack: list[Any], out: Writer) -> None:
+    """:data:`Expand` for the text of values: a collection, option, record, variant or element
+    whose text is more than one piece."""
+    t = type(x)
+    if t in _LISTS or t is VSet:
+        opening, closing = ("[", CLOSE_LIST) if t is not VSet else ("set([", _CLOSE_SET)
+        if not x:
+            out.add(opening + closing)
+        elif not out.items(opening, x, _flat, closing):
+            out.add(opening)
+            stack.append(closing)
+            push_items(stack, list(x))
+    elif t is dict:
+        out.add("{")
+        stack.append(CLOSE_MAP)
+        push_members(stack, [(k, _COLON, val) for k, val in x.items()])
+    elif t is Some or t is Ok or t is Err:
+        out.add("Some(" if t is Some else "Ok(" if t is Ok else "Error(")
+        stack.append(_CLOSE_CALL)
+        stack.append(x.value)
+    elif t is Record:
+        out.add("{ ")
+        stack.append(_CLOSE_RECORD)
+        push_members(stack, [(Lit(f"{k}: "), val) for k, val in x.fields.items()])
+    elif t is Variant:
+        out.add(f"{x.name}(")
+        stack.append(_CLOSE_CALL)
+        push_items(stack, x.values)
+    else:
+        _push_element(stack, out.add, x)
 
 
 def _push_element(stack: list[Any], add: Callable[[str], None], e: Element) -> None:
@@ -282,13 +296,7 @@ def _push_element(stack: list[Any], add: Callable[[str], None], e: Element) -> N
         stack.append(Lit(") { "))
     else:
         stack.append(_CLOSE_CALL)
-    first = True
-    for k, val in reversed(e.props):
-        if not first:
-            stack.append(SEP)
-        stack.append(val)
-        stack.append(Lit(f"{k}="))
-        first = False
+    push_members(stack, [(Lit(f"{k}="), val) for k, val in e.props])
 
 
 def show_cut(v: Any, n: int = SHOWN_IN_MESSAGES) -> str:
