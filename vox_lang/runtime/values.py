@@ -338,18 +338,8 @@ def vcopy(v: Any) -> Any:
     """An independent copy of ``v``: lists, maps, sets and records are copied all the way down
     (by an explicit stack of containers still to fill); immutable values (options, results,
     variants, scalars) are shared. A :class:`KeyList` comes back as a plain list."""
-    t = type(v)
-    if t in _LISTS:
-        if not v or type(v[0]) in SCALARS:
-            return v.copy()
-    elif t is VSet:
-        return VSet(v)
-    elif t is not dict and t is not Record:
-        # options, results and variants are immutable (no place reaches inside them), and their
-        # contents were copied when they were built from a mutable binding: share them
-        return v
-    root = _shell(v)
-    todo = [(v, root)]
+    todo: list[tuple[Any, Any]] = []
+    root = _copy_child(v, todo)
     while todo:
         src, dst = todo.pop()
         if type(src) is Record:
@@ -374,7 +364,7 @@ def _shell(v: Any) -> Any:
 
 
 def _copy_child(x: Any, todo: list[tuple[Any, Any]]) -> Any:
-    """The copy of one element for :func:`vcopy`: done at once, or an empty container queued on
+    """The copy of one value for :func:`vcopy`: done at once, or an empty container queued on
     ``todo`` to be filled."""
     t = type(x)
     if t in SCALARS:
@@ -385,6 +375,8 @@ def _copy_child(x: Any, todo: list[tuple[Any, Any]]) -> Any:
     elif t is VSet:
         return VSet(x)
     elif t is not dict and t is not Record:
+        # options, results and variants are immutable (no place reaches inside them), and their
+        # contents were copied when they were built from a mutable binding: share them
         return x
     out = _shell(x)
     todo.append((x, out))
