@@ -237,9 +237,15 @@ class RequestHold:
         self._forcing[row] = (target, len(code) - len(indent), key)
         return self._continuing(row, code, target, indent)
 
+    def _row_extras(self, row: int) -> Extras | None:
+        """What ``row``'s request asks for besides its items; ``None`` when the caller gave no
+        extras (the stop-when-done rule is off)."""
+        return self.extras[row] if self.extras is not None and row < len(self.extras) else None
+
     def _paths(self, row: int) -> tuple[str, ...]:
         """The route paths ``row``'s request gives (:attr:`pipeline.decoding_done.Extras.paths`)."""
-        return self.extras[row].paths if self.extras is not None and row < len(self.extras) else ()
+        extras = self._row_extras(row)
+        return extras.paths if extras is not None else ()
 
     def _route_target(self, row: int, code: str) -> str | None:
         """The route text forced for ``row`` at a route start of a ``routes`` block
@@ -264,7 +270,8 @@ class RequestHold:
         """Ids continuing the forced ``target`` of ``row`` after its ``written`` part."""
         index = self.table.index
         ids = index.continuing(target[len(written):]) if index is not None else []
-        tool = self.extras is not None and row < len(self.extras) and self.extras[row].tool
+        extras = self._row_extras(row)
+        tool = extras is not None and extras.tool
         if tool and not written and target.lstrip("\n").startswith("fn ") and not decorator_line(code):
             ids += self.table.tool_ids  # an @mcp.tool decorator line may come first
         return ids
@@ -350,12 +357,10 @@ class RequestHold:
         """The stop-when-done mask for ``row`` (:mod:`pipeline.decoding_done`), or ``None`` when
         the rule does not apply here. ``short``: the token budget is nearly spent, so the block
         closes at this item start whatever the request (and even when it names nothing)."""
-        if short:
-            extras = Extras()
-        elif not self.specs[row] or self.extras is None or row >= len(self.extras) or self.extras[row].statements:
+        asked = None if short else self._row_extras(row)
+        if not short and (not self.specs[row] or asked is None or asked.statements):
             return None
-        else:
-            extras = self.extras[row]
+        extras = asked or Extras()  # a nearly spent budget: close whatever the request
         if not boundary(code):
             return None
         return self.table.cached(("done", f"{width}:{extras!r}"),  # ~2 ms to build
