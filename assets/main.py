@@ -132,6 +132,7 @@ def summary(result: Any, seconds: float, instance: Any = None, root: Path | None
     run; its failed steps are listed); ``result`` is ``None`` when the backfill failed and the main
     job did not start.
     """
+    from pipeline.copy_probe import copies_names
     from pipeline.errors import DataError
     from pipeline.stages import read_result, serve_anyway
 
@@ -162,6 +163,12 @@ def summary(result: Any, seconds: float, instance: Any = None, root: Path | None
     base, adapter = _this_run("base_model", produced, root), _this_run("qlora_adapter", produced, root)
     if base and base["pretrain_losses"]:
         lines.append(f"  pretrain loss:      {base['pretrain_losses'][-1]:.3f} ({base['params'] or 0:,} params)")
+        probe = base.get("copy_probe") or {}
+        if probe.get("first_nll") is not None and probe.get("repeat_nll") is not None:
+            copies = copies_names(probe["first_nll"], probe["repeat_nll"])
+            lines.append(f"  name copying:       {probe['repeat_nll']:.2f} nats on a name's repeat vs "
+                         f"{probe['first_nll']:.2f} first ({'copies' if copies else 'does not copy'} names "
+                         "from its context; bench/copying.py)")
     if adapter:
         ev = f"{adapter['eval_loss']:.3f}" if adapter["eval_loss"] is not None else "n/a"
         lines.append(f"  SFT loss:           train {adapter['train_loss']:.3f}, held-out {ev} "

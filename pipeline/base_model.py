@@ -93,6 +93,9 @@ class BaseModelResult:
         pretrain_tokens: tokens seen in pretraining.
         seconds: wall time of the stage.
         reused: a cached bootstrap with the same fingerprint was reused.
+        copy_probe: :class:`pipeline.copy_probe.CopyProbe` figures of a bootstrap model
+            (``first_nll``, ``repeat_nll`` in nats, token counts): whether it copies names from its
+            context; ``None`` for an HF id or a bootstrap built before the probe existed.
     """
 
     model: str
@@ -103,6 +106,7 @@ class BaseModelResult:
     pretrain_tokens: int = 0
     seconds: float = 0.0
     reused: bool = False
+    copy_probe: dict[str, float | None] | None = None
 
 
 def train_tokenizer(texts: list[str], vocab_size: int) -> Any:
@@ -304,6 +308,8 @@ def build_base_model(cfg: BaseModelConfig, train_rows: list[dict[str, Any]], out
     import torch
     from transformers import AutoModelForCausalLM, GenerationConfig
 
+    from pipeline.copy_probe import probe_copying
+
     torch.manual_seed(cfg.seed)
     docs = pretrain_texts(train_rows)
     tok_texts = docs
@@ -318,6 +324,8 @@ def build_base_model(cfg: BaseModelConfig, train_rows: list[dict[str, Any]], out
     if torch.cuda.is_available():
         model.to("cuda")
     losses, tokens = pretrain(model, tokenizer, docs, cfg)
+    probe = probe_copying(model, tokenizer)
+    log.info("base_model: %s", probe.summary())
     model.to("cpu")
     model.generation_config = GenerationConfig(
         eos_token_id=[tokenizer.eos_token_id, tokenizer.convert_tokens_to_ids(BOS)],
@@ -330,7 +338,8 @@ def build_base_model(cfg: BaseModelConfig, train_rows: list[dict[str, Any]], out
     tokenizer.save_pretrained(tmp)
     result = BaseModelResult(model=str(out_dir), bootstrap=True, params=params, fingerprint=fp,
                              pretrain_losses=tuple(losses), pretrain_tokens=tokens,
-                             seconds=time.perf_counter() - start)
+                             seconds=time.perf_counter() - start,
+                             copy_probe=probe.figures())
     (tmp / "bootstrap.json").write_text(json.dumps(asdict(result), indent=1))
     old = out_dir.with_name(out_dir.name + ".old")
     if out_dir.exists():

@@ -43,7 +43,19 @@ def base_model(context: dg.AssetExecutionContext, vox_state: VoxStateResource) -
         "model": r["model"], "bootstrap": r["bootstrap"], "params": r["params"] or 0, "fingerprint": r.version,
         "final_pretrain_loss": float(r["pretrain_losses"][-1]) if r["pretrain_losses"] else 0.0,
         "pretrain_tokens": r["pretrain_tokens"], "seconds": round(r["seconds"], 1), "reused": r["reused"],
+        **_copy_metadata(r.get("copy_probe")),
     }, data_version=dg.DataVersion(r.version))
+
+
+def _copy_metadata(probe: dict[str, Any] | None) -> dict[str, Any]:
+    """The name-copying probe (pipeline.copy_probe) as metadata: NLL of name tokens on their first
+    and repeat occurrences (nats); a model that copies names from its context is far lower on repeat."""
+    from pipeline.copy_probe import copies_names
+
+    if not probe or probe.get("first_nll") is None or probe.get("repeat_nll") is None:
+        return {}
+    first, repeat = float(probe["first_nll"]), float(probe["repeat_nll"])
+    return {"name_nll_first": first, "name_nll_repeat": repeat, "copies_names": copies_names(first, repeat)}
 
 
 @dg.asset(

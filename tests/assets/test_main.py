@@ -66,6 +66,7 @@ def test_main_builds_every_partition_then_the_rest_and_summarises(
     assert "vox-mens main job: SUCCESS" in out
     assert "  corpus partitions:  13/13 built in " in out and "(2 processes)" in out
     assert "  gate pass rate:     100.0% (minimum 95% per partition; partitions 100.0%..100.0%)" in out
+    assert "  name copying:       4.10 nats on a name's repeat vs 3.90 first (does not copy names" in out
     assert "  next:               `.venv/bin/vox serve`" in out and "`make ui`" in out  # what to do now
     assert (tmp_path / "state" / "artifacts" / "corpus" / "train.parquet").is_file() and set(seen) >= set(FAKED)
 

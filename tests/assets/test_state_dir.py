@@ -36,7 +36,9 @@ def _fake_data() -> dict[str, dict[str, Any]]:
                         system_prompt_mode="none", base_model="m", losses=((1, 1.0),))
     return {
         "base_model": dataclasses.asdict(BaseModelResult(model="m", bootstrap=True, params=1, fingerprint="fp",
-                                                         pretrain_losses=(1.0,))),
+                                                         pretrain_losses=(1.0,),
+                                                         copy_probe={"first_nll": 3.9, "repeat_nll": 4.1,
+                                                                     "first_tokens": 10, "repeat_tokens": 12})),
         "qlora_adapter": {**dataclasses.asdict(train), "corpus": {"version": "v"}},
         "eval_report": dataclasses.asdict(report),
         "exported_model": {"path": "e", "published": False,
@@ -94,6 +96,9 @@ def test_the_resource_state_dir_receives_everything(tmp_path: Path, monkeypatch:
     assert not env_dir.exists() or not any(env_dir.rglob("*"))
     corpus_version = (result.asset_materializations_for_node("corpus")[0].tags or {})["dagster/data_version"]
     assert corpus_version == stages.read_result("corpus", root).version
+    base_meta = result.asset_materializations_for_node("base_model")[0].metadata  # the name-copying probe
+    assert (base_meta["name_nll_first"].value, base_meta["name_nll_repeat"].value) == (3.9, 4.1)
+    assert base_meta["copies_names"].value is False
 
 
 def test_dagster_and_the_stage_cli_report_the_same_corpus_version(tmp_path: Path,

@@ -40,13 +40,15 @@ def test_bootstrap_builds_offline_and_is_reused(tmp_path: Path) -> None:
     first = build_base_model(MICRO, rows, out, corpus_version="v1")
     assert first.bootstrap and not first.reused and first.params and first.params < 200_000
     assert len(first.pretrain_losses) == MICRO.pretrain_steps
+    probe = first.copy_probe  # pipeline.copy_probe: a micro model does not copy, but it is measured
+    assert probe and probe["first_tokens"] and probe["repeat_tokens"] and probe["repeat_nll"] is not None
     gen = json.loads((out / "generation_config.json").read_text())
     assert isinstance(gen["eos_token_id"], list) and len(gen["eos_token_id"]) == 2
     cfg = json.loads((out / "config.json").read_text())
     assert cfg["model_type"] == "qwen3"
     assert (out / "tokenizer.json").is_file()
     again = build_base_model(MICRO, rows, out, corpus_version="v1")
-    assert again.reused and again.fingerprint == first.fingerprint
+    assert again.reused and again.fingerprint == first.fingerprint and again.copy_probe == probe
     changed = build_base_model(MICRO, rows, out, corpus_version="v2")
     assert not changed.reused and changed.fingerprint != first.fingerprint
 
