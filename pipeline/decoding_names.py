@@ -50,6 +50,7 @@ from transformers import LogitsProcessor
 
 from pipeline.decoding_arity import arity_mask, arity_rule
 from pipeline.decoding_calls import CallRule, call_rule
+from pipeline.decoding_copy import COPY_BIAS, add_bias, copy_ids
 from pipeline.decoding_done import Extras
 from pipeline.decoding_fence import open_block
 from pipeline.decoding_hold import NameReport, RequestHold
@@ -75,7 +76,7 @@ from pipeline.decoding_position import (
 )
 from pipeline.decoding_request import request_spec, request_text
 from pipeline.decoding_returns import must_return
-from pipeline.decoding_scan import IDENT_CHARS, visible_names
+from pipeline.decoding_scan import IDENT_CHARS, local_names, visible_names
 from pipeline.decoding_scope import (
     BLOCK_WORDS,
     HANDLER_WORDS,
@@ -115,7 +116,13 @@ class NameMask(LogitsProcessor):
         ended: rows another processor ends (a stalled block,
             :class:`pipeline.decoding_constraint.GrammarProcessor`), never masked here; read at
             each step (the caller keeps adding to it).
+
+    With ``names``, the tokens that begin a local name at a use position also get
+    :attr:`copy_bias` added (:mod:`pipeline.decoding_copy`; ``0`` turns it off).
     """
+
+    #: logit bonus for a local name where an expression starts (:data:`pipeline.decoding_copy.COPY_BIAS`)
+    copy_bias: float = COPY_BIAS
 
     def __init__(self, tokenizer: Any, table: TokenTable, specs: list[RequestSpec], prompt_len: int,
                  eos_ids: Iterable[int] = (), names: bool = True, require: bool = True,
@@ -130,6 +137,7 @@ class NameMask(LogitsProcessor):
         # (position, names, width, refused, fresh_refused)
         self._masks: dict[tuple[Position, frozenset[str], int, frozenset[str], frozenset[str]], Any] = {}
         self._scopes: dict[tuple[frozenset[str], frozenset[str]], tuple[frozenset[str], frozenset[str]]] = {}
+        self._copies: dict[tuple[bool, bool, frozenset[str]], Any] = {}
         self._texts = [""] * len(specs)
         self._seen = [0] * len(specs)
         self._pieces = table.pieces
@@ -300,6 +308,7 @@ class NameMask(LogitsProcessor):
         finite: Any = None  # bool numpy [rows, vocab]: isfinite(scores), computed once the first row needs it
         chosen: list[tuple[int, Any, Any]] = []  # (row, mask, fallback mask when no name fits)
         apply: list[tuple[int, Any]] = []  # (row, the mask it gets)
+        biased: list[tuple[int, Any]] = []  # (row, ids of local names to favour)
         for row in range(rows):
             if row in self.ended:
                 continue  # ends now (only EOS is allowed): nothing to mask
@@ -311,6 +320,10 @@ class NameMask(LogitsProcessor):
             if self.names and not in_literal(code):  # in a string or comment every word is free
                 visible, allowed = self._in_scope(visible_names(code), self.specs[row].names)
                 pos = position(code)
+                if self.copy_bias:
+                    favour = copy_ids(self.table, code, pos, local_names(code), self._copies)
+                    if favour is not None:
+                        biased.append((row, favour))
                 # the declared types' rule for the word at the end, and for one after whitespace
                 rule = head_rule(code, visible)
                 fresh_rule = rule if code[-1:] in (" ", "\t") else head_rule(code + " ", visible)
@@ -386,6 +399,8 @@ class NameMask(LogitsProcessor):
                 self.report.events.append(f"row {row}: no resolvable name fits here; name mask skipped")
                 self.report.skips += 1
                 self.report.skipped_rows.add(row)
+        if biased:
+            add_bias(scores, [row for row, _ in biased], [ids for _, ids in biased], self.copy_bias)
         if apply:
             mask_rows(scores, [row for row, _ in apply], [m for _, m in apply])
             self.report.masked_steps += len(apply)

@@ -122,7 +122,8 @@ class Scan:
         Computed once per scan (several rules ask at each decoding step)."""
         out = self.top | self.pending
         for frame in self.stack:
-            out |= frame.names
+            if frame.kind != "actor":  # an actor's handlers are no values (spec §4: only `h.m(...)` calls them)
+                out |= frame.names
         if self.stack and self.stack[-1].kind == "call":
             out |= self.params  # a named argument: a parameter of a function declared so far
         return out
@@ -367,6 +368,15 @@ def in_pattern(code: str, stack: list[Frame], end: int | None = None) -> bool:
         if frame.kind != "call":
             return False
     return False
+
+
+def local_names(code: str) -> frozenset[str]:
+    """The names the open brackets at the end of ``code`` declare (parameters, ``let``s, loop and
+    arm variables of the bodies being written; a word being written there is left out; an
+    actor's handler names are not values): the subset of :func:`visible_names` that is the
+    program's own values, not its items."""
+    return frozenset().union(*(f.names for f in scan(code[:len(code.rstrip(IDENT_CHARS))]).stack
+                               if f.kind != "actor"))
 
 
 def visible_names(code: str) -> frozenset[str]:
