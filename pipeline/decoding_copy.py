@@ -18,7 +18,6 @@ derails from there (most of the E0508/E0510 failures of a default eval are such 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Any, Final
 
 import numpy as np
@@ -35,18 +34,6 @@ COPY_BIAS: Final = 2.0
 
 
 _CACHE_MAX: Final = 512
-
-
-def _starts(table: TokenTable, names: Iterable[str], glued: bool) -> list[int]:
-    """Ids of the tokens that begin one of ``names``: glued on what precedes (``glued``), else
-    after whitespace; a token may cover a prefix of the name or the whole name (then it ends it)."""
-    starts, ends = (table.lead_only, table.lead_ends) if glued else (table.ws_lead_only, table.ws_lead_ends)
-    out: list[int] = []
-    for name in names:
-        for k in range(1, len(name)):
-            out += starts.get(name[:k], ())
-        out += ends.get(name, ())
-    return out
 
 
 def copy_ids(table: TokenTable, code: str, pos: Position, local: frozenset[str],
@@ -70,7 +57,8 @@ def copy_ids(table: TokenTable, code: str, pos: Position, local: frozenset[str],
     if found is None:
         if len(cache) >= _CACHE_MAX:
             cache.clear()
-        ids = (_starts(table, local, True) if glued else []) + (_starts(table, local, False) if fresh else [])
+        ids = (table.name_prefix_ids(local) if glued else []) + \
+            (table.name_prefix_ids(local, glued=False) if fresh else [])
         found = cache[key] = np.unique(np.asarray(ids, dtype=np.int64))
     return found if len(found) else None
 

@@ -238,17 +238,9 @@ class NameMask(LogitsProcessor):
         (most of the names, less ``refused``) is computed once per kind, ``partial`` and
         ``refused`` and kept in the table."""
         t = self.table
-        starts, ends = (t.lead_only, t.lead_ends) if glued else (t.ws_lead_only, t.ws_lead_ends)
 
         def ids(among: Iterable[str]) -> list[int]:
-            out: list[int] = []
-            for name in among:
-                if name.startswith(partial):
-                    rest = name[len(partial):]
-                    for k in range(1, len(rest) + 1):
-                        out += starts.get(rest[:k], ())
-                    out += ends.get(rest, ())
-            return out
+            return t.name_prefix_ids(among, partial, glued)
 
         key = (kind + ("" if glued else "+ws") + ("-" + ",".join(sorted(refused)) if refused else ""), partial)
         static = t.cached(key, lambda: np.asarray(

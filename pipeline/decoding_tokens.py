@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -84,6 +84,20 @@ class TokenTable:
         if found is None:
             found = self.cache[key] = build()
         return found
+
+    def name_prefix_ids(self, names: Iterable[str], partial: str = "", glued: bool = True) -> list[int]:
+        """Ids of the tokens that keep an identifier a prefix of one of ``names``: glued on
+        ``partial`` (``glued``), else starting a fresh word after whitespace; a token may cover
+        part of the rest of a name or all of it, with or without what ends it."""
+        starts, ends = (self.lead_only, self.lead_ends) if glued else (self.ws_lead_only, self.ws_lead_ends)
+        out: list[int] = []
+        for name in names:
+            if name.startswith(partial):
+                rest = name[len(partial):]
+                for k in range(1, len(rest) + 1):
+                    out += starts.get(rest[:k], ())
+                out += ends.get(rest, ())
+        return out
 
     def ids(self, name: str) -> Any:
         """The id list attribute ``name`` (``"glued"``, ``"call_led"``, ...) as an int64 numpy array."""

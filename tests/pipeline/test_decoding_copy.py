@@ -41,6 +41,8 @@ def test_the_tokens_that_begin_a_local_are_favoured_at_a_use_only() -> None:
     ids = copy_ids(table, LOOP, position(LOOP), local_names(LOOP), cache)
     assert ids is not None and len(ids)
     words = _words(ids)
+    whole = [i for i in tokenizer.encode(" counts") if tokenizer.decode([i]).strip() == "counts"]
+    assert set(whole) <= set(ids.tolist())  # a token that is the whole name is favoured too
     assert all("counts".startswith(w) or "total".startswith(w) for w in words), words
     glued = copy_ids(table, LOOP + " ", position(LOOP + " "), local_names(LOOP), cache)  # after the space: glued starts
     assert glued is not None and set(glued.tolist()) - set(ids.tolist())  # glued starts as well as spaced ones
