@@ -13,10 +13,12 @@ word are scored (its first token is where a new name may start) and only words t
 words occurring in fewer than :data:`COMMON_SHARE` of a reference sample of documents (keywords,
 builtins and English words are common; pseudo-words are not).
 
-Measured (2026-12-04): cpu-tiny's base (300 steps x 8 x 512 tokens) repeat 4.11 vs first 3.91 nats
-with ``bench/copying.py``, i.e. no copying; on the H200, the same model pretrained on the stream alone
-for 1000 x 32 x 512 tokens: repeat 0.02 vs first 2.22 (a probe script of the same measure, see
-``pipeline/recipes/cuda-tiny-long.yaml``).
+Measured (2026-12-04): the former cpu-tiny base (3.7M params, 300 steps x 8 x 512 tokens) repeat
+4.11 vs first 3.91 nats with ``bench/copying.py``, i.e. no copying; on the H200, the same model
+pretrained for 1000 x 32 x 512 tokens: repeat 0.02 vs first 2.22 (``pipeline/recipes/cuda-tiny-long.yaml``).
+Copying forms as a phase change in tokens, not steps (``bench/copy_sweep.py``): that model at 3M tokens
+2.69 vs 3.26, at 4M 0.19 vs 2.67; the present cpu-tiny base (1.1M params, 4M tokens in blocks of
+256) 0.42 vs 2.77.
 """
 
 from __future__ import annotations
