@@ -1,4 +1,4 @@
-"""Copy bias: the decoder lends a model that cannot copy names the preference for its own locals.
+"""Copy bias: the decoder can lend a model that cannot copy names the preference for its own locals.
 
 Where an expression starts with a name (a *use* position, :mod:`pipeline.decoding_position`, no
 word begun yet), the tokens that begin a name the open bodies declare (parameters, ``let``s, loop
@@ -8,12 +8,13 @@ five times as much as at 1.0). The name mask (:mod:`pipeline.decoding_names`) al
 resolve; this re-ranks what is left toward the program's own values, which is what a model that
 copies from its context does by itself.
 
-Why: the default base model does not copy names from its context (``bench/copying.py``: name
-tokens cost 4.11 nats on their repeat vs 3.91 on their first occurrence; copying forms only after
-many more pretraining tokens, ``pipeline/recipes/cuda-tiny-long.yaml``), so at ``for v in`` it
-writes ``str(``, ``range(`` or ``match`` instead of the list parameter it was given, and the body
-derails from there (most of the E0508/E0510 failures of a default eval are such bodies).
-:data:`COPY_BIAS` is the measured default (see its comment); ``0`` turns the bias off.
+Why: a base model that does not copy names from its context (``bench/copying.py``; the former
+3.7M cpu-tiny base at 1.2M pretraining tokens: name tokens cost 4.11 nats on their repeat vs 3.91 on
+their first occurrence) writes ``str(``, ``range(`` or ``match`` at ``for v in`` instead of the list
+parameter it was given, and the body derails from there. For that base the bias raised pass@1 by
+0.03-0.04. The present cpu-tiny base copies by itself (0.42 vs 2.77 nats) and the bias no longer
+helps it, so :data:`COPY_BIAS` is ``0`` (off; see its comment); for a base that does not copy,
+can set ``NameMask.copy_bias``.
 """
 
 from __future__ import annotations
@@ -26,11 +27,13 @@ from pipeline.decoding_namespace import VALUE, namespace
 from pipeline.decoding_position import USE, Position
 from pipeline.decoding_tokens import TokenTable
 
-#: logit bonus, nats, for tokens that begin a local name at a value position. Measured with
-#: ``bench/retries.py --rounds 4`` on a default run's models, seeds 0 and 1, adapter pass@1
-#: (off 0.321 / 0.294): 2.0 gave 0.350 / 0.338, 4.0 gave 0.341 / 0.338; 8.0 lowered the first
-#: pass (0.184 vs 0.199 at 4.0, seed 0, before the value-only rule)
-COPY_BIAS: Final = 2.0
+#: logit bonus, nats, for tokens that begin a local name at a value position (0: off). Measured
+#: with ``bench/retries.py --rounds 4``, seeds 0 and 1, adapter pass@1 / verified best-of-4:
+#: on the former non-copying 3.7M default (off 0.321 / 0.294 pass@1) 2.0 gave 0.350 / 0.338 and 4.0
+#: 0.341 / 0.338; 8.0 lowered the first pass. On the present 1.1M default that copies (2026-12-04):
+#: off 0.529, 0.512 / 0.725, 0.667; 1.0 0.522, 0.517 / 0.657, 0.716; 2.0 0.537, 0.480 / 0.657,
+#: 0.676; E0401 under 3% of completed blocks either way: no gain, so off.
+COPY_BIAS: Final = 0.0
 
 
 _CACHE_MAX: Final = 512

@@ -63,7 +63,7 @@ def test_the_bias_is_added_in_place_and_the_processor_applies_it() -> None:
     code = "```vox\n" + LOOP
     ids = torch.cat([prompt, tokenizer(code, return_tensors="pt").input_ids], dim=1)
     on, off = (NameMask(tokenizer, table, [RequestSpec()], prompt.shape[1], require=False) for _ in range(2))
-    off.copy_bias = 0.0
+    on.copy_bias, off.copy_bias = 2.0, 0.0  # the default is off (COPY_BIAS); a base that cannot copy sets it
     raw = torch.zeros(1, len(tokenizer))
     a, b = on(ids, raw.clone()), off(ids, raw.clone())
     favoured = copy_ids(table, LOOP, position(LOOP), local_names(LOOP), {})
