@@ -1,8 +1,8 @@
 """Decoding benchmark: cost of the Vox masks per token, and what they do to completed blocks.
 
-Builds, offline, the default recipe's model *shape* (``pipeline.base_model.BaseModelConfig`` as
-cpu-tiny sets it: vocab 2048 byte-level BPE trained here on generated corpus programs, 4 layers,
-hidden 256) with random weights — or loads ``--model DIR`` (an export) — then:
+Builds, offline, the default recipe's model *shape* (the ``base_model`` section of cpu-tiny:
+vocab 2048 byte-level BPE trained here on generated corpus programs, 4 layers, hidden 128 since
+2026-12-04; 256 before) with random weights — or loads ``--model DIR`` (an export) — then:
 
 1. µs per generated token: the plain decode step (``model.generate``, greedy, no processors) and
    the added time of the grammar mask (llguidance, with the canonical-layout cap of
@@ -40,6 +40,7 @@ def build_random(vocab: int = 2048) -> tuple[Any, Any]:
 
     from pipeline.base_model import BaseModelConfig, tiny_config, train_tokenizer
     from pipeline.generators import FAMILIES, generate_program
+    from pipeline.recipes import stage_config
 
     texts = []
     for family in FAMILIES:
@@ -47,7 +48,7 @@ def build_random(vocab: int = 2048) -> tuple[Any, Any]:
             program = generate_program(family.name, 11, i)[2]
             texts += [program.prompts[0], f"```vox\n{program.code}\n```\n{program.note}"]
     tok = train_tokenizer(texts, vocab)
-    cfg = BaseModelConfig(vocab_size=vocab, max_positions=1024)
+    cfg = stage_config(BaseModelConfig, "base_model", "cpu-tiny", {"vocab_size": vocab})
     torch.manual_seed(0)
     model = AutoModelForCausalLM.from_config(tiny_config(cfg, tok)).eval()
     return model, tok
