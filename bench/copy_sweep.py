@@ -4,13 +4,15 @@ Each run builds a bootstrap model of one shape, pretrains it with the pipeline's
 (:func:`pipeline.base_model.pretrain`: the corpus train split once, then fresh stream programs) for
 a number of tokens, and prints one JSON line: steps, tokens, train seconds, the mean loss of the
 last 10 steps and the copy probe's first/repeat NLL (nats). ``--rate`` instead times a few steps of
-every listed shape here and prints tokens/s, so a budget in minutes converts to tokens.
+every listed shape here and prints tokens/s (building the steps' data included, as in the stage),
+so a budget in minutes converts to tokens.
 
     .venv/bin/python bench/copy_sweep.py --rate [--shape L4d128 ...]
     .venv/bin/python bench/copy_sweep.py --run L4d128:4.0:256:0.003 [--run ...]
 
 A run is ``SHAPE:MTOKENS:BLOCK:LR[:BATCH]``; a shape ``L<layers>d<width>`` has head_dim 64,
-half as many KV heads (at least 1) and a SwiGLU width of 3x (``L4d256`` is cpu-tiny's model);
+half as many KV heads (at least 1) and a SwiGLU width of 3x (``L4d128`` is cpu-tiny's base since
+2026-12-04, ``L4d256`` the one before);
 BATCH defaults to 4096 tokens per step. ``--corpus`` is a train split (default: the state's).
 
 Measured on one H200 (2026-12-04, tokens = what 2 CPU cores here pretrain in about 4 minutes
@@ -25,8 +27,8 @@ at the ``--rate`` figures, which follow): copying forms as a phase change in *to
   (11.2k) 3.22/3.27; L3d192 2.5M (11.2k) 3.15/2.64 (block 256).
 - LR 0.01 instead of 0.003 was no better: L2d128 3.32/3.05, L4d128 3.32/3.69, L2d256 3.68/3.86.
 
-So cpu-tiny's L4d256 needs about 4M tokens (13 min here), while L4d128 at block 256 copies after
-4M tokens in about 4.4 min of these cores (recipe ``cpu-small``).
+So the former cpu-tiny base, L4d256, needs about 4M tokens (13 min here), while L4d128 at block 256
+copies after 4M tokens in about 4.4 min of these cores: cpu-tiny's base since then.
 """
 
 from __future__ import annotations
