@@ -2,7 +2,8 @@
 
 Builds, offline, the default recipe's model *shape* (the ``base_model`` section of cpu-tiny:
 vocab 2048 byte-level BPE trained here on generated corpus programs, 4 layers, hidden 128 since
-2026-12-04; 256 before) with random weights — or loads ``--model DIR`` (an export) — then:
+2026-12-04; 256 before) with random weights — or loads ``--model DIR`` (an export) in float32, as
+``vox serve`` loads it on a CPU (the export's own dtype, float16, is several times slower there) — then:
 
 1. µs per generated token: the plain decode step (``model.generate``, greedy, no processors) and
    the added time of the grammar mask (llguidance, with the canonical-layout cap of
@@ -180,7 +181,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.model:
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
-        model, tok = AutoModelForCausalLM.from_pretrained(args.model).eval(), AutoTokenizer.from_pretrained(args.model)
+        model = AutoModelForCausalLM.from_pretrained(args.model, dtype=torch.float32).eval()
+        tok = AutoTokenizer.from_pretrained(args.model)
     else:
         model, tok = build_random()
     timing = per_token(model, tok, args.tokens, args.seeds, args.rounds)

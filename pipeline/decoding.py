@@ -153,17 +153,29 @@ def _device(model: Any) -> Any:
 
 def _generation_config(params: SamplingParams, eos: Sequence[int], pad: int, use_cache: bool, n: int) -> Any:
     """A fully specified ``GenerationConfig`` (the model's own sampling defaults never leak in:
-    ``top_k`` would default to 50, a checkpoint's repetition penalty would apply silently)."""
+    ``top_k`` would default to 50, a checkpoint's repetition penalty would apply silently).
+    ``top_p`` is 1 here: the nucleus is cut by :func:`sampling_processors` (no vocabulary sort)."""
     from transformers import GenerationConfig
 
     sample = not params.greedy
     return GenerationConfig(
         max_new_tokens=params.max_new_tokens, do_sample=sample, num_beams=1, num_return_sequences=n,
-        temperature=params.temperature if sample else 1.0, top_p=params.top_p if sample else 1.0,
+        temperature=params.temperature if sample else 1.0, top_p=1.0,
         top_k=0 if sample else None,  # greedy: unused (setting it only draws a warning)
         min_p=None, typical_p=1.0, repetition_penalty=1.0, no_repeat_ngram_size=0,
         eos_token_id=list(eos), pad_token_id=pad, use_cache=use_cache,  # [] (not None): no EOS at all
     )
+
+
+def sampling_processors(params: SamplingParams) -> list[Any]:
+    """The processors that carry ``params``' sampling rules besides the generation config, to be
+    run after every other one: the top-p nucleus (:class:`pipeline.decoding_nucleus.Nucleus`)
+    when sampling with ``top_p`` < 1, else none."""
+    from pipeline.decoding_nucleus import Nucleus
+
+    if params.greedy or params.top_p >= 1.0:
+        return []
+    return [Nucleus(params.top_p, params.temperature)]
 
 
 def _seed(params: SamplingParams) -> None:
@@ -284,7 +296,8 @@ def generate_rows(
     stop_event = threading.Event()
     criteria = StoppingCriteriaList([EventStop(stop_event), RowsStop(done_rows)]
                                     + ([EventStop(cancel)] if cancel is not None else []))
-    procs = LogitsProcessorList(([RecordLogits(on_logits)] if on_logits is not None else []) + list(processors))
+    procs = LogitsProcessorList(([RecordLogits(on_logits)] if on_logits is not None else []) + list(processors)
+                                + sampling_processors(params))
     pad = pad_id if pad_id is not None else (min(stops) if stops else 0)
     config = _generation_config(params, sorted(stops), pad, use_cache, 1)
     ids = torch.tensor([prompt_ids] * n, dtype=torch.long, device=_device(model))

@@ -17,7 +17,7 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from pipeline.decoding import SamplingParams, _device, _generation_config, _seed, eos_ids
+from pipeline.decoding import SamplingParams, _device, _generation_config, _seed, eos_ids, sampling_processors
 from pipeline.decoding_criteria import FirstBlockClosed
 from pipeline.decoding_prompt import encode_chat
 from pipeline.decoding_retry import ForcedPrefix, RetryStats, retry_faults
@@ -75,7 +75,8 @@ def generate_texts(
     ids, mask = _left_pad(list(prompts), pad, _device(model))
     prompt_len = ids.shape[1]
     criteria = StoppingCriteriaList([FirstBlockClosed(tokenizer, prompt_len)] if stop_after_block else [])
-    procs = LogitsProcessorList(list(processors(prompt_len)) if processors is not None else [])
+    procs = LogitsProcessorList((list(processors(prompt_len)) if processors is not None else [])
+                                + sampling_processors(params))
     _seed(params)
     with torch.inference_mode():
         out = model.generate(input_ids=ids, attention_mask=mask, stopping_criteria=criteria, logits_processor=procs,
