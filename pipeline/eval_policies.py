@@ -30,24 +30,29 @@ def eval_generators(adapter: Any, config: Any, device: str) -> tuple[Any, Any, t
     Raises:
         DataError: ``config.retries`` is negative.
     """
-    from pipeline.decoding import load_model
-    from pipeline.decoding_batch import HFGenerator
     from pipeline.errors import DataError
 
     if config.retries < 0:
         raise DataError(f"eval.retries={config.retries} must be 0 or more")
-
-    def pair(adapter_dir: str | None) -> tuple[Any, Any]:
-        model, tok = load_model(adapter["base_model"], adapter_dir, device)
-        common = (model, tok, config.max_new_tokens, config.temperature, config.top_p, config.batch_size, config.seed)
-        plain = HFGenerator(*common, constrained=False)
-        constrained = HFGenerator(*common, constrained=True, retries=config.retries,
-                                  retry_temperature=config.retry_temperature)
-        if constrained.constraint is None:
-            log.warning("eval: constrained policy pending (%s)", constrained.constraint_note)
-            return plain, None
-        return plain, constrained
-
-    base, base_c = pair(None)
-    tuned, tuned_c = pair(adapter["adapter_dir"])
+    base, base_c = model_generators(adapter["base_model"], None, config, device)
+    tuned, tuned_c = model_generators(adapter["base_model"], adapter["adapter_dir"], config, device)
     return base, tuned, ((base_c, tuned_c) if base_c is not None and tuned_c is not None else None)
+
+
+def model_generators(base_model: str, adapter_dir: str | None, config: Any, device: str) -> tuple[Any, Any | None]:
+    """``(unconstrained, constrained | None)`` generators over one model (``base_model`` plus
+    ``adapter_dir`` when given, loaded once and shared); the constrained one is ``None`` (with a
+    warning) when the constraint cannot be used with the tokenizer. Arguments as
+    :func:`eval_generators`."""
+    from pipeline.decoding import load_model
+    from pipeline.decoding_batch import HFGenerator
+
+    model, tok = load_model(base_model, adapter_dir, device)
+    common = (model, tok, config.max_new_tokens, config.temperature, config.top_p, config.batch_size, config.seed)
+    plain = HFGenerator(*common, constrained=False)
+    constrained = HFGenerator(*common, constrained=True, retries=config.retries,
+                              retry_temperature=config.retry_temperature)
+    if constrained.constraint is None:
+        log.warning("eval: constrained policy pending (%s)", constrained.constraint_note)
+        return plain, None
+    return plain, constrained

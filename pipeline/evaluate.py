@@ -25,7 +25,7 @@ from collections import Counter
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from annotated_types import Ge, Gt, Le
 
@@ -46,6 +46,9 @@ from pipeline.eval_scoring import (  # noqa: F401 - NO_CODE, extract_vox, vox_ch
 )
 from pipeline.eval_tasks import Task, leaked
 from pipeline.recipe_types import NonNegative, Positive
+
+if TYPE_CHECKING:
+    from pipeline.eval_workers import BaseSampler
 
 log = logging.getLogger(__name__)
 
@@ -74,6 +77,7 @@ class EvalConfig:
     gate_metric: str = "compile"  # release gate on "compile" (headline pass@1) or "exec" (hidden checks pass)
     seed: NonNegative = 0  # sampling seed
     device: str = "auto"  # auto | cuda | mps | cpu
+    workers: Annotated[int, Ge(1), Le(2)] = 1  # 2: the base's gate-policy samples in a second process (eval_workers)
 
 
 @dataclass(frozen=True)
@@ -313,7 +317,8 @@ def _retry_stats(generator: Any, cfg: EvalConfig) -> dict[str, int] | None:
 
 def run_eval(base_gen: Generator, adapter_gen: Generator, tasks: list[Task], cfg: EvalConfig, mode: str,
              checker: Checker | None = None, train_prompts: Collection[str] = frozenset(),
-             out_dir: Path | None = None, constrained: tuple[Generator, Generator] | None = None) -> EvalReport:
+             out_dir: Path | None = None, constrained: tuple[Generator, Generator] | None = None,
+             base_sampler: BaseSampler | None = None) -> EvalReport:
     """Evaluate base and adapter on ``tasks`` with the same presentation and policy; decide the gate.
 
     Args:
@@ -321,6 +326,9 @@ def run_eval(base_gen: Generator, adapter_gen: Generator, tasks: list[Task], cfg
         constrained: ``(base, adapter)`` constrained generators (:mod:`pipeline.decoding`); when
             given, the gate compares both under ``constrained``, else under ``unconstrained``
             (and ``constrained`` is reported as pending).
+        base_sampler: draws the base's gate-policy samples in another process
+            (:mod:`pipeline.eval_workers`); ``None``, or a sampler that gives nothing, and the
+            base is sampled here with ``base_gen`` / ``constrained[0]``.
 
     Writes ``report.json``, ``pass_at_1.png`` and ``completions.jsonl`` (every completion with its
     verdict, :mod:`pipeline.eval_stats`) under ``out_dir`` when given.
@@ -355,11 +363,17 @@ def run_eval(base_gen: Generator, adapter_gen: Generator, tasks: list[Task], cfg
         records.extend(completion_rows("adapter", "constrained", ids, texts, scores))
         gate_policy, pending, base_gate = "constrained", (), constrained[0]
     policies["verified"] = verified_eval(tasks, texts, scores, cfg.verify_n)
-    b_texts, b_scores, b_secs = sample_and_score(base_gate, tasks, cfg, mode, checker, f"base, {gate_policy}")
+    drawn = base_sampler.result(gate_policy) if base_sampler is not None else None
+    if drawn is not None:
+        b_texts, b_scores, b_secs, counters = drawn.texts, drawn.scores, drawn.seconds, drawn.counters
+    else:
+        b_texts, b_scores, b_secs = sample_and_score(base_gate, tasks, cfg, mode, checker, f"base, {gate_policy}")
+        counters = {"mask_skips": getattr(base_gate, "mask_skips", None),
+                    "wound_down": getattr(base_gate, "wound_down", None),
+                    "retries": _retry_stats(base_gate, cfg)} if constrained is not None else {}
     base = replace(summarize(tasks, b_scores, b_texts, cfg.k, gate_policy, b_secs),
-                   mask_skips=getattr(base_gate, "mask_skips", None) if constrained is not None else None,
-                   wound_down=getattr(base_gate, "wound_down", None) if constrained is not None else None,
-                   retries=_retry_stats(base_gate, cfg) if constrained is not None else None)
+                   mask_skips=counters.get("mask_skips"), wound_down=counters.get("wound_down"),
+                   retries=counters.get("retries"))
     records.extend(completion_rows("base", gate_policy, ids, b_texts, b_scores))
     adapter = policies[gate_policy]
     diff = paired_difference(task_rates(b_scores), task_rates(scores), seed=cfg.seed)

@@ -185,18 +185,28 @@ def _launch_training(dist: Any, config: Any, recipe: str | None, out_dir: Path) 
 def run_eval_report(config: Any, inputs: Inputs, out_dir: Path, *, checker: Any = None) -> StageResult:
     """Evaluate base vs adapter (:func:`pipeline.evaluate.run_eval`) with the training presentation,
     under every decoding policy :func:`pipeline.eval_policies.eval_generators` provides."""
+    from contextlib import nullcontext
+
+    import torch
+
     from pipeline.eval_policies import eval_generators
     from pipeline.eval_tasks import load_tasks
+    from pipeline.eval_workers import BaseSampler, threads_per_worker
     from pipeline.evaluate import run_eval
     from pipeline.quant import pick_device
 
-    _threads()
     adapter = inputs["qlora_adapter"]
     tasks = load_tasks(Path(config.tasks_path) if config.tasks_path else None)  # None: core + user-phrased suites
-    base, tuned, constrained = eval_generators(adapter, config, pick_device(config.device))
-    train_prompts = {r["prompt"] for r in _load_corpus(inputs).train.select(["prompt"]).to_pylist()}
-    report = run_eval(base, tuned, tasks, config, adapter["system_prompt_mode"], checker=checker,
-                      train_prompts=train_prompts, out_dir=out_dir, constrained=constrained)
+    device, mode = pick_device(config.device), adapter["system_prompt_mode"]
+    workers = config.workers if checker is None else 1  # a checker given here cannot travel to a child
+    torch.set_num_threads(threads_per_worker(workers))
+    sampler = BaseSampler(adapter["base_model"], config, device, tasks, mode, threads_per_worker(workers)) \
+        if workers > 1 else None
+    with sampler or nullcontext():
+        base, tuned, constrained = eval_generators(adapter, config, device)
+        train_prompts = {r["prompt"] for r in _load_corpus(inputs).train.select(["prompt"]).to_pylist()}
+        report = run_eval(base, tuned, tasks, config, mode, checker=checker, train_prompts=train_prompts,
+                          out_dir=out_dir, constrained=constrained, base_sampler=sampler)
     return StageResult("eval_report", adapter.version, asdict(report))
 
 
