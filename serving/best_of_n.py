@@ -27,7 +27,7 @@ from typing import Any, Final
 
 from serving.cascade import LOCAL_API_KEY, AttemptFailed, ChatEvent, Completed, TextDelta, import_litellm
 from serving.chat_repair import program_tests
-from serving.failures import classify
+from serving.failures import EmptyAnswer, classify
 from serving.verify import verify_answer
 
 #: candidates per Vox request to a local model when ``--candidates`` is not given. 8, not 4: on the
@@ -233,10 +233,14 @@ def litellm_sampler(keys: Mapping[str, Any], *, timeout: float = 120.0, max_toke
             calls = []
         for response in calls:
             texts.extend(c.message.content or "" for c in response.choices)
-        while len(texts) < n:
+        while len(texts) < n:  # each call adds at least one text, or raises
             response = litellm.completion(**params)
             calls.append(response)
+            if not response.choices:
+                raise EmptyAnswer("the model returned no choices")
             texts.extend(c.message.content or "" for c in response.choices[: n - len(texts)])
+        if not any(t.strip() for t in texts):
+            raise EmptyAnswer(f"the model returned {n} empty answers")
         for response in calls:
             usage = getattr(response, "usage", None)
             p, c = getattr(usage, "prompt_tokens", None), getattr(usage, "completion_tokens", None)

@@ -43,7 +43,7 @@ from typing import Any, Final
 
 from serving.decision import Candidate, Decision
 from serving.errors import AllProvidersFailed, RequestRejected, UsageError
-from serving.failures import Failure, classify
+from serving.failures import EmptyAnswer, Failure, classify
 from serving.keys import ResolvedKey
 from serving.llm import import_litellm
 from serving.provider_status import ProviderHealth
@@ -272,9 +272,15 @@ def _call(router: Any, target: str, c: Candidate, messages: Sequence[Mapping[str
                 yield TextDelta(delta, c.id)
             att.finish = (getattr(choice, "finish_reason", None) if choice is not None else None) or att.finish
             att.usage = getattr(chunk, "usage", None) or att.usage
+        if not "".join(att.pieces).strip():
+            raise EmptyAnswer("the model streamed no text (an empty answer)")
     else:
+        if not response.choices:
+            raise EmptyAnswer("the model returned no choices")
         choice = response.choices[0]
-        att.pieces.append(choice.message.content or "")
+        if not (choice.message.content or "").strip():
+            raise EmptyAnswer("the model returned an empty answer")
+        att.pieces.append(choice.message.content)
         att.finish = getattr(choice, "finish_reason", None)
         att.usage = getattr(response, "usage", None)
         yield TextDelta(att.pieces[0], c.id)

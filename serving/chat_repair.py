@@ -44,10 +44,11 @@ def repair_message(diagnostics: str, n_errors: int, n_blocks: int) -> str:
 
 #: the repair request for a program that compiles but runs nothing where a script was asked
 SCRIPT_MESSAGE: Final = (
-    "Your program compiles, but it has no top-level statement and no `fn main()`, so running it does "
-    "nothing. The request asks for a script: add the top-level statements that do the work (for example, "
+    "Your program compiles, but no top-level statement (and no `fn main()`) calls anything, so running it "
+    "does nothing. The request asks for a script: add the top-level statements that do the work (for example, "
     "call your function and print its result) and reply with the complete program in one ```vox block.")
-SCRIPT_SUMMARY: Final = "compiles, but has no top-level statement or `fn main()` (the request asks for a script)"
+SCRIPT_SUMMARY: Final = ("compiles, but no top-level statement or `fn main()` calls anything (the request asks for "
+                          "a script)")
 #: the repair request for a program without a ``@test`` function where tests were asked
 TESTS_MESSAGE: Final = (
     "Your program compiles, but it has no `@test` function, and the request asks for tests: add `@test` "

@@ -9,7 +9,8 @@ kind                  recognised by                                          the
                       ``insufficient_quota``                                  the session (and cached)
 ``rate_limit``        HTTP 429                                               next model
 ``timeout``           client timeouts, HTTP 408 and 504                      next model
-``server``            HTTP 5xx, connection errors, a stream that dies        next model
+``server``            HTTP 5xx, connection errors, a stream that dies,       next model
+                      an answer with no choices or no text (:class:`EmptyAnswer`)
 ``auth``              HTTP 401/403 (this provider's key)                     next model
 ``not_found``         HTTP 404 (the model id is gone)                        next model
 ``context``           LiteLLM's ``ContextWindowExceededError`` and the       next model with a larger
@@ -34,6 +35,14 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from serving.keys import redact
+
+
+class EmptyAnswer(Exception):
+    """A model call that succeeded (HTTP 200) with nothing to show: no choices, or only blank text.
+    Classified as ``server`` (the next model tries); never shown to the user as an empty answer.
+    A new-user trial's fake server answering ``{"choices": []}`` hung best-of-n sampling in a loop
+    of requests (7,690 in 30 s) and gave the cascade an empty answer with exit status 0."""
+
 
 #: kinds after which the next model of the cascade may try
 MOVES_ON: Final = frozenset({"credit", "rate_limit", "timeout", "server", "auth", "not_found", "context",
@@ -65,7 +74,7 @@ _BY_CLASS: Final = {  # LiteLLM / OpenAI client exception class names -> kind (c
     "RateLimitError": "rate_limit",
     "Timeout": "timeout", "APITimeoutError": "timeout",
     "APIConnectionError": "server", "InternalServerError": "server", "ServiceUnavailableError": "server",
-    "BadGatewayError": "server", "MidStreamFallbackError": "server",
+    "BadGatewayError": "server", "MidStreamFallbackError": "server", "EmptyAnswer": "server",
     "AuthenticationError": "auth", "PermissionDeniedError": "auth",
     "NotFoundError": "not_found",
     "ContextWindowExceededError": "context",

@@ -1,9 +1,11 @@
 """What a request asks of a program's shape besides its items: a request for a *script* (a file
-whose top-level statements run when it is run, spec §11) is not answered by a program of
-declarations only, and one for tests not by a program without a ``@test`` function."""
+whose top-level statements run when it is run, spec §11) is not answered by a program whose
+top-level statements call nothing (declarations only, or a bare literal), and one for tests not
+by a program without a ``@test`` function."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from typing import Final
 
@@ -39,9 +41,12 @@ def asks_for_script(text: str) -> bool:
 
 def runs_nothing(text: str, source: str | syntax.Module) -> bool:
     """Whether the program ``source`` answers a request ``text`` that asks for a script
-    (:func:`asks_for_script`) with nothing ``vox run`` would run: no top-level statement
-    (:attr:`vox_lang.syntax.Module.is_script`) and no ``fn main()`` without parameters (spec §11:
-    a module without top-level statements runs that). ``False`` when the request asks for no
+    (:func:`asks_for_script`) with nothing ``vox run`` would do: no top-level statement that
+    calls anything (a function, a method, a builtin such as ``print``), and no ``fn main()``
+    without parameters whose body calls anything (spec §11: a module without top-level
+    statements runs that). A statement without a call has no effect a user can see: a new-user
+    trial's answer to "a script that prints the total of a list of prices" was one function and
+    a bare string literal at top level, and got ``PASS``. ``False`` when the request asks for no
     script."""
     if not asks_for_script(text):
         return False
@@ -50,10 +55,25 @@ def runs_nothing(text: str, source: str | syntax.Module) -> bool:
 
         src = SourceFile(source, "<program>")
         source = parse_module(src, DiagnosticSink(src))
-    if source.is_script:
+    if any(isinstance(item, syntax.StmtItem) and _calls(item.stmt) for item in source.items):
         return False
     return not any(isinstance(item, syntax.FnDecl) and item.name == "main" and not item.params
-                   and item.kind == "fn" for item in source.items)
+                   and item.kind == "fn" and _calls(item) for item in source.items)
+
+
+def _calls(node: object) -> bool:
+    """Whether the syntax tree ``node`` holds a call (:class:`vox_lang.syntax.Call`) anywhere
+    (iterative: trees as deep as the parser allows)."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, syntax.Call):
+            return True
+        if isinstance(current, tuple):
+            stack.extend(current)
+        elif dataclasses.is_dataclass(current) and not isinstance(current, type):
+            stack.extend(getattr(current, f.name) for f in dataclasses.fields(current) if f.name != "span")
+    return False
 
 
 #: a request for tests: "@test", "a test function", "with (a / some / unit) tests", "add a test",

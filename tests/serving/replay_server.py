@@ -36,6 +36,7 @@ class Scripted:
         drop_after: when streaming, send this many content chunks and then drop the connection.
         chunk_chars: characters per streamed chunk.
         delay_s: wait this long before answering (timeouts).
+        no_choices: answer 200 with ``"choices": []`` (no chunk with a choice when streaming).
     """
 
     text: str
@@ -43,6 +44,7 @@ class Scripted:
     drop_after: int | None = None
     chunk_chars: int = 12
     delay_s: float = 0.0
+    no_choices: bool = False
 
 
 class ReplayServer:
@@ -148,8 +150,9 @@ class ReplayServer:
                     self._json(200, {
                         "id": "chatcmpl-replay", "object": "chat.completion", "created": int(time.time()),
                         "model": server.model, "usage": usage,
-                        "choices": [{"index": 0, "finish_reason": "stop",
-                                     "message": {"role": "assistant", "content": answer.text}}],
+                        "choices": [] if answer.no_choices else [
+                            {"index": 0, "finish_reason": "stop",
+                             "message": {"role": "assistant", "content": answer.text}}],
                     })
                     return
                 self.send_response(200)
@@ -158,6 +161,11 @@ class ReplayServer:
                 self.end_headers()
                 pieces = [answer.text[i:i + answer.chunk_chars]
                           for i in range(0, len(answer.text), answer.chunk_chars)] or [""]
+                if answer.no_choices:
+                    self._event({"choices": [], "usage": usage})
+                    self._chunk(b"data: [DONE]\n\n")
+                    self._chunk(b"")
+                    return
                 for n, piece in enumerate(pieces):
                     if answer.drop_after is not None and n >= answer.drop_after:
                         self.wfile.flush()

@@ -391,3 +391,35 @@ def test_a_request_for_tests_needs_a_test_function_to_pass() -> None:
     assert check_candidate(tested, request).passed
     assert check_candidate(bare, "Write a Vox function `double(n: int) to int`, no tests.").passed
     assert "has no @test function: tests were asked" in pick([bare], request).summary()
+
+
+def test_a_server_answering_no_choices_fails_the_attempt_instead_of_looping(replay: Any) -> None:
+    # new-user trial: a server answering 200 with "choices": [] made the sampler ask again forever
+    # (7,690 requests in 30 s); it is one failed attempt, then the cascade, which fails the same way
+    import pytest
+
+    from serving.errors import AllProvidersFailed
+    from tests.serving.test_repair_loop import catalog_for
+
+    empty = replay.Scripted("", no_choices=True)
+    out: list[str] = []
+    with replay.ReplayServer([empty], model="replay-model") as server:
+        send = routed_sender(catalog_for(server.base_url), {}, "free", timeout=10, candidates=4)
+        # the cascade's streamed call then fails too (LiteLLM: "Stream ended before a finish_reason")
+        with pytest.raises(AllProvidersFailed):
+            run_chat(send, lambda _p: None, out.append, prompt=REQUEST)
+        requests = server.requests
+    assert len(requests) <= 3, len(requests)  # best-of-n: n=4, then once more; then the cascade's call
+    assert "best-of-4: EmptyAnswer: the model returned no choices" in "".join(out)
+
+
+def test_blank_candidates_are_an_empty_answer_not_a_pick(replay: Any) -> None:
+    import pytest
+
+    from serving.errors import AllProvidersFailed
+    from tests.serving.test_repair_loop import catalog_for
+
+    with replay.ReplayServer(["  \n"], model="replay-model") as server:
+        send = routed_sender(catalog_for(server.base_url), {}, "free", timeout=10, candidates=2)
+        with pytest.raises(AllProvidersFailed, match="empty answer|streamed no text"):
+            run_chat(send, lambda _p: None, lambda _t: None, prompt=REQUEST)

@@ -460,3 +460,15 @@ def test_a_connection_error_litellm_reraises_as_a_500_reads_as_no_answer() -> No
     assert failure.line() == "APIConnectionError: no answer from the server (connection refused or reset)"
     real = classify(litellm.InternalServerError(message="boom", llm_provider="openai", model="m"))
     assert (real.status, real.error_type) == (500, "InternalServerError")  # a server that answered 500
+
+
+@pytest.mark.parametrize("stream", [True, False])
+def test_an_answer_without_choices_or_text_moves_on_instead_of_answering_nothing(replay: Any, stream: bool) -> None:
+    # new-user trial: 200 with "choices": [] printed an empty answer and exited 0
+    empty = replay.Scripted("", no_choices=True)
+    for script in ([empty], [""]):
+        with replay.ReplayServer(script, model="replay-model") as server:
+            # a stream without a choice LiteLLM itself refuses ("Stream ended before a finish_reason")
+            with pytest.raises(AllProvidersFailed, match="EmptyAnswer: the model (returned no choices|returned an "
+                                                         "empty answer|streamed no text)|Stream ended before"):
+                run(decision(local("replay-model", server.base_url)), stream=stream, timeout=10)

@@ -133,8 +133,8 @@ def test_a_script_request_answered_without_statements_is_repaired_not_passed(cha
     used to end in PASS (new-user trial)."""
     text, result, requests = chat([UNCALLED, FIXED])
     assert result.verdicts == ("PASS",) and len(requests) == 2
-    assert ("[check] compiles, but has no top-level statement or `fn main()` (the request asks for a script); "
-            "repair 1/2") in text
-    assert "no `fn main()`, so running it does nothing" in requests[1]["messages"][-1]["content"]
+    assert ("[check] compiles, but no top-level statement or `fn main()` calls anything (the request asks for a "
+            "script); repair 1/2") in text
+    assert "calls anything, so running it does nothing" in requests[1]["messages"][-1]["content"]
     _, stuck, _ = chat([UNCALLED], max_repairs=1)
     assert stuck.verdicts == ("FAIL",)

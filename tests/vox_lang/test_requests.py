@@ -149,6 +149,13 @@ def test_a_script_request_needs_a_top_level_statement() -> None:
     assert not runs_nothing("Write a script that prints 1", "fn main() {\n  print(1)\n}\n")
     assert runs_nothing("Write a script that prints 1", "fn main(n: int) {\n  print(n)\n}\n")
     assert runs_nothing("Write a script that prints 1", "workflow main() {\n  print(1)\n}\n")
+    # a statement that calls nothing does nothing (new-user trial: a bare string literal passed)
+    ask = "write a vox script that prints the total of a list of prices"
+    for noop in ('"the total"\n', "let total = 3 + 4\n", "42\n", "[1, 2, 3]\n"):
+        assert runs_nothing(ask, uncalled + noop), noop
+    for acts in ("print(1)\n", "let t = show()\n", "for i in [1, 2] {\n  show()\n}\n", '"ab".len()\n'):
+        assert not runs_nothing(ask, uncalled + acts), acts
+    assert runs_nothing(ask, 'fn main() {\n  let x = 1\n}\n')  # a main that calls nothing
 
 
 #: ``@test`` in a comment, in a string and in another decorator's name (``@test.slow``, W0102): no test
