@@ -105,6 +105,16 @@ class ChatRequest(BaseModel):
         own clients send ``"stream": null``)."""
         return False if value is None else value
 
+    @field_validator("stream_options")
+    @classmethod
+    def _options_need_a_stream(cls, value: dict[str, Any] | None, info: ValidationInfo) -> dict[str, Any] | None:
+        """``stream_options`` only with ``"stream": true``, as OpenAI's API refuses it otherwise
+        (a client that sets it expects a stream; a new-user trial saw it silently ignored). A
+        ``stream`` that is itself invalid is reported alone."""
+        if value is not None and info.data.get("stream") is False:
+            raise PydanticCustomError("stream_options", "stream_options is only allowed when stream is true")
+        return value
+
     @field_validator("messages")
     @classmethod
     def _plain_messages(cls, value: list[dict[str, Any]]) -> list[dict[str, Any]]:

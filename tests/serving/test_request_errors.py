@@ -68,3 +68,11 @@ def test_one_fault_reads_as_before(http: TestClient) -> None:
     assert (error["message"], error["param"]) == ("messages[0].content is missing", "messages[0].content")
     error = _error(http, {"messages": OK_MESSAGES})
     assert (error["message"], error["param"]) == ("model is missing (a required field)", "model")
+
+
+def test_stream_options_without_a_stream_is_refused(http: TestClient) -> None:
+    # OpenAI refuses it too; a new-user trial saw it silently ignored
+    for body in ({"stream_options": {"include_usage": True}}, {"stream": False, "stream_options": {}}):
+        error = _error(http, {"model": "m", "messages": OK_MESSAGES, **body})
+        assert error["message"] == "stream_options: stream_options is only allowed when stream is true"
+        assert error["param"] == "stream_options"
