@@ -69,6 +69,13 @@ _CONTEXT: Final = re.compile(
 #: ``InternalServerError (HTTP 500): Connection error.`` for a stopped ``vox serve``)
 _NO_ANSWER: Final = re.compile(r"Connection error\.?", re.IGNORECASE)
 
+#: LiteLLM's wording when a server's 200 body is not JSON (empty, HTML): a JSON decoder's error and
+#: the response it read, re-raised as ``InternalServerError`` with a stand-in status 500 (a
+#: new-user trial saw ``InternalServerError (HTTP 500): error - Expecting value... Received
+#: response - <APIResponse [200 OK] ...`` cut mid-word)
+_NOT_JSON: Final = re.compile(r"(?:Expecting value|Extra data|Unterminated string|Invalid control character|"
+                              r"JSONDecodeError)[^\n]*Received response", re.IGNORECASE | re.DOTALL)
+
 _BY_CLASS: Final = {  # LiteLLM / OpenAI client exception class names -> kind (checked after credit/context)
     "PaymentRequiredError": "credit",
     "RateLimitError": "rate_limit",
@@ -157,6 +164,9 @@ def classify(exc: BaseException) -> Failure:
     error_type = type(exc).__name__
     if status is None and _NO_ANSWER.fullmatch(message):
         error_type, message = "APIConnectionError", "no answer from the server (connection refused or reset)"
+    elif _NOT_JSON.search(text):
+        status, error_type = None, "BadResponse"
+        message = "the server's answer is not JSON (an empty or HTML body where a chat completion belongs)"
     if status == 402 or _CREDIT.search(text):
         kind = "credit"
     elif "ContextWindowExceededError" in classes or (

@@ -462,6 +462,21 @@ def test_a_connection_error_litellm_reraises_as_a_500_reads_as_no_answer() -> No
     assert (real.status, real.error_type) == (500, "InternalServerError")  # a server that answered 500
 
 
+def test_a_200_whose_body_is_not_json_reads_as_a_bad_response() -> None:
+    # a new-user trial: "InternalServerError (HTTP 500): error - Expecting value... Received response - <APIRes"
+    import litellm
+
+    from serving.failures import classify
+
+    exc = litellm.InternalServerError(
+        message="OpenAIException - Expecting value: line 1 column 1 (char 0). Received response - <APIResponse "
+                "[200 OK] type=<class 'openai.types.chat.chat_completion.ChatCompletion'>>",
+        llm_provider="openai", model="m")
+    failure = classify(exc)
+    assert (failure.kind, failure.status, failure.error_type) == ("server", None, "BadResponse")
+    assert failure.line().startswith("BadResponse: the server's answer is not JSON")
+
+
 @pytest.mark.parametrize("stream", [True, False])
 def test_an_answer_without_choices_or_text_moves_on_instead_of_answering_nothing(replay: Any, stream: bool) -> None:
     # new-user trial: 200 with "choices": [] printed an empty answer and exited 0
