@@ -156,10 +156,17 @@ def entries_from_openrouter(payload: Any) -> list[CatalogEntry]:
 
 
 def local_endpoint_urls() -> list[str]:
-    """``VOX_LOCAL_ENDPOINTS`` (default ``vox serve``'s address) plus Ollama's default port."""
+    """``VOX_LOCAL_ENDPOINTS`` (default ``vox serve``'s address) plus Ollama's default port.
+
+    Raises:
+        CatalogError: an entry of ``VOX_LOCAL_ENDPOINTS`` is not a usable URL (the message names it).
+    """
     from serving.probe import local_endpoints
 
-    urls = local_endpoints()
+    try:
+        urls = local_endpoints()
+    except ValueError as exc:
+        raise CatalogError(str(exc)) from None
     if os.environ.get("VOX_OLLAMA", "1") != "0" and OLLAMA_URL not in urls:
         urls.append(OLLAMA_URL)
     return urls

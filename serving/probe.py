@@ -86,11 +86,29 @@ def probe_timeout_s() -> float:
 
 
 def local_endpoints() -> list[str]:
-    """Base URLs from ``$VOX_LOCAL_ENDPOINTS`` (comma-separated), default ``[DEFAULT_ENDPOINT]``."""
+    """Base URLs from ``$VOX_LOCAL_ENDPOINTS`` (comma-separated), default ``[DEFAULT_ENDPOINT]``.
+
+    Raises:
+        ValueError: an entry is not an ``http``/``https`` URL with a host and, if it names one, a
+            port in 1-65535 (the message names the variable and the entry; a new-user trial's
+            port 99999 was probed and reported "down: connection refused").
+    """
+    from urllib.parse import urlsplit
+
     raw = os.environ.get("VOX_LOCAL_ENDPOINTS")
     if raw is None:
         return [DEFAULT_ENDPOINT]
-    return [url.strip().rstrip("/") for url in raw.split(",") if url.strip()]
+    urls = [url.strip().rstrip("/") for url in raw.split(",") if url.strip()]
+    for url in urls:
+        try:
+            parts = urlsplit(url)
+            ok = parts.scheme in ("http", "https") and bool(parts.hostname) and parts.port != 0
+        except ValueError:  # a port out of range or not a number
+            ok = False
+        if not ok:
+            raise ValueError(f"VOX_LOCAL_ENDPOINTS: {url!r} is not an http(s) URL with a host and a port in 1-65535 "
+                             "(e.g. http://127.0.0.1:8000/v1)")
+    return urls
 
 
 def _card(item: dict[str, object]) -> ServedModel:

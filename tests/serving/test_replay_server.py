@@ -63,3 +63,16 @@ def test_probe_timeout_setting(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setenv("VOX_PROBE_TIMEOUT", bad)
         with pytest.raises(CatalogError, match=f"VOX_PROBE_TIMEOUT must be a positive number of seconds, got '{bad}'"):
             probe_local([])
+
+
+def test_a_local_endpoint_that_is_no_url_is_named_not_probed(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a new-user trial's port 99999 was probed and reported "down: connection refused"
+    from serving.catalog_sources import local_endpoint_urls
+    from serving.errors import CatalogError
+
+    for bad in ("http://127.0.0.1:99999/v1", "127.0.0.1:8000", "ftp://h/v1", "http://:80/v1", "http://h:x/v1"):
+        monkeypatch.setenv("VOX_LOCAL_ENDPOINTS", f"http://127.0.0.1:8000/v1, {bad}")
+        with pytest.raises(CatalogError, match=r"VOX_LOCAL_ENDPOINTS: '.*' is not an http\(s\) URL"):
+            local_endpoint_urls()
+    monkeypatch.setenv("VOX_LOCAL_ENDPOINTS", "http://127.0.0.1:8000/v1/, https://gpu-box/v1")
+    assert local_endpoint_urls()[:2] == ["http://127.0.0.1:8000/v1", "https://gpu-box/v1"]
