@@ -3,7 +3,8 @@
 Builds, offline, the default recipe's model *shape* (the ``base_model`` section of cpu-tiny:
 vocab 2048 byte-level BPE trained here on generated corpus programs, 4 layers, hidden 128 since
 2026-12-04; 256 before) with random weights — or loads ``--model DIR`` (an export) in float32, as
-``vox serve`` loads it on a CPU (the export's own dtype, float16, is several times slower there) — then:
+``vox serve`` loads it on a CPU (the export's own dtype, float16, is slower there: a
+decode step of 2,341 vs 1,935 µs on the default export, 2026-12-04) — then:
 
 1. µs per generated token: the plain decode step (``model.generate``, greedy, no processors) and
    the added time of the grammar mask (llguidance, with the canonical-layout cap of

@@ -108,3 +108,26 @@ def load_model(
                     info.model_type,
                 )
     return LoadedModel(model, tokenizer, info, device, use_cache)
+
+
+#: below this many parameters a CPU decode step runs faster on one thread than on all cores: the
+#: matrices are too small to share out (the default 1.1M-parameter export on 2 cores: 1,935 vs
+#: 2,220 µs per token, ``bench/decoding.py --threads 1|2``, 2026-12-04)
+ONE_THREAD_PARAMS = 50_000_000
+
+
+def serving_threads(model: Any, device: str, requested: int = 0) -> int | None:
+    """Torch intra-op threads for serving ``model`` on ``device``: ``requested`` when it is
+    positive; else, on a CPU, 1 for a model under :data:`ONE_THREAD_PARAMS` parameters; else
+    ``None`` (torch's default: every core).
+
+    Raises:
+        UsageError: ``requested`` is negative.
+    """
+    if requested < 0:
+        raise UsageError(f"--threads must be 0 (automatic) or a positive count, got {requested}")
+    if requested:
+        return requested
+    if not str(device).startswith("cpu"):
+        return None
+    return 1 if sum(p.numel() for p in model.parameters()) < ONE_THREAD_PARAMS else None

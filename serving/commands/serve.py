@@ -90,6 +90,9 @@ def serve(
     # default: serving.engine.MAX_CHOICES (not imported here: it loads torch)
     max_n: Annotated[int, typer.Option(
         help="Most choices (OpenAI n) per request, generated in one batch; more is a 400.", min=1, max=256)] = 16,
+    threads: Annotated[int, typer.Option(
+        help="Torch threads; 0: automatic (on a CPU, 1 for a model under 50M parameters, else every core).",
+        min=0)] = 0,
 ) -> None:
     """Serve an exported MENS model: /v1/models, /v1/chat/completions (streaming too), /health.
 
@@ -114,7 +117,17 @@ def serve(
         except BaseException:
             sock.close()
             raise
+        import torch  # loaded with the model already
+
+        from serving.model_load import serving_threads
+
+        count = serving_threads(engine.model, engine.device, threads)
+        if count is not None:
+            torch.set_num_threads(count)
         cache = "kv-cache" if engine.use_cache else "full-sequence forward"
+        if str(engine.device).startswith("cpu"):
+            used = torch.get_num_threads()
+            cache = f"{used} thread{'s' if used > 1 else ''}, {cache}"
         port = sock.getsockname()[1]  # the real one when --port 0
         url_host = f"[{host}]" if ":" in host else host
         typer.echo(

@@ -85,3 +85,19 @@ def test_a_busy_port_is_a_runtime_failure(tiny_export_dir: Path) -> None:
         busy.close()
     assert result.exit_code == 1, result.output
     _one_error_line(result, "cannot listen")
+
+
+def test_serving_threads_one_for_a_small_model_on_a_cpu() -> None:
+    import torch
+
+    from serving.errors import UsageError
+    from serving.model_load import serving_threads
+
+    small = torch.nn.Linear(8, 8)
+    assert serving_threads(small, "cpu") == 1  # the default export: 1 thread decodes faster than 2
+    assert serving_threads(small, "cpu", 3) == 3  # --threads wins
+    assert serving_threads(small, "cuda:0") is None  # not a CPU: torch's default
+    big = torch.nn.Embedding(60_000_000 // 64, 64, device="meta")
+    assert serving_threads(big, "cpu") is None  # every core for a model the size of a real one
+    with pytest.raises(UsageError, match="--threads"):
+        serving_threads(small, "cpu", -1)
