@@ -24,9 +24,9 @@ import shutil
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
-from annotated_types import Gt
+from annotated_types import Ge, Gt, Le
 
 from pipeline.errors import DataError, TrainingError
 from pipeline.recipe_types import NonNegative, Positive
@@ -72,9 +72,12 @@ class BaseModelConfig:
     pretrain_block_size: Positive = 256  # tokens per block (tokens/step = batch * block)
     pretrain_lr: Annotated[float, Gt(0)] = 3e-3  # AdamW peak LR, cosine to 10% after warmup
     pretrain_warmup: NonNegative = 20  # linear warm-up steps
-    pretrain_bf16: str = "auto"  # bf16 autocast in pretraining: auto = where native (AMX CPUs, CUDA), on, off
-    pretrain_data: str = "stream"  # stream: train split once + fresh programs (no repeats); train_split: passes over it
-    pretrain_train_share: float = 0.5  # stream: most of the pretraining tokens the train split (read once) fills
+    pretrain_bf16: Literal["auto", "on", "off"] = "auto"  # bf16 autocast in pretraining: auto = where native (AMX
+    # CPUs, CUDA), on, off
+    pretrain_data: Literal["stream", "train_split"] = "stream"  # stream: train split once + fresh programs (no
+    # repeats); train_split: passes over it
+    pretrain_train_share: Annotated[float, Ge(0), Le(1)] = 0.5  # stream: most of the pretraining tokens the train
+    # split (read once) fills
     tokenizer_stream_docs: NonNegative = 1000  # stream documents added to the tokenizer's training text (stream only)
     seed: NonNegative = 0  # init + data order
     torch_dtype: str = "bfloat16"  # load dtype for HF models on GPU (bootstrap stays float32)
@@ -223,9 +226,13 @@ def pretrain(model: Any, tokenizer: Any, docs: list[str], cfg: BaseModelConfig) 
 
     Returns:
         ``(per-step losses, tokens seen)``.
+
+    Raises:
+        TrainingError: the loss of a step is not a finite number (the run diverged), naming the step.
     """
     import torch
 
+    from pipeline.loss_guard import require_finite
     from pipeline.quant import fast_bf16
 
     device = next(model.parameters()).device
@@ -264,6 +271,7 @@ def pretrain(model: Any, tokenizer: Any, docs: list[str], cfg: BaseModelConfig) 
         opt.step()
         opt.zero_grad(set_to_none=True)
         losses.append(float(loss.detach()))
+        require_finite({"loss": losses[-1]}, step + 1, "pretraining")
         if step % 50 == 0 or step == cfg.pretrain_steps - 1:
             log.info("pretrain step %d/%d loss %.3f", step + 1, cfg.pretrain_steps, losses[-1])
     model.eval()

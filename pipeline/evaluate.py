@@ -25,7 +25,7 @@ from collections import Counter
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from annotated_types import Ge, Gt, Le
 
@@ -64,19 +64,20 @@ class EvalConfig:
 
     tasks_path: str = ""  # task suite YAML ("" = eval_tasks.yaml + eval_tasks_user.yaml)
     n_samples: Positive = 4  # completions per task (n of the pass@k estimator)
-    k: Positive = 2  # k of pass@k (<= n_samples)
+    k: Positive = 2  # k of pass@k (<= n_samples: pipeline.recipe_rules)
     temperature: Annotated[float, Ge(0)] = 0.2  # sampling temperature (0 = greedy, then n is forced to 1)
     top_p: Annotated[float, Gt(0), Le(1)] = 0.95  # nucleus sampling
     max_new_tokens: Positive = 160  # generation cap per completion
     batch_size: Positive = 96  # sequences per generate() call
     pass_threshold: Annotated[float, Ge(0), Le(1)] = 0.3  # blocking check: adapter headline pass@1 >= this, > base
     strict: bool = False  # check in strict mode (the headline is strict either way: warnings fail it)
-    verify_n: Positive = 4  # candidates of the verified best-of-n policy (<= n_samples)
+    verify_n: Positive = 4  # candidates of the verified best-of-n policy (<= n_samples: pipeline.recipe_rules)
     retries: NonNegative = 4  # constrained policy: compiler-checked retry rounds (decoding_retry.RETRIES, as vox serve)
     retry_temperature: Annotated[float, Ge(0)] = 0.7  # sampling temperature of those retries
-    gate_metric: str = "compile"  # release gate on "compile" (headline pass@1) or "exec" (hidden checks pass)
+    gate_metric: Literal["compile", "exec"] = "compile"  # release gate on "compile" (headline pass@1) or "exec"
+    # (hidden checks pass)
     seed: NonNegative = 0  # sampling seed
-    device: str = "auto"  # auto | cuda | mps | cpu
+    device: Literal["auto", "cuda", "mps", "cpu"] = "auto"  # auto = cuda, then mps, then cpu
     workers: Annotated[int, Ge(1), Le(2)] = 1  # 2: the base's gate-policy samples in a second process (eval_workers)
 
 

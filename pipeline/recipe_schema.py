@@ -2,9 +2,11 @@
 
 The frozen dataclasses (``TrainConfig``, ``ExportConfig`` ...) stay the typed result that stage code
 uses; this module turns each into a pydantic model with ``extra="forbid"`` and strict types, so an
-unknown key, a wrong type, or a value outside a ``Literal`` or a bound (``Annotated`` with
-``annotated_types``, e.g. :mod:`pipeline.recipe_types`) is reported with its file, section and key
-before any stage runs. :data:`SECTIONS` is the one list of recipe sections.
+unknown key, a wrong type, a value outside a ``Literal`` or a bound (``Annotated`` with
+``annotated_types``, e.g. :mod:`pipeline.recipe_types`), or a non-finite number (``.inf``, ``.nan``: in
+every float field and every number of a mapping field) is reported with its file, section and key
+before any stage runs. Rules between fields are in :mod:`pipeline.recipe_rules`. :data:`SECTIONS` is
+the one list of recipe sections.
 """
 
 from __future__ import annotations
@@ -12,12 +14,14 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import importlib
+import math
 import typing
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Final
+from typing import Annotated, Any, Final
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, create_model
+from pydantic_core import PydanticCustomError
 
 from pipeline.errors import RecipeError
 
@@ -46,15 +50,25 @@ def config_class(section: str) -> type[Any]:
     return cls
 
 
+def _finite_entries(value: Any) -> Any:
+    """Refuse a mapping holding a non-finite number (``corpus.weights: {organic: .inf}``)."""
+    for key, entry in value.items() if isinstance(value, Mapping) else ():
+        if isinstance(entry, float) and not math.isfinite(entry):
+            raise PydanticCustomError("finite_number", "entry {key} should be a finite number",
+                                      {"key": repr(key)})
+    return value
+
+
 def _schema_type(hint: Any) -> Any:
     """The pydantic type for a dataclass annotation.
 
-    Mappings are checked only as present here (``Any``): their entries are checked by the stage's own
-    range check, which names the offending entry (e.g. ``corpus.weights: unknown source``).
+    Mappings are checked here only for non-finite numbers: their entries are checked by the stage's
+    own range check, which names the offending entry (e.g. ``corpus.weights: unknown source``).
+    Float fields need nothing here: the model refuses ``inf``/``nan`` in all of them (``allow_inf_nan``).
     """
     origin = typing.get_origin(hint)
     if origin is dict or origin is Mapping:
-        return Any
+        return Annotated[Any, AfterValidator(_finite_entries)]
     return hint
 
 
@@ -62,7 +76,8 @@ _MODELS: dict[type[Any], type[BaseModel]] = {}
 
 
 def section_model(cls: type[Any]) -> type[BaseModel]:
-    """A strict pydantic model with ``cls``'s fields, defaults and types (unknown keys forbidden; cached)."""
+    """A strict pydantic model with ``cls``'s fields, defaults and types (unknown keys and non-finite
+    floats forbidden; cached)."""
     if cls in _MODELS:
         return _MODELS[cls]
     hints = typing.get_type_hints(cls, include_extras=True)
@@ -74,7 +89,7 @@ def section_model(cls: type[Any]) -> type[BaseModel]:
             fields[f.name] = (_schema_type(hints[f.name]), Field(default_factory=f.default_factory))
         else:
             fields[f.name] = (_schema_type(hints[f.name]), ...)
-    config = ConfigDict(extra="forbid", strict=True)
+    config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False)
     model: type[BaseModel] = create_model(f"{cls.__name__}Schema", __config__=config, **fields)
     _MODELS[cls] = model
     return model
@@ -90,16 +105,17 @@ def _suggest(word: str, options: list[str]) -> str:
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 
-def _describe(error: Any, section: str, valid: list[str]) -> str:
-    """One pydantic error as ``section.key: problem``."""
+def _describe(error: Any, section: str, valid: list[str], names: Mapping[str, str]) -> str:
+    """One pydantic error as ``section.key: problem`` (``names[key]`` instead of ``section.key`` when given)."""
     loc = ".".join(str(p) for p in error["loc"])
     key = str(error["loc"][0]) if error["loc"] else ""
+    where = names[key] + loc[len(key):] if key in names else f"{section}.{loc}"
     if error["type"] == "extra_forbidden":
         hint = _suggest(key, valid)
-        return f"unknown key {section}.{loc}" + (hint or f"; valid keys: {', '.join(valid)}")
+        return f"unknown key {where}" + (hint or f"; valid keys: {', '.join(valid)}")
     if error["type"] == "missing":
-        return f"{section}.{loc} is required"
-    return f"{section}.{loc}: {error['msg'].lower()}, got {error['input']!r}"
+        return f"{where} is required"
+    return f"{where}: {error['msg'].lower()}, got {error['input']!r}"
 
 
 def joined(problems: list[str]) -> str:
@@ -109,8 +125,13 @@ def joined(problems: list[str]) -> str:
     return shown + (f" ... and {more} more" if more > 0 else "")
 
 
-def section_problems(cls: type[Any], section: str, data: Mapping[str, Any]) -> tuple[Any | None, list[str]]:
+def section_problems(cls: type[Any], section: str, data: Mapping[str, Any],
+                     names: Mapping[str, str] | None = None) -> tuple[Any | None, list[str]]:
     """Validate ``data`` against ``cls``'s schema.
+
+    Args:
+        names: how to call a key in the messages instead of ``<section>.<key>``, e.g.
+            ``{"max_steps": "--max-steps"}`` for a command-line flag over the recipe.
 
     Returns:
         ``(config, [])`` with the frozen ``cls`` instance, or ``(None, problems)``.
@@ -120,7 +141,7 @@ def section_problems(cls: type[Any], section: str, data: Mapping[str, Any]) -> t
         checked = model.model_validate({k: _tuples(v) for k, v in data.items()})
     except ValidationError as exc:
         valid = sorted(model.model_fields)
-        return None, [_describe(e, section, valid) for e in exc.errors()]
+        return None, [_describe(e, section, valid, names or {}) for e in exc.errors()]
     return cls(**{name: getattr(checked, name) for name in model.model_fields}), []
 
 

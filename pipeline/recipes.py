@@ -3,16 +3,18 @@
 A recipe is ``pipeline/recipes/<name>.yaml`` (or any path) with one mapping per stage, e.g.
 ``corpus:``, ``base_model:``, ``train:``, ``eval:``. Precedence: dataclass defaults < recipe <
 explicit overrides (CLI flags / Dagster config). :func:`validate_recipe` checks a whole recipe
-(encoding, sections, keys, types; :mod:`pipeline.recipe_schema`) before the main job starts, and
-every :func:`stage_config` call checks it again, so no stage runs on a mistyped recipe.
+(encoding, sections, keys, types, ranges, finite numbers: :mod:`pipeline.recipe_schema`; rules between
+values: :mod:`pipeline.recipe_rules`) before the main job starts, and every :func:`stage_config` call
+checks it again, so no stage runs on a mistyped recipe.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import yaml
 
@@ -30,7 +32,9 @@ def recipe_path(recipe: str | os.PathLike[str] | None = None) -> Path:
     ``None`` means ``$VOX_RECIPE`` or ``cpu-tiny``.
 
     Raises:
-        RecipeError: no such recipe; the message lists the available names.
+        RecipeError: for a name, no such recipe (the message lists the available names); for a path (a
+            ``/`` in it or a ``.yaml``/``.yml`` suffix), ``recipe file <path>: no such file`` (or ``is a
+            directory``, ``not a .yaml or .yml file``).
     """
     name = str(recipe) if recipe is not None else os.environ.get("VOX_RECIPE", DEFAULT_RECIPE)
     path = Path(name)
@@ -39,6 +43,9 @@ def recipe_path(recipe: str | os.PathLike[str] | None = None) -> Path:
     candidate = RECIPES_DIR / f"{name}.yaml"
     if candidate.is_file():
         return candidate
+    if "/" in name or os.sep in name or path.suffix in (".yaml", ".yml"):
+        problem = "is a directory" if path.is_dir() else "not a .yaml or .yml file" if path.exists() else "no such file"
+        raise RecipeError(f"recipe file {name}: {problem}")
     available = ", ".join(sorted(p.stem for p in RECIPES_DIR.glob("*.yaml")))
     raise RecipeError(f"unknown recipe {name!r}: expected a YAML path or one of: {available}")
 
@@ -51,7 +58,10 @@ def load_recipe(recipe: str | os.PathLike[str] | None = None) -> dict[str, Any]:
             one line naming the file (and the line for YAML errors).
     """
     path = recipe_path(recipe)
-    raw = path.read_bytes()
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise RecipeError(f"recipe file {path}: cannot read it: {exc.strerror or exc}") from None
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -70,22 +80,28 @@ def load_recipe(recipe: str | os.PathLike[str] | None = None) -> dict[str, Any]:
     return data
 
 
-def _problems(data: dict[str, Any], skip: str = "") -> list[str]:
-    """Unknown sections, non-mapping sections and invalid keys/values of every section except ``skip``."""
+def _configs(data: dict[str, Any], skip: str = "") -> tuple[dict[str, Any], list[str]]:
+    """The frozen config of every section except ``skip``, and the problems found: unknown sections,
+    non-mapping sections (``skip`` included) and invalid keys/values."""
     from pipeline.recipe_schema import SECTIONS, config_class, section_problems, unknown_sections
 
     problems = unknown_sections(data)
+    configs: dict[str, Any] = {}
     for section in SECTIONS:
         body = data.get(section) or {}
         if not isinstance(body, dict):
             problems.append(f"section {section!r} must be a mapping, got {body!r}")
         elif section != skip:
-            problems.extend(section_problems(config_class(section), section, body)[1])
-    return problems
+            config, found = section_problems(config_class(section), section, body)
+            problems.extend(found)
+            if config is not None:
+                configs[section] = config
+    return configs, problems
 
 
 def validate_recipe(recipe: str | os.PathLike[str] | None = None) -> dict[str, Any]:
-    """Validate a whole recipe before any stage runs: encoding, YAML, sections, keys, types, ranges.
+    """Validate a whole recipe before any stage runs: encoding, YAML, sections, keys, types, ranges,
+    finite numbers and the rules between values (:mod:`pipeline.recipe_rules`).
 
     Args:
         recipe: a recipe name, a YAML path, or ``None`` (``$VOX_RECIPE`` or ``cpu-tiny``).
@@ -99,14 +115,15 @@ def validate_recipe(recipe: str | os.PathLike[str] | None = None) -> dict[str, A
             then "... and N more").
     """
     from pipeline.corpus import corpus_config
-    from pipeline.recipe_schema import SECTIONS, build_section, config_class, joined
+    from pipeline.recipe_rules import rule_violations
+    from pipeline.recipe_schema import joined
 
     path = recipe_path(recipe)
     data = load_recipe(path)
-    problems = _problems(data)
+    configs, problems = _configs(data)
+    problems = problems or [v.text for v in rule_violations(configs)]
     if problems:
         raise RecipeError(f"{path}: {joined(problems)}")
-    configs = {s: build_section(config_class(s), s, data.get(s) or {}, path) for s in SECTIONS}
     configs["corpus"] = corpus_config(str(path))  # adds the corpus stage's range checks
     return configs
 
@@ -116,28 +133,49 @@ def stage_config(
     section: str,
     recipe: str | os.PathLike[str] | None = None,
     overrides: dict[str, Any] | None = None,
+    names: Mapping[str, str] | None = None,
 ) -> T:
     """Build the frozen dataclass ``cls`` from defaults < ``recipe[section]`` < ``overrides``.
 
     ``None`` values in ``overrides`` are ignored (unset flags). The whole recipe is checked too,
-    so a typo in another section stops every stage, not only the one that reads it.
+    rules between values included (:mod:`pipeline.recipe_rules`), so a typo in another section stops
+    every stage, not only the one that reads it.
+
+    Args:
+        names: how to call an override in messages, e.g. ``{"max_steps": "--max-steps"}`` (default
+            ``override <section>.<key>``).
 
     Raises:
-        RecipeError: an unknown section or key, or a value of the wrong type, named with the file,
-            section and key (see :func:`validate_recipe`).
+        RecipeError: an unknown section or key, a value of the wrong type or out of range, or a broken
+            rule. A problem of the recipe file is ``<file>: <section>.<key>: problem`` (see
+            :func:`validate_recipe`); one an override brings names the override instead
+            (``--max-steps: input should be ..., got -7``).
     """
-    from pipeline.recipe_schema import build_section, joined
+    from pipeline.recipe_rules import rule_violations
+    from pipeline.recipe_schema import SECTIONS, config_class, joined, section_problems
 
     if not dataclasses.is_dataclass(cls):
         raise TypeError(f"{cls!r} is not a dataclass")
     path = recipe_path(recipe)
     data = load_recipe(path)
-    problems = _problems(data, skip=section)
+    configs, problems = _configs(data, skip=section)
+    section_data = data.get(section) or {}
+    given = {k: v for k, v in (overrides or {}).items() if v is not None}
+    if not isinstance(section_data, dict):
+        problems = problems or [f"section {section!r} must be a mapping, got {section_data!r}"]
+    elif not problems:  # the recipe's own values first: what is wrong there is the file's problem
+        problems = section_problems(cls, section, {k: v for k, v in section_data.items() if k not in given})[1]
     if problems:
         raise RecipeError(f"{path}: {joined(problems)}")
-    section_data = data.get(section) or {}
-    if not isinstance(section_data, dict):
-        raise RecipeError(f"{path}: section {section!r} must be a mapping, got {section_data!r}")
-    merged = {**section_data, **{k: v for k, v in (overrides or {}).items() if v is not None}}
-    config: T = build_section(cls, section, merged, path)
-    return config
+    labels = {k: (names or {}).get(k, f"override {section}.{k}") for k in given}
+    config, problems = section_problems(cls, section, {**section_data, **given}, labels)
+    if problems:
+        raise RecipeError(joined(problems))
+    if section in SECTIONS and isinstance(config, config_class(section)):
+        configs[section] = config
+    violations = rule_violations(configs, {f"{section}.{k}": label for k, label in labels.items()})
+    if any(not v.overridden for v in violations):
+        raise RecipeError(f"{path}: {joined([v.text for v in violations if not v.overridden])}")
+    if violations:
+        raise RecipeError(joined([v.text for v in violations]))
+    return cast(T, config)

@@ -147,7 +147,7 @@ MICRO_RECIPE: dict[str, dict[str, Any]] = {
     "train": {"quantization": "nf4", "lora_r": 4, "lora_alpha": 8, "max_length": 128, "batch_size": 2,
               "max_steps": 4, "learning_rate": 1.0e-2, "warmup_ratio": 0.0, "max_train_rows": 64,
               "max_eval_rows": 8, "eval_steps": 4, "save_steps": 2, "logging_steps": 1},
-    "eval": {"n_samples": 2, "k": 2, "temperature": 0.7, "max_new_tokens": 12, "batch_size": 64,
+    "eval": {"n_samples": 2, "k": 2, "verify_n": 2, "temperature": 0.7, "max_new_tokens": 12, "batch_size": 64,
              "pass_threshold": 0.0},
     "export": {"model_name": "vox-mens-micro", "dtype": "float32", "verify_atol": 1.0e-3, "verify_new_tokens": 6},
 }

@@ -95,7 +95,9 @@ def build_trainer(cfg: TrainConfig, data: SFTData, run_dir: Path, callbacks: Seq
     """Tokenize the data, load the base (4-bit unless ``quantization: none``), build the trainer.
 
     Rows are encoded by :mod:`pipeline.train_data` (contents as text, assistant-only labels); rows
-    that do not fit ``max_length`` whole are left out and counted.
+    that do not fit ``max_length`` whole are left out and counted. The trainer fails the run at a log
+    record without supervised tokens (:class:`~pipeline.train_callbacks.SupervisionGuard`) or with a
+    NaN/infinite loss (:class:`~pipeline.train_callbacks.FiniteLossGuard`, after the other callbacks log it).
 
     Args:
         tracker: where :class:`~pipeline.train_callbacks.SupervisionGuard` logs ``supervised_tokens``.
@@ -112,7 +114,7 @@ def build_trainer(cfg: TrainConfig, data: SFTData, run_dir: Path, callbacks: Seq
     from transformers import AutoTokenizer, PrinterCallback
 
     from pipeline.quant import load_for_training, pick_device, torch_dtype
-    from pipeline.train_callbacks import CountingSFTTrainer, SupervisedTokens, SupervisionGuard
+    from pipeline.train_callbacks import CountingSFTTrainer, FiniteLossGuard, SupervisedTokens, SupervisionGuard
     from pipeline.train_data import encode_rows, require_trainable, warn_dropped
 
     device = pick_device(cfg.device)
@@ -139,7 +141,7 @@ def build_trainer(cfg: TrainConfig, data: SFTData, run_dir: Path, callbacks: Seq
     trainer: Any = CountingSFTTrainer(model=model, args=sft_args(cfg, run_dir, device, eval_ds is not None),
                                  train_dataset=datasets.Dataset.from_dict(train_cols), eval_dataset=eval_ds,
                                  processing_class=tokenizer, peft_config=peft_config(cfg),
-                                 callbacks=[SupervisionGuard(counts, tracker), *callbacks])
+                                 callbacks=[SupervisionGuard(counts, tracker), *callbacks, FiniteLossGuard()])
     trainer.supervised = counts
     trainer.remove_callback(PrinterCallback)  # MlflowCallback logs one compact line instead
     adapter_dtype = torch_dtype(cfg.adapter_dtype, device)

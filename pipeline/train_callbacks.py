@@ -1,5 +1,6 @@
-"""Trainer hooks used by :mod:`pipeline.train`: MLflow logging through our small tracker, and a
-guard that fails the run when a logged step trained on no supervised token (its loss is meaningless)."""
+"""Trainer hooks used by :mod:`pipeline.train`: MLflow logging through our small tracker, a guard that
+fails the run when a logged step trained on no supervised token (its loss is meaningless), and one that
+fails it when a logged loss is NaN or infinite (:mod:`pipeline.loss_guard`)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from transformers import TrainerCallback
 from trl import SFTTrainer
 
 from pipeline.errors import TrainingError
+from pipeline.loss_guard import require_finite
 
 log = logging.getLogger("pipeline.train")
 
@@ -99,3 +101,16 @@ class SupervisionGuard(TrainerCallback):
         self.counts.since_log = 0
         if self.tracker is not None:
             self.tracker.log_metrics({"supervised_tokens": self.counts.total}, step=state.global_step)
+
+
+class FiniteLossGuard(TrainerCallback):
+    """Fail the run at a log record whose training or held-out loss is NaN or infinite
+    (:func:`pipeline.loss_guard.require_finite`), instead of saving a diverged adapter as a success.
+
+    Raises:
+        TrainingError: from ``on_log``, naming the step and the loss.
+    """
+
+    def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None,
+               **kwargs: Any) -> None:
+        require_finite(logs or {}, state.global_step)

@@ -50,7 +50,8 @@ def parse(argv: list[str] | None = None) -> tuple[TrainArgs, TrainConfig]:
     """Parse flags over the recipe: defaults < recipe ``train:`` < flags.
 
     Raises:
-        RecipeError: a bad recipe (anywhere in it) or a flag value the recipe schema refuses.
+        RecipeError: a bad recipe (anywhere in it: ``<recipe>: train.lora_r: ...``) or a flag value
+            the recipe schema or a rule refuses, named by its flag (``--max-steps: ..., got -7``).
         SystemExit: argparse usage errors, unknown flags included (status 2, usage and one error line).
     """
     from pipeline.recipes import stage_config
@@ -63,8 +64,15 @@ def parse(argv: list[str] | None = None) -> tuple[TrainArgs, TrainConfig]:
     args, flat, unknown = parser.parse_args_into_dataclasses(argv, return_remaining_strings=True)
     if unknown:
         parser.error(f"unrecognized arguments: {' '.join(unknown)}")
-    cfg = stage_config(TrainConfig, "train", args.config, asdict(flat))
+    # only what the flags change is an override: its problems name the flag, the recipe's name the file
+    flags = {k: v for k, v in asdict(flat).items() if v != getattr(recipe_cfg, k)}
+    cfg = stage_config(TrainConfig, "train", args.config, flags, {k: flag_name(k) for k in flags})
     return args, cfg
+
+
+def flag_name(field_name: str) -> str:
+    """The flag of a :class:`~pipeline.train_config.TrainConfig` field: ``max_steps`` -> ``--max-steps``."""
+    return "--" + field_name.replace("_", "-")
 
 
 def run_cli(body: Callable[[], object]) -> int:
