@@ -50,23 +50,24 @@ def verify_within_samples(configs: Mapping[str, Any], name: Namer) -> str | None
             f"(best-of-n picks among the samples; set eval.verify_n to at most {ev.n_samples})")
 
 
+def _divisible(configs: Mapping[str, Any], name: Namer, whole: str, part: str, why: str) -> str | None:
+    """A bootstrap model's ``base_model.<whole>`` must be a multiple of ``base_model.<part>``."""
+    base = _bootstrap(configs)
+    if base is None or getattr(base, whole) % getattr(base, part) == 0:
+        return None
+    return (f"{name('base_model.' + whole)}={getattr(base, whole)} must be divisible by "
+            f"{name('base_model.' + part)}={getattr(base, part)} ({why})")
+
+
 def heads_divide_width(configs: Mapping[str, Any], name: Namer) -> str | None:
     """A bootstrap model's attention heads split the residual width evenly: ``hidden_size % num_heads == 0``."""
-    base = _bootstrap(configs)
-    if base is None or base.hidden_size % base.num_heads == 0:
-        return None
-    return (f"{name('base_model.hidden_size')}={base.hidden_size} must be divisible by "
-            f"{name('base_model.num_heads')}={base.num_heads} (head_dim = hidden_size / num_heads)")
+    return _divisible(configs, name, "hidden_size", "num_heads", "head_dim = hidden_size / num_heads")
 
 
 def kv_heads_divide_heads(configs: Mapping[str, Any], name: Namer) -> str | None:
     """Grouped-query attention shares each key/value head among whole query heads:
     ``num_heads % num_kv_heads == 0``."""
-    base = _bootstrap(configs)
-    if base is None or base.num_heads % base.num_kv_heads == 0:
-        return None
-    return (f"{name('base_model.num_heads')}={base.num_heads} must be divisible by "
-            f"{name('base_model.num_kv_heads')}={base.num_kv_heads} (grouped-query attention)")
+    return _divisible(configs, name, "num_heads", "num_kv_heads", "grouped-query attention")
 
 
 def block_within_context(configs: Mapping[str, Any], name: Namer) -> str | None:
