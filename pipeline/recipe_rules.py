@@ -110,11 +110,13 @@ def sources_weighted(configs: Mapping[str, Any], name: Namer) -> str | None:
         return None
     if any(s not in SOURCES for s in train.sources):
         return None  # sources_known reports it
-    weights = [corpus.weights.get(s, 0) for s in train.sources]
-    if not all(isinstance(w, (int, float)) for w in weights) or any(w > 0 for w in weights):
-        return None  # a weight that is not a number is the corpus range check's to report
+    every = list(corpus.weights.values())
+    if not all(isinstance(w, (int, float)) for w in every) or not any(w > 0 for w in every):
+        return None  # a weight that is not a number, or none positive: the corpus range check reports it
+    if any(corpus.weights.get(s, 0) > 0 for s in train.sources):
+        return None
     return (f"{name('train.sources')} {list(train.sources)} selects no train rows: none of them has a positive "
-            f"{name('corpus.weights')} share")
+            f"share in {name('corpus.weights')}")
 
 
 #: every rule, in the order problems are reported

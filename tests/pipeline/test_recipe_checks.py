@@ -98,7 +98,7 @@ def test_a_non_finite_flag_is_refused_naming_the_flag() -> None:
      r"base_model\.pretrain_block_size=2048 must not exceed base_model\.max_positions=1024"),
     ({"train": {"sources": ["organik", "preflight"]}}, r"train\.sources: unknown source\(s\) organik; valid: organic"),
     ({"train": {"sources": ["synthetic_web"]}, "corpus": {"weights": {"organic": 1.0, "synthetic_web": 0}}},
-     r"train\.sources \['synthetic_web'\] selects no train rows: none of them has a positive corpus\.weights share"),
+     r"train\.sources \['synthetic_web'\] selects no train rows: none of them has a positive share in corpus\.weights"),
 ])
 def test_a_broken_rule_is_refused_up_front(tmp_path: Path, sections: dict[str, dict[str, Any]], message: str) -> None:
     path = _recipe(tmp_path, **sections)
