@@ -56,10 +56,11 @@ class Nucleus(LogitsProcessor):
         k = min(self.k, logits.shape[-1])
         top, index = logits.topk(k, dim=-1)  # descending
         total = torch.logsumexp(logits, dim=-1, keepdim=True)
-        mass = torch.exp(top - total).cumsum(dim=-1)
+        probs = torch.exp(top - total)
+        mass = probs.cumsum(dim=-1)
         # id i (in descending order) is kept when the mass before it is still below top_p; the
         # library's rule with ties aside: drop the ids whose ascending cumulative mass <= 1 - top_p
-        keep = (mass - torch.exp(top - total)) < self.top_p
+        keep = (mass - probs) < self.top_p
         keep[..., 0] = True  # at least one id (min_tokens_to_keep=1)
         short = mass[..., -1] < self.top_p  # rows whose nucleus may reach past the k best ids
         drop = torch.ones_like(scores, dtype=torch.bool)

@@ -49,19 +49,14 @@ def _draw(conn: Any, base_model: str, config: Any, device: str, tasks: list[Any]
         import torch
 
         from pipeline.eval_policies import model_generators
-        from pipeline.evaluate import sample_and_score
+        from pipeline.evaluate import constrained_counters, sample_and_score
 
         logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s", datefmt="%H:%M:%S")
         torch.set_num_threads(threads)
         plain, constrained = model_generators(base_model, None, config, device)
         policy, gen = ("constrained", constrained) if constrained is not None else ("unconstrained", plain)
         texts, scores, seconds = sample_and_score(gen, tasks, config, mode, None, f"base, {policy} (worker)")
-        counters = {}
-        if constrained is not None:
-            from pipeline.evaluate import _retry_stats
-
-            counters = {"mask_skips": getattr(gen, "mask_skips", None), "wound_down": getattr(gen, "wound_down", None),
-                        "retries": _retry_stats(gen, config)}
+        counters = constrained_counters(gen, config) if constrained is not None else {}
         conn.send(BaseSamples(policy, texts, scores, seconds, counters))
     except BaseException as exc:  # noqa: BLE001 - handed to the parent, which falls back
         conn.send(exc)

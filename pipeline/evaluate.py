@@ -307,6 +307,13 @@ def policy_table(report: EvalReport | Mapping[str, Any], key: str = "per_family"
     return table(asdict(report) if isinstance(report, EvalReport) else report, key)
 
 
+def constrained_counters(generator: Any, cfg: EvalConfig) -> dict[str, Any]:
+    """What a constrained generator counted during its last call, as the :class:`ModelEval`
+    fields ``mask_skips``, ``wound_down`` and ``retries`` (``None`` for what it does not report)."""
+    return {"mask_skips": getattr(generator, "mask_skips", None), "wound_down": getattr(generator, "wound_down", None),
+            "retries": _retry_stats(generator, cfg)}
+
+
 def _retry_stats(generator: Any, cfg: EvalConfig) -> dict[str, int] | None:
     """The generator's last :class:`~pipeline.decoding_retry.RetryStats` as a dict (``None``
     when the eval runs no retries or the generator keeps none)."""
@@ -358,9 +365,7 @@ def run_eval(base_gen: Generator, adapter_gen: Generator, tasks: list[Task], cfg
     if constrained is not None:
         texts, scores, secs = sample_and_score(constrained[1], tasks, cfg, mode, checker, "adapter, constrained")
         policies["constrained"] = replace(summarize(tasks, scores, texts, cfg.k, "constrained", secs),
-                                          mask_skips=getattr(constrained[1], "mask_skips", None),
-                                          wound_down=getattr(constrained[1], "wound_down", None),
-                                          retries=_retry_stats(constrained[1], cfg))
+                                          **constrained_counters(constrained[1], cfg))
         records.extend(completion_rows("adapter", "constrained", ids, texts, scores))
         gate_policy, pending, base_gate = "constrained", (), constrained[0]
     policies["verified"] = verified_eval(tasks, texts, scores, cfg.verify_n)
@@ -369,9 +374,7 @@ def run_eval(base_gen: Generator, adapter_gen: Generator, tasks: list[Task], cfg
         b_texts, b_scores, b_secs, counters = drawn.texts, drawn.scores, drawn.seconds, drawn.counters
     else:
         b_texts, b_scores, b_secs = sample_and_score(base_gate, tasks, cfg, mode, checker, f"base, {gate_policy}")
-        counters = {"mask_skips": getattr(base_gate, "mask_skips", None),
-                    "wound_down": getattr(base_gate, "wound_down", None),
-                    "retries": _retry_stats(base_gate, cfg)} if constrained is not None else {}
+        counters = constrained_counters(base_gate, cfg) if constrained is not None else {}
     base = replace(summarize(tasks, b_scores, b_texts, cfg.k, gate_policy, b_secs),
                    mask_skips=counters.get("mask_skips"), wound_down=counters.get("wound_down"),
                    retries=counters.get("retries"))
