@@ -25,8 +25,19 @@ _model.register(app)
 
 
 def main() -> None:
-    """Console-script entry point (``vox``)."""
-    app()
+    """Console-script entry point (``vox``).
+
+    Each command reports its own errors; a ``ServingError`` that escapes one anyway (a user's
+    environment or input, never a bug of ours by contract: see serving/errors.py) still ends as one
+    ``error:`` line and exit status 1, not a traceback.
+    """
+    from serving.errors import ServingError
+
+    try:
+        app()
+    except ServingError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise SystemExit(1) from None
 
 
 if __name__ == "__main__":

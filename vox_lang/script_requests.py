@@ -42,12 +42,12 @@ def asks_for_script(text: str) -> bool:
 def runs_nothing(text: str, source: str | syntax.Module) -> bool:
     """Whether the program ``source`` answers a request ``text`` that asks for a script
     (:func:`asks_for_script`) with nothing ``vox run`` would do: no top-level statement that
-    calls anything (a function, a method, a builtin such as ``print``), and no ``fn main()``
-    without parameters whose body calls anything (spec §11: a module without top-level
-    statements runs that). A statement without a call has no effect a user can see: a new-user
-    trial's answer to "a script that prints the total of a list of prices" was one function and
-    a bare string literal at top level, and got ``PASS``. ``False`` when the request asks for no
-    script."""
+    calls anything (a function, a method, a builtin such as ``print``), and, in a module without
+    top-level statements, no ``fn main()`` without parameters whose body calls anything (spec
+    §11: only such a module runs ``main``; beside top-level statements it never runs). A
+    statement without a call has no effect a user can see: a new-user trial's answer to "a
+    script that prints the total of a list of prices" was one function and a bare string
+    literal at top level, and got ``PASS``. ``False`` when the request asks for no script."""
     if not asks_for_script(text):
         return False
     if isinstance(source, str):
@@ -55,8 +55,9 @@ def runs_nothing(text: str, source: str | syntax.Module) -> bool:
 
         src = SourceFile(source, "<program>")
         source = parse_module(src, DiagnosticSink(src))
-    if any(isinstance(item, syntax.StmtItem) and _calls(item.stmt) for item in source.items):
-        return False
+    statements = [item.stmt for item in source.items if isinstance(item, syntax.StmtItem)]
+    if statements:  # spec §11: top-level statements run, and then `fn main()` does not
+        return not any(_calls(stmt) for stmt in statements)
     return not any(isinstance(item, syntax.FnDecl) and item.name == "main" and not item.params
                    and item.kind == "fn" and _calls(item) for item in source.items)
 

@@ -18,12 +18,14 @@ def discover(
                                                        "default VOX_CATALOG_MAX_AGE or 86400).", min=0)] = None,
 ) -> None:
     """Gather models from LiteLLM's cost map, OpenRouter (if reachable) and local endpoints."""
-    from serving.catalog import cache_path, load_or_build
+    from serving.catalog import cache_path, load_or_build, with_live_local
     from serving.errors import ServingError
 
     try:
         catalog, rebuilt = load_or_build(force=force, max_age=max_age, require_saved=True,
                                          warn=lambda m: typer.echo(f"warning: {m}", err=True))
+        if not rebuilt:  # the hosted part may be a day old; local endpoints are probed now, as list and chat do
+            catalog = with_live_local(catalog)
     except ServingError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(1) from None
@@ -65,11 +67,11 @@ def list_models(
     try:
         catalog, rebuilt = load_or_build(warn=lambda m: typer.echo(f"warning: {m}", err=True))
         keys = set(resolve_all(config=load_config_keys()))
+        if not rebuilt:  # probe now, as `vox chat` does: a cached "none answered" may be a day old
+            catalog = with_live_local(catalog)  # reads VOX_LOCAL_ENDPOINTS: a malformed one is a CatalogError
     except ServingError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(1) from None
-    if not rebuilt:  # probe now, as `vox chat` does: a cached "none answered" may be a day old
-        catalog = with_live_local(catalog)
     if provider == "local" and not any(e.local and e.reachable for e in catalog.entries):
         typer.echo(f"error: {_no_local_models(catalog.sources.get('local') or {})}", err=True)
         raise typer.Exit(1)

@@ -2,10 +2,10 @@
 
 Without MODEL_DIR it serves the pipeline's latest export that passed its eval gate. Exit status:
 2 usage error (no export to serve, a MODEL_DIR or ``--adapter`` that is not a servable model
-directory, an unknown or absent ``--device``, a ``--host`` that is not an address of this
-machine), 1 runtime failure (port in use, weights that do not load, the server failing); either
-way one line on stderr, never a traceback. Only typer and the standard library are imported
-here; torch, transformers and FastAPI load when it runs.
+directory, an unknown or absent ``--device``, ``--threads`` above the core count, a ``--host``
+that is not an address of this machine), 1 runtime failure (port in use, weights that do not
+load, the server failing); either way one line on stderr, never a traceback. Only typer and the
+standard library are imported here; torch, transformers and FastAPI load when it runs.
 """
 
 from __future__ import annotations
@@ -77,6 +77,32 @@ def _check_device(device: str | None, *, present: bool) -> None:
         raise UsageError(str(exc)) from exc
 
 
+def usable_cores() -> int:
+    """CPUs this process may run on (its affinity mask where the OS has one, else ``os.cpu_count()``)."""
+    import os
+
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def check_threads(threads: int) -> None:
+    """Refuse a ``--threads`` count torch cannot use well, before anything is read: more threads
+    than cores only time-slice one another (and a huge count crashes torch's thread pool, or
+    overflows ``torch.set_num_threads``'s C int, after the server said it was ready).
+
+    Raises:
+        UsageError: ``threads`` is negative or above :func:`usable_cores`.
+    """
+    from serving.errors import UsageError
+
+    cores = usable_cores()
+    if threads < 0 or threads > cores:
+        raise UsageError(f"--threads {threads}: give 0 (automatic) or a count from 1 to {cores} "
+                         f"(the cores this process may use)")
+
+
 def serve(
     model_dir: Annotated[
         Path | None,
@@ -91,8 +117,8 @@ def serve(
     max_n: Annotated[int, typer.Option(
         help="Most choices (OpenAI n) per request, generated in one batch; more is a 400.", min=1, max=256)] = 16,
     threads: Annotated[int, typer.Option(
-        help="Torch threads; 0: automatic (on a CPU, 1 for a model under 50M parameters, else every core).",
-        min=0)] = 0,
+        help="Torch threads, at most the cores this process may use; 0: automatic (on a CPU, 1 for a model "
+             "under 50M parameters, else every core).", min=0)] = 0,
 ) -> None:
     """Serve an exported MENS model: /v1/models, /v1/chat/completions (streaming too), /health.
 
@@ -104,6 +130,7 @@ def serve(
 
     try:
         _check_device(device, present=False)  # a misspelt flag is refused before anything is read
+        check_threads(threads)
         path = resolve_model_dir(model_dir)
         check_model_dir(path, adapter)
         _check_device(device, present=True)

@@ -39,7 +39,7 @@ def _one_error_line(result: Result, expected: str) -> None:
     lines = result.stderr.splitlines()
     assert lines and lines[-1].startswith("error: ") and expected in lines[-1], result.stderr
     assert all(line.startswith("loading ") for line in lines[:-1]), result.stderr
-    if "device" in expected:  # checked before the port is bound and the weights are loaded
+    if "device" in expected or "--threads" in expected:  # checked before the port is bound and weights load
         assert len(lines) == 1, result.stderr
     assert "Traceback" not in result.output and isinstance(result.exception, SystemExit)
 
@@ -54,8 +54,12 @@ def _one_error_line(result: Result, expected: str) -> None:
     (["{export}", "--device", "tpu"], "unknown device 'tpu'"),
     (["{export}", "--device", ""], "unknown device ''"),
     (["{export}", "--host", "no-such-host.invalid"], "cannot listen on no-such-host.invalid"),
+    # second new-user trial: 100000 crashed torch's thread pool after the "serving" line,
+    # 99999999999 overflowed torch.set_num_threads
+    (["{export}", "--threads", "100000"], "--threads 100000: give 0 (automatic) or a count from 1 to"),
+    (["{export}", "--threads", "99999999999"], "--threads 99999999999: give 0 (automatic)"),
 ], ids=["no-export", "missing-dir", "not-a-model-dir", "a-file", "missing-adapter", "not-an-adapter",
-        "unknown-device", "empty-device", "bad-host"])
+        "unknown-device", "empty-device", "bad-host", "threads-above-cores", "threads-overflow"])
 def test_usage_mistakes_exit_2_with_one_line(argv: list[str], expected: str, tmp_path: Path,
                                              tiny_export_dir: Path) -> None:
     args = [a.format(tmp=tmp_path, export=tiny_export_dir) for a in argv]
@@ -101,3 +105,13 @@ def test_serving_threads_one_for_a_small_model_on_a_cpu() -> None:
     assert serving_threads(big, "cpu") is None  # every core for a model the size of a real one
     with pytest.raises(UsageError, match="--threads"):
         serving_threads(small, "cpu", -1)
+
+
+def test_threads_up_to_the_usable_cores_are_accepted() -> None:
+    from serving.commands.serve import check_threads, usable_cores
+
+    for ok in (0, 1, usable_cores()):
+        check_threads(ok)
+    for bad in (-1, usable_cores() + 1):
+        with pytest.raises(UsageError, match=f"a count from 1 to {usable_cores()} "):
+            check_threads(bad)

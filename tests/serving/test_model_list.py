@@ -74,3 +74,34 @@ def test_free_with_no_free_model_is_an_error_that_says_why() -> None:
                                     "hosted ones: no local endpoint answered (http://127.0.0.1:9/v1: down"), \
         result.stderr
     assert "the catalog lists no zero-cost hosted model (OpenRouter: skipped: VOX_OFFLINE is set)" in result.stderr
+
+
+@pytest.mark.parametrize("args", [["model", "list"], ["model", "list", "--provider", "local"], ["model", "discover"],
+                                  ["chat", "--model", "free", "--dry-run", "write a Vox function `f() to int`"]])
+def test_a_malformed_local_endpoint_is_one_error_line_with_a_cached_catalog(
+        args: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    # second new-user trial: with the catalog already cached, `vox model list` re-probes the local
+    # endpoints outside its error handling and printed a CatalogError traceback
+    assert CliRunner().invoke(app, ["model", "discover"]).exit_code == 0  # cache the catalog first
+    monkeypatch.setenv("VOX_LOCAL_ENDPOINTS", "not a url")
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 1, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    assert result.stderr.splitlines()[-1] == (
+        "error: VOX_LOCAL_ENDPOINTS: 'not a url' is not an http(s) URL with a host and a port in 1-65535 "
+        "(e.g. http://127.0.0.1:8000/v1)")
+
+
+def test_the_console_entry_turns_an_escaped_serving_error_into_one_line(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    import serving.cli as cli
+    from serving.errors import CatalogError
+
+    def boom() -> None:
+        raise CatalogError("the catalog cache at X is not JSON")
+
+    monkeypatch.setattr(cli, "app", boom)
+    with pytest.raises(SystemExit) as exited:
+        cli.main()
+    assert exited.value.code == 1
+    assert capsys.readouterr().err == "error: the catalog cache at X is not JSON\n"

@@ -158,6 +158,22 @@ def test_a_script_request_needs_a_top_level_statement() -> None:
     assert runs_nothing(ask, 'fn main() {\n  let x = 1\n}\n')  # a main that calls nothing
 
 
+def test_a_main_beside_top_level_statements_never_runs_so_it_does_not_count() -> None:
+    """Spec §11: a module with top-level statements runs them, not ``fn main()`` (second new-user
+    trial: a calling ``main`` beside a no-op statement was taken as the script's work)."""
+    from vox_lang.runtime import run_source
+    from vox_lang.script_requests import runs_nothing
+
+    ask = "write a vox script that prints the total of a list of prices"
+    main = "fn main() {\n  print(10)\n}\n"
+    for noop in ("let total = 3 + 4\n", '"the total"\n'):
+        program = main + noop
+        assert runs_nothing(ask, program), noop
+        assert run_source(program).output == ""  # the runtime agrees: main did not run
+    assert not runs_nothing(ask, main + "main()\n")  # a statement that calls main runs it
+    assert run_source(main + "main()\n").output == "10\n"
+
+
 #: ``@test`` in a comment, in a string and in another decorator's name (``@test.slow``, W0102): no test
 NOT_TESTS = ('// @test is what marks a test\nfn label() to str {\n  ret "@test"\n}\n'
              '@test.slow\nfn t_later() {\n  assert(label() == "@test")\n}\n')
