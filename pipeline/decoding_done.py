@@ -60,6 +60,9 @@ class Extras:
             function header (:mod:`pipeline.decoding_declare`).
         paths: the route paths the request gives (:func:`pipeline.decoding_routes.requested_paths`),
             forced at the route starts of a ``routes`` block (:mod:`pipeline.decoding_hold`).
+        script: a script is asked (:func:`vox_lang.script_requests.asks_for_script`): a call of
+            the requested function is forced at top level before the block may close
+            (:mod:`pipeline.decoding_script`).
     """
 
     tests: bool = False
@@ -67,6 +70,7 @@ class Extras:
     statements: bool = False
     tool: bool = False
     paths: tuple[str, ...] = ()
+    script: bool = False
 
     @property
     def prefixes(self) -> tuple[str, ...]:
@@ -86,10 +90,11 @@ def close_margin(budget: int) -> int:
 def request_extras(text: str) -> Extras:
     """Read from a request's text what it asks for besides named items (never raises)."""
     from pipeline.decoding_routes import requested_paths
+    from vox_lang.script_requests import asks_for_script
 
     return Extras(tests=bool(_TESTS.search(text)), routes=bool(_ROUTES.search(text)),
                   statements=bool(_STATEMENTS.search(text)), tool=bool(_TOOL.search(text)),
-                  paths=requested_paths(text))
+                  paths=requested_paths(text), script=asks_for_script(text))
 
 
 #: tokens after which layout rule L2 drops the newline: a line ending in one goes on

@@ -9,6 +9,8 @@ Once every requested item is declared, the block may only close (or go on with w
 also asks for, e.g. ``@test`` functions) at the next item start: :mod:`pipeline.decoding_done`.
 A route path the request gives is forced at a route start of a ``routes`` block, which closes
 once they are all written (:mod:`pipeline.decoding_routes`), whether or not the request names items.
+A script request's block calls the requested function at top level before it may close: the
+fence waits, and where the model would close it the call is forced (:mod:`pipeline.decoding_script`).
 When the token budget is nearly spent, or the block has derailed (:mod:`pipeline.decoding_derail`),
 it winds down and closes at its next item start whatever the request.
 
@@ -18,7 +20,7 @@ owns one and combines its mask with the name mask's.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,6 +42,7 @@ from pipeline.decoding_layout import comment_length, ends_in_string
 from pipeline.decoding_routes import route_start, written_paths
 from pipeline.decoding_scan import IDENT_CHARS, scan
 from pipeline.decoding_scope import declared_names, imported_std
+from pipeline.decoding_script import RunsMemo, script_call, would_close
 from pipeline.decoding_tokens import TokenTable
 from vox_lang.parser import TreeMemo
 from vox_lang.requests import RequestSpec, missing_items
@@ -48,6 +51,8 @@ from vox_lang.requests import RequestSpec, missing_items
 #: this many tokens each (a block is at most a few hundred), this many trees per batch
 _MEMO_TOKENS = 2048
 _MEMO_SIZE = 256
+#: the key under which a script's forced call is remembered in ``RequestHold._forced`` (not a Vox name)
+_SCRIPT_CALL = "<script call>"
 
 
 @dataclass
@@ -99,16 +104,21 @@ class RequestHold:
         self._no_force = [False] * len(specs)
         self._derail: set[int] = set()  # rows whose block derailed and winds down (pipeline.decoding_derail)
         self._derail_checked: dict[int, int] = {}  # row -> length of the text already looked at
+        self._runs = RunsMemo()  # whether a row's block, at a boundary, calls anything when run
+        self._closers = frozenset(self.table.backtick + self.eos_ids)  # ids that could close a block
         # parse trees of the items already written, shared by the rows' parses of their growing blocks
         self._trees = TreeMemo(max_tokens=_MEMO_TOKENS, size=_MEMO_SIZE)
 
-    def step(self, row: int, code: str, seen: int, finite: Any, mask: Any | None) -> tuple[Any | None, bool]:
+    def step(self, row: int, code: str, seen: int, finite: Any, mask: Any | None,
+             scores: Callable[[], Any] | None = None) -> tuple[Any | None, bool]:
         """One decoding step of ``row`` inside its open block ``code``, ``seen`` tokens generated.
 
         Args:
             finite: bool ``[vocab]``, which of the row's logits are finite now (the masks before
                 this one set the rest to ``-inf``); a rule that would leave none of them is not applied.
             mask: the name mask's bool ``[vocab]`` mask so far, or ``None``.
+            scores: gives the row's logits (float numpy ``[vocab]``), read only where a script's
+                call is due (:func:`pipeline.decoding_script.would_close`); ``None``: the call is never forced.
 
         Returns:
             ``(mask, forced)``: the combined mask (``None``: nothing restricted); ``forced`` is
@@ -125,13 +135,18 @@ class RequestHold:
             missing = False  # every requested name is written: let the block close (its garbage may never parse)
         wind = short or self._derailed(row, code, missing)
         if missing:
-            if self._hold is None or self._hold.shape[0] != width:
-                self._hold = np.ones(width, dtype=np.bool_)
-                self._hold[[i for i in self.table.backtick + self.eos_ids if i < width]] = False
-            mask = self._hold if mask is None else mask & self._hold
-        held = self._hold if missing else None
+            mask = self._fence_hold(width) if mask is None else mask & self._fence_hold(width)
+        held = self._fence_hold(width) if missing else None
+        pending = None if missing or wind else self._script_target(row, code)
+        call = None
+        if pending is not None:  # a script's call comes before the block closes
+            if scores is not None and would_close(self._closers, scores(), finite, mask):
+                call = pending  # forced below
+            else:
+                both = self._fence_hold(width) if mask is None else mask & self._fence_hold(width)
+                mask = both if _any_left(finite, both) else mask
         done = None
-        if not missing:
+        if not missing and pending is None:
             done = self._done_mask(row, code, width, wind)
             if done is not None:
                 both = done if mask is None else mask & done
@@ -144,7 +159,7 @@ class RequestHold:
         if wind and done is None:
             mask = self._wind_down(code, width, finite, mask, held)
         if (self.specs[row] or self._paths(row)) and not self._no_force[row]:
-            ids = self._force_ids(row, code)
+            ids = self._force_ids(row, code, call)
             if ids is not None:
                 keep = np.zeros(width, dtype=np.bool_)
                 keep[[i for i in ids if i < width]] = True
@@ -186,10 +201,11 @@ class RequestHold:
             self._satisfied.add(row)
         return missing
 
-    def _force_ids(self, row: int, code: str) -> list[int] | None:
+    def _force_ids(self, row: int, code: str, call: str | None = None) -> list[int] | None:
         """Ids continuing the header being forced for ``row`` (``None``: nothing forced here):
         a missing item's header at a top-level item start, a missing handler's inside an actor,
-        a requested route's path (:meth:`_route_target`)."""
+        a requested route's path (:meth:`_route_target`), else the script's ``call`` when one is
+        due (:meth:`_script_target`)."""
         state = self._forcing[row]
         if state is not None:
             target, start, name = state
@@ -203,7 +219,8 @@ class RequestHold:
         if route is not None:
             return self._begin(row, code, route, route)
         if row in self._satisfied or not self.specs[row]:
-            return None  # every requested item is declared (or none is named): nothing left to force
+            # every requested item is declared (or none is named): only a script's call is left
+            return self._begin(row, code, call, _SCRIPT_CALL) if call is not None else None
         at_handler = False
         if not item_start(code):
             at_handler = handler_start(code)
@@ -236,6 +253,26 @@ class RequestHold:
         self._forced[row].add(key)
         self._forcing[row] = (target, len(code) - len(indent), key)
         return self._continuing(row, code, target, indent)
+
+    def _fence_hold(self, width: int) -> Any:
+        """Bool mask ``[width]`` without the tokens that could close the block (a backtick, EOS)."""
+        if self._hold is None or self._hold.shape[0] != width:
+            self._hold = np.ones(width, dtype=np.bool_)
+            self._hold[[i for i in self.table.backtick + self.eos_ids if i < width]] = False
+        return self._hold
+
+    def _script_target(self, row: int, code: str) -> str | None:
+        """The call statement to force for ``row`` now (:func:`pipeline.decoding_script.script_call`),
+        or ``None``: its request asks for no script or names no function, the block is not at a
+        top-level boundary, a top-level statement already calls something (:class:`RunsMemo`), or the call
+        was forced before in this block."""
+        extras = self._row_extras(row)
+        if extras is None or not extras.script or _SCRIPT_CALL in self._forced[row] or not boundary(code):
+            return None
+        call = script_call(self.specs[row], code)
+        if call is None:
+            return None
+        return None if self._runs(row, code) else call
 
     def _row_extras(self, row: int) -> Extras | None:
         """What ``row``'s request asks for besides its items; ``None`` when the caller gave no

@@ -37,6 +37,15 @@ def finite_scores(scores: Any) -> Any:
     return torch.isfinite(scores).cpu().numpy()
 
 
+def row_scores(scores: Any, row: int) -> Any:
+    """Float numpy ``[vocab]``: row ``row`` of ``scores`` (``[rows, vocab]``), a view when it is a
+    CPU float tensor, else a copy (one device transfer)."""
+    view = _numpy_view(scores)
+    if view is not None:
+        return view[row]
+    return scores[row].float().cpu().numpy()
+
+
 def mask_rows(scores: Any, rows: Sequence[int], masks: Sequence[Any]) -> None:
     """Set ``scores[row, t] = -inf`` for every token ``t`` that ``masks[k]`` (bool numpy
     ``[vocab]``) does not allow, for each ``row = rows[k]``; in place.

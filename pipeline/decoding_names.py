@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Sequence
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -55,7 +56,7 @@ from pipeline.decoding_done import Extras
 from pipeline.decoding_fence import open_block
 from pipeline.decoding_hold import NameReport, RequestHold
 from pipeline.decoding_layout import in_literal
-from pipeline.decoding_logits import finite_scores, mask_rows
+from pipeline.decoding_logits import finite_scores, mask_rows, row_scores
 from pipeline.decoding_members import member_mask, member_rule
 from pipeline.decoding_namespace import namespace_refusals, parameters_so_far
 from pipeline.decoding_operators import operator_rule
@@ -261,6 +262,8 @@ class NameMask(LogitsProcessor):
         if none is."""
         if no == Suffix():
             return None
+        if no.must_assign:  # a named argument's name: `=` next (the word may still go on)
+            return self.table.class_mask(width, on=("assign_led",) + (("glued",) if glued else ()))
         if no.must_call:  # inside `(`/`[` whitespace, line breaks included, may come first (L1)
             return self.table.class_mask(width, on=("call_led",) + (("space_only",) if no.newline else ())
                                          + (("glued",) if glued else ()))
@@ -366,7 +369,8 @@ class NameMask(LogitsProcessor):
             if self.hold is not None:
                 if finite is None:
                     finite = finite_scores(scores)
-                mask, is_forced = self.hold.step(row, code, self._seen[row], finite[row], mask)
+                mask, is_forced = self.hold.step(row, code, self._seen[row], finite[row], mask,
+                                                 partial(row_scores, scores, row))
                 if is_forced:
                     apply.append((row, mask))
                     continue

@@ -48,7 +48,17 @@ from dataclasses import dataclass
 from typing import Final
 
 from pipeline.decoding_namespace import VALUE, declared as declared_items, namespace
-from pipeline.decoding_scan import GENERIC_DECL, IDENT_CHARS, L1_FRAMES, TOKENS, Frame, Scan, in_pattern, scan
+from pipeline.decoding_scan import (
+    GENERIC_DECL,
+    IDENT_CHARS,
+    L1_FRAMES,
+    TOKENS,
+    Frame,
+    Scan,
+    in_pattern,
+    named_only,
+    scan,
+)
 from pipeline.decoding_types import argument_want, expected_base
 from vox_lang.layout import L2_AFTER
 from vox_lang.lexer import KEYWORDS
@@ -188,6 +198,7 @@ class Suffix:
     operator: bool = False
     must_call: bool = False
     newline: bool = False  # with must_call: inside ``(``/``[`` whitespace and newlines may come first (L1)
+    must_assign: bool = False  # only ``=`` (or the word going on): a named argument's name (scan.named_only)
 
 
 #: tokens after which an operand is an operator's operand (binary or ``not``/``-``; ``in`` of a ``for``)
@@ -247,6 +258,10 @@ def no_suffix(code: str, declared: frozenset[str], requested: frozenset[str] = f
       and no function takes an operator after it where it stands bare (``ret len + 1``; it may be
       a user function's argument, a list element or a pipe stage, or a named argument's name).
 
+    - a parameter of a function declared so far that is no value here, written as a call's
+      argument, is a named argument's name: only ``=`` follows it
+      (:func:`pipeline.decoding_scan.named_only`; E0401: ``print(backup_name(path))``).
+
     A view element's argument names (spec §2: a view call's arguments are all named) are left
     free, though ``input(disu, pehut)`` was most of the undefined names left: holding such a word
     to ``=`` made the tiny model extend it instead (36 of 1,224 answers wrote a 25+ character
@@ -266,6 +281,8 @@ def no_suffix(code: str, declared: frozenset[str], requested: frozenset[str] = f
         return Suffix(call=True)
     if before == ".":
         return _NONE  # a member: its type is not known here
+    if before in ("(", ",") and named_only(code, last):
+        return Suffix(must_assign=True)
     if last in ("true", "false"):
         return Suffix(member=True, call=True)
     head = code[:len(code) - len(last)]

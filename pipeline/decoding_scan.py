@@ -115,18 +115,25 @@ class Scan:
     resume: tuple[int, Scan] | None = field(default=None, compare=False, repr=False)
 
     @cached_property
-    def visible(self) -> frozenset[str]:
-        """Names a use may resolve to here (besides the prelude): module names, those of every
+    def values(self) -> frozenset[str]:
+        """Names a value may resolve to here (besides the prelude): module names, those of every
         open frame, and a header's pending ones. Names declared inside a closed ``{...}`` (a
-        finished function's parameters and ``let``s, a record type's fields) are not visible.
-        Computed once per scan (several rules ask at each decoding step)."""
+        finished function's parameters and ``let``s, a record type's fields) are not visible."""
         out = self.top | self.pending
         for frame in self.stack:
             if frame.kind != "actor":  # an actor's handlers are no values (spec §4: only `h.m(...)` calls them)
                 out |= frame.names
-        if self.stack and self.stack[-1].kind == "call":
-            out |= self.params  # a named argument: a parameter of a function declared so far
         return out
+
+    @cached_property
+    def visible(self) -> frozenset[str]:
+        """Names a word written here may be (besides the prelude): :attr:`values`, and in a call's
+        parentheses every parameter declared so far, as a named argument's name (``g(total=a)``;
+        one that is not also a value must be followed by ``=``: :func:`named_only`). Computed once
+        per scan (several rules ask at each decoding step)."""
+        if self.stack and self.stack[-1].kind == "call":
+            return self.values | self.params
+        return self.values
 
 
 def _brace_kind(prev: str, line_head: str, pending_match: bool, closed: str = "") -> str:
@@ -377,6 +384,17 @@ def local_names(code: str) -> frozenset[str]:
     program's own values, not its items."""
     return frozenset().union(*(f.names for f in scan(code[:len(code.rstrip(IDENT_CHARS))]).stack
                                if f.kind != "actor"))
+
+
+def named_only(code: str, word: str) -> bool:
+    """Whether ``word``, written at the end of ``code`` as a call's argument, can only be a named
+    argument's name: a parameter of a function declared so far (:attr:`Scan.params`) that is no
+    value here. A finished function's parameter passed as a value was an undefined name (E0401)
+    in answers of the default model, e.g. ``print(backup_name(path))`` at top level."""
+    head = code[:len(code) - len(word)]
+    state = scan(head)
+    return bool(state.stack) and state.stack[-1].kind == "call" and word in state.params \
+        and word not in state.values and not in_pattern(head, list(state.stack))  # `Circle(r) ->` binds r
 
 
 def visible_names(code: str) -> frozenset[str]:

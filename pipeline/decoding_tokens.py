@@ -34,6 +34,7 @@ _LED_CLASSES: Final = {
     "brace_led": re.compile(r"[ \t]*\{"),
     "comma_led": re.compile(r"[ \t]*,"),
     "quote_led": re.compile(r'[ \t]*"'),
+    "assign_led": re.compile(r"[ \t]*=(?![=>])"),
 }
 
 
@@ -72,6 +73,7 @@ class TokenTable:
     brace_led: list[int] = field(default_factory=list)  # spaces/tabs, then "{"
     comma_led: list[int] = field(default_factory=list)  # spaces/tabs, then ","
     quote_led: list[int] = field(default_factory=list)  # spaces/tabs, then a double quote
+    assign_led: list[int] = field(default_factory=list)  # spaces/tabs, then "=" (not "==", "=>")
     body_close: list[int] = field(default_factory=list)  # closes the innermost open brace (:func:`closes_brace`)
     #: every token's text as ``decode(skip_special_tokens=True)`` reads it (special tokens ``""``):
     #: what incremental decoders append per sampled id
@@ -186,4 +188,5 @@ def token_table(tokenizer: Any) -> TokenTable:
                       arith_led=classes["arith_led"], compare_led=classes["compare_led"],
                       logic_led=classes["logic_led"], end_led=classes["end_led"], brace_led=classes["brace_led"],
                       comma_led=classes["comma_led"], quote_led=classes["quote_led"],
+                      assign_led=classes["assign_led"],
                       body_close=[i for i, t in enumerate(texts) if "}" in t and closes_brace(t)])

@@ -119,3 +119,23 @@ def test_a_brace_after_a_call_and_a_line_break(code: str, kind: str) -> None:
     layout keeps (spec §1: none of L1-L3 drops it) it starts a statement, read whole or line by
     line alike."""
     assert scan(code).stack[-1].kind == kind == _fresh(code).stack[-1].kind
+
+
+@pytest.mark.parametrize(("code", "word", "only"), [
+    # a finished function's parameter passed at top level (E0401 in the default model's answers)
+    ("fn backup_name(path: str) to str {\n  ret path\n}\nprint(backup_name(path", "path", True),
+    ("fn f(a: int, total: int) to int {\n  ret a\n}\nlet x = f(1, total", "total", True),
+    # a value here: the function's own body, a top-level let of the same name
+    ("fn backup_name(path: str) to str {\n  ret backup_name(path", "path", False),
+    ("fn f(path: str) to str {\n  ret path\n}\nlet path = \"a\"\nprint(f(path", "path", False),
+    # not an argument's start, or a pattern that binds the name
+    ("fn f(path: str) to str {\n  ret path\n}\nlet y = [path", "path", False),
+    ("type S = | Circle(r: float)\nfn area(s: S) to float {\n  ret match s {\n    Circle(r", "r", False),
+])
+def test_a_parameter_that_is_no_value_is_only_a_named_argument(code: str, word: str, only: bool) -> None:
+    from pipeline.decoding_position import Suffix, no_suffix
+    from pipeline.decoding_scan import named_only, visible_names
+
+    assert named_only(code, word) is only
+    if only:
+        assert no_suffix(code, visible_names(code)) == Suffix(must_assign=True)  # `=` next: `f(path="a")`

@@ -158,6 +158,73 @@ def test_a_script_request_needs_a_top_level_statement() -> None:
     assert runs_nothing(ask, 'fn main() {\n  let x = 1\n}\n')  # a main that calls nothing
 
 
+#: requests that ask for a script: "script" after a determiner and at most two plain words, at a
+#: clause start or after plain adjectives alone; code or a snippet asked to print, as a program is
+SCRIPT_ASKS = (
+    "Write a pricing script that prints the total of [3, 4]",
+    "Write a backup script that copies notes.txt to notes.bak",
+    "I need an inventory script that lists the items in stock.txt",
+    "Give me the nightly backup script for /srv",
+    "I need one quick Vox script to rename *.txt files",
+    "Could you write a 5-line script that greets me?",
+    "Can I get a CSV-cleaning script?",
+    "Write this script for me: read todo.txt and print each line",
+    "Backup script, please: copy a.txt to b.txt",
+    "Write simple script that prints hi",
+    "Write a function that takes no arguments and a script that calls it",
+    "Write Vox code that prints the total of a list of prices",
+    "a snippet that prints today's date",
+    "Write code to print the sum of 1 to 10",
+    "Some Vox code which reads numbers.txt and outputs their mean",
+    "Write a program that reads todo.txt and prints each line",  # a file name's dot ends no sentence
+)
+#: requests that do not: a negated script, a script that is not the program asked for (after a
+#: possessive, a kind of item or another word), code that is not asked to print
+NOT_SCRIPT_ASKS = (
+    "Do not write a script; a function `f() to int` is enough",
+    "don't write a script, just `add(a: int, b: int) to int`",
+    "Don\u2019t write a script",
+    "No need for a script, just a function `add`",
+    "Write `add(a: int) to int` without a script",
+    "Write a module, rather than a script, with `parse(s: str) to int`",
+    "I dont want a script, only a function `g`",
+    "Write a module my build script can import",
+    "Write a helper our deploy script uses",
+    "Write a type `Row` that John's script reads",
+    "Write a function `log` that their scripts call",
+    "Write a function scripts can call",
+    "Write a library whose scripts call `run`",
+    "Write a function the scripting team can call",
+    "Write a function `f` whose code prints nothing",
+    "Write a program with a type `Shape`. A function prints it",  # another sentence prints
+)
+
+
+@pytest.mark.parametrize("text", SCRIPT_ASKS)
+def test_a_script_asked_in_other_words_is_a_script(text: str) -> None:
+    from vox_lang.script_requests import asks_for_script
+
+    assert asks_for_script(text)
+
+
+@pytest.mark.parametrize("text", NOT_SCRIPT_ASKS)
+def test_a_negated_or_other_script_is_not_asked_for(text: str) -> None:
+    from vox_lang.script_requests import asks_for_script
+
+    assert not asks_for_script(text)
+
+
+def test_a_script_is_read_from_the_words_right_before_it_in_linear_time() -> None:
+    """The words before each "script" are read from a bounded window: thousands of them take no
+    longer than reading the text a few times, and a word too long for the window is not taken for
+    the clause start."""
+    from vox_lang.script_requests import asks_for_script
+
+    assert not asks_for_script("Write a module my build script can import. " * 5000)
+    assert asks_for_script("Write a module my build script can import. " * 5000 + "Then a backup script.")
+    assert not asks_for_script("Write " + "x" * 500 + " script")
+
+
 def test_a_main_beside_top_level_statements_never_runs_so_it_does_not_count() -> None:
     """Spec §11: a module with top-level statements runs them, not ``fn main()`` (second new-user
     trial: a calling ``main`` beside a no-op statement was taken as the script's work)."""
