@@ -68,10 +68,12 @@ def load_checks(paths: Sequence[Path] | None = None) -> dict[str, TaskChecks]:
     """
     import yaml
 
+    from pipeline.yaml_input import load_yaml
+
     out: dict[str, TaskChecks] = {}
     for path in check_files() if paths is None else paths:
         try:
-            data = yaml.safe_load(path.read_text())
+            data = load_yaml(path.read_text())
         except (OSError, yaml.YAMLError) as exc:
             raise DataError(f"{path}: cannot read eval checks: {exc}") from exc
         raw = data.get("checks") if isinstance(data, dict) else None

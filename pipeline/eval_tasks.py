@@ -50,8 +50,10 @@ def load_tasks(path: Path | None = None) -> list[Task]:
 def _load_file(path: Path, seen: set[str]) -> list[Task]:
     import yaml
 
+    from pipeline.yaml_input import load_yaml
+
     try:
-        data = yaml.safe_load(path.read_text())
+        data = load_yaml(path.read_text())
     except (OSError, yaml.YAMLError) as exc:
         raise DataError(f"{path}: cannot read task suite: {exc}") from exc
     raw = data.get("tasks") if isinstance(data, dict) else None

@@ -45,7 +45,7 @@ from pipeline.eval_scoring import (  # noqa: F401 - NO_CODE, extract_vox, vox_ch
     vox_checker,
 )
 from pipeline.eval_tasks import Task, leaked
-from pipeline.recipe_types import NonNegative, Positive
+from pipeline.recipe_types import EvalWorkers, NonNegative, Positive
 
 if TYPE_CHECKING:
     from pipeline.eval_workers import BaseSampler
@@ -78,7 +78,7 @@ class EvalConfig:
     # (hidden checks pass)
     seed: NonNegative = 0  # sampling seed
     device: Literal["auto", "cuda", "mps", "cpu"] = "auto"  # auto = cuda, then mps, then cpu
-    workers: Annotated[int, Ge(1), Le(2)] = 1  # 2: the base's gate-policy samples in a second process (eval_workers)
+    workers: EvalWorkers = 1  # 2: the base's gate-policy samples in a second process (eval_workers)
 
 
 @dataclass(frozen=True)

@@ -5,8 +5,8 @@ uses; this module turns each into a pydantic model with ``extra="forbid"`` and s
 unknown key, a wrong type, a value outside a ``Literal`` or a bound (``Annotated`` with
 ``annotated_types``, e.g. :mod:`pipeline.recipe_types`), or a non-finite number (``.inf``, ``.nan``: in
 every float field and every number of a mapping field) is reported with its file, section and key
-before any stage runs. Rules between fields are in :mod:`pipeline.recipe_rules`. :data:`SECTIONS` is
-the one list of recipe sections.
+before any stage runs, with the field's :class:`pipeline.recipe_types.Reason` where it has one. Rules
+between fields are in :mod:`pipeline.recipe_rules`. :data:`SECTIONS` is the one list of recipe sections.
 """
 
 from __future__ import annotations
@@ -37,6 +37,9 @@ SECTIONS: Final[dict[str, str]] = {
 
 #: errors listed in one message before "... and N more"
 MAX_LISTED: Final = 3
+#: pydantic errors of a value out of a field's bounds or allowed values: these get the field's reason
+_BOUND_ERRORS: Final = frozenset({"greater_than", "greater_than_equal", "less_than", "less_than_equal",
+                                  "multiple_of", "literal_error"})
 
 
 def config_class(section: str) -> type[Any]:
@@ -105,8 +108,26 @@ def _suggest(word: str, options: list[str]) -> str:
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 
-def _describe(error: Any, section: str, valid: list[str], names: Mapping[str, str]) -> str:
-    """One pydantic error as ``section.key: problem`` (``names[key]`` instead of ``section.key`` when given)."""
+def field_reasons(cls: type[Any]) -> dict[str, str]:
+    """The :class:`pipeline.recipe_types.Reason` of each field of the config dataclass ``cls`` that has one.
+
+    Args:
+        cls: a recipe section's config dataclass.
+
+    Returns:
+        ``{field name: reason text}``.
+    """
+    from pipeline.recipe_types import Reason
+
+    hints = typing.get_type_hints(cls, include_extras=True)
+    return {f.name: note.text for f in dataclasses.fields(cls)
+            for note in getattr(hints[f.name], "__metadata__", ()) if isinstance(note, Reason)}
+
+
+def _describe(error: Any, section: str, valid: list[str], names: Mapping[str, str],
+              reasons: Mapping[str, str]) -> str:
+    """One pydantic error as ``section.key: problem`` (``names[key]`` instead of ``section.key`` when
+    given), with the field's reason when the value is out of its bounds (:func:`field_reasons`)."""
     loc = ".".join(str(p) for p in error["loc"])
     key = str(error["loc"][0]) if error["loc"] else ""
     where = names[key] + loc[len(key):] if key in names else f"{section}.{loc}"
@@ -115,7 +136,8 @@ def _describe(error: Any, section: str, valid: list[str], names: Mapping[str, st
         return f"unknown key {where}" + (hint or f"; valid keys: {', '.join(valid)}")
     if error["type"] == "missing":
         return f"{where} is required"
-    return f"{where}: {error['msg'].lower()}, got {error['input']!r}"
+    reason = f": {reasons[key]}" if key in reasons and error["type"] in _BOUND_ERRORS else ""
+    return f"{where}: {error['msg'].lower()}, got {error['input']!r}{reason}"
 
 
 def joined(problems: list[str]) -> str:
@@ -141,7 +163,8 @@ def section_problems(cls: type[Any], section: str, data: Mapping[str, Any],
         checked = model.model_validate({k: _tuples(v) for k, v in data.items()})
     except ValidationError as exc:
         valid = sorted(model.model_fields)
-        return None, [_describe(e, section, valid, names or {}) for e in exc.errors()]
+        reasons = field_reasons(cls)
+        return None, [_describe(e, section, valid, names or {}, reasons) for e in exc.errors()]
     return cls(**{name: getattr(checked, name) for name in model.model_fields}), []
 
 

@@ -2,16 +2,32 @@
 
 A bound written here is enforced by the recipe schema (:mod:`pipeline.recipe_schema`) for a YAML
 value and for a command-line flag over it alike, so an out-of-range count is refused in one line
-(``<recipe>: train.max_steps: input should be ...``) before any stage runs. Only
-``annotated_types`` is imported here: the config modules stay cheap to load; pydantic is imported
-when a recipe is validated.
+(``<recipe>: train.max_steps: input should be ...``) before any stage runs; a :class:`Reason` beside
+the bounds says why they are what they are, in that line. Only ``annotated_types`` is imported here:
+the config modules stay cheap to load; pydantic is imported when a recipe is validated.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Annotated, Any, Final
 
-from annotated_types import Ge
+from annotated_types import Ge, Le
+
+
+@dataclass(frozen=True, slots=True)
+class Reason:
+    """Schema note beside a field's bounds (``Annotated[int, Ge(1), Le(2), Reason("...")]``): why a
+    value outside them is refused. The recipe schema adds it to the message of a value out of bounds
+    or not one of a ``Literal``'s values (:func:`pipeline.recipe_schema.field_reasons`); validation
+    ignores it.
+
+    Attributes:
+        text: the reason, a clause that reads after the refused value (no full stop).
+    """
+
+    text: str
+
 
 #: a count that must be at least 1 (sizes, batch sizes, sample counts, step intervals)
 Positive = Annotated[int, Ge(1)]
@@ -41,3 +57,9 @@ class _OneOrMoreOrMinusOne:
 
 #: optimizer steps of a run: at least 1, or -1 = train ``epochs`` epochs instead (transformers' ``max_steps``)
 StepLimit = Annotated[int, _OneOrMoreOrMinusOne()]
+
+#: processes the eval samples in (``eval.workers``): :mod:`pipeline.eval_workers` says why no more
+EvalWorkers = Annotated[int, Ge(1), Le(2), Reason(
+    "1 draws every sample in the stage process, 2 draws the base model's gate-policy samples in a second "
+    "process (pipeline.eval_workers), and more is not supported: only the base model's samples are independent "
+    "of the adapter's, so they are the only ones a further process could draw at the same time")]

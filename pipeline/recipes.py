@@ -19,6 +19,7 @@ from typing import Any, TypeVar, cast
 import yaml
 
 from pipeline.errors import RecipeError
+from pipeline.yaml_input import load_yaml
 
 RECIPES_DIR = Path(__file__).resolve().parent / "recipes"
 DEFAULT_RECIPE = "cpu-tiny"
@@ -54,8 +55,9 @@ def load_recipe(recipe: str | os.PathLike[str] | None = None) -> dict[str, Any]:
     """Load a whole recipe as ``{section: mapping}`` (not yet validated: see :func:`validate_recipe`).
 
     Raises:
-        RecipeError: missing file, not UTF-8, invalid YAML, or a top level that is not a mapping;
-            one line naming the file (and the line for YAML errors).
+        RecipeError: missing file, not UTF-8, invalid YAML (a mapping key given twice included:
+            :func:`pipeline.yaml_input.load_yaml`), or a top level that is not a mapping; one line
+            naming the file (and the line for YAML errors).
     """
     path = recipe_path(recipe)
     try:
@@ -69,7 +71,7 @@ def load_recipe(recipe: str | os.PathLike[str] | None = None) -> dict[str, Any]:
         raise RecipeError(f"{path}:{line}: not UTF-8 text (byte 0x{raw[exc.start]:02x}); save the recipe as UTF-8") \
             from None
     try:
-        data = yaml.safe_load(text) or {}
+        data = load_yaml(text) or {}
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f":{mark.line + 1}:{mark.column + 1}" if mark is not None else ""

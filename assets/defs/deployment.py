@@ -21,6 +21,7 @@ import dagster as dg
 import yaml
 
 from pipeline.errors import PipelineError
+from pipeline.yaml_input import load_yaml
 
 EXECUTOR_ENV = "VOX_EXECUTOR"
 CONFIG_ENV = "VOX_EXECUTOR_CONFIG"
@@ -48,7 +49,7 @@ def _load_config(environ: Mapping[str, str]) -> dict[str, Any]:
     path = Path(raw)
     try:
         text = path.read_text(encoding="utf-8") if "\n" not in raw and path.suffix in (".yaml", ".yml") else raw
-        data = yaml.safe_load(text)
+        data = load_yaml(text)
     except OSError as exc:
         raise DeploymentError(f"{CONFIG_ENV}={raw}: cannot read it ({exc.strerror})") from exc
     except yaml.YAMLError as exc:

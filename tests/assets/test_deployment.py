@@ -78,6 +78,8 @@ def test_multiprocess_max_concurrent(monkeypatch: pytest.MonkeyPatch) -> None:
     ({"VOX_EXECUTOR": "celery", "VOX_EXECUTOR_CONFIG": "broker: {env: VOX_TEST_UNSET_BROKER}"},
      'environment variable "VOX_TEST_UNSET_BROKER" which is not set'),
     ({"VOX_EXECUTOR": "k8s", "VOX_EXECUTOR_CONFIG": "/nonexistent/executor.yaml"}, "cannot read it"),
+    ({"VOX_EXECUTOR": "k8s", "VOX_EXECUTOR_CONFIG": "max_concurrent: 3\nmax_concurrent: 4"},
+     "VOX_EXECUTOR_CONFIG: not valid YAML (line 2, column 1: duplicate key max_concurrent (lines 1 and 2)"),
     ({"VOX_EXECUTOR": "multiprocess", "VOX_MAX_CONCURRENT": "many"}, "VOX_MAX_CONCURRENT=many"),
 ])
 def test_misconfiguration_is_one_line_at_load(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,

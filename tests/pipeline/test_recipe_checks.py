@@ -1,20 +1,23 @@
 """Recipe checks a new-user trial found missing: non-finite numbers, rules between values (checked up
-front, not when a late stage starts), recipe path messages, flags named as flags, and a loss that
-stops being a number failing the run."""
+front, not when a late stage starts), a bound that says why, a key given twice, recipe path messages,
+flags named as flags, and a loss that stops being a number failing the run."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import pytest
 import yaml
+from annotated_types import Ge, Le
 
 from pipeline.errors import RecipeError, TrainingError
 from pipeline.recipe_schema import config_class
+from pipeline.recipe_types import Reason
 from pipeline.recipes import RECIPES_DIR, recipe_path, stage_config, validate_recipe
 
 INF, NAN = math.inf, math.nan
@@ -190,6 +193,71 @@ def test_a_flag_error_names_the_flag_and_a_recipe_error_the_file(tmp_path: Path)
     path = _recipe(tmp_path, train={"max_steps": -7})
     with pytest.raises(RecipeError, match=f"^{re.escape(str(path))}: train\\.max_steps: input should be at least 1"):
         parse(["--config", str(path), "--max-steps", "5"])
+
+
+# --- a bound that says why -----------------------------------------------------------------------
+
+@pytest.mark.parametrize("workers, bound", [(3, "less than or equal to 2"), (0, "greater than or equal to 1")])
+def test_eval_workers_out_of_range_says_why(tmp_path: Path, workers: int, bound: str) -> None:
+    path = _recipe(tmp_path, eval={"workers": workers})
+    _refused(path, rf"eval\.workers: input should be {bound}, got {workers}: 1 draws every sample in the stage "
+                   r"process, 2 draws the base model's gate-policy samples in a second process "
+                   r"\(pipeline\.eval_workers\), and more is not supported: only the base model's samples are "
+                   r"independent of the adapter's")
+
+
+@dataclasses.dataclass(frozen=True)
+class _Noted:
+    count: Annotated[int, Ge(1), Le(3), Reason("three lanes at most")] = 1
+    mode: Annotated[Literal["a", "b"], Reason("b is the fallback")] = "a"
+    plain: Annotated[int, Ge(0)] = 0
+
+
+@pytest.mark.parametrize("data, problem", [
+    ({"count": 4}, "x.count: input should be less than or equal to 3, got 4: three lanes at most"),
+    ({"mode": "c"}, "x.mode: input should be 'a' or 'b', got 'c': b is the fallback"),
+    ({"count": "many"}, "x.count: input should be a valid integer, got 'many'"),  # a wrong type: no reason
+    ({"plain": -1}, "x.plain: input should be greater than or equal to 0, got -1"),  # no reason given
+])
+def test_a_field_s_reason_follows_its_refused_value(data: dict[str, Any], problem: str) -> None:
+    """The mechanism, on any config dataclass: a :class:`Reason` beside a field's bounds or ``Literal``
+    ends the message of a value outside them, and only of such a value."""
+    from pipeline.recipe_schema import field_reasons, section_problems
+
+    assert field_reasons(_Noted) == {"count": "three lanes at most", "mode": "b is the fallback"}
+    assert section_problems(_Noted, "x", data) == (None, [problem])
+    assert section_problems(_Noted, "x", {"count": 3, "mode": "b"})[0] == _Noted(3, "b")
+
+
+# --- a key given twice -------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text, key, lines", [
+    ("train:\n  learning_rate: 0.001\n  epochs: 1\n  learning_rate: 0.1\n", r"train\.learning_rate", (2, 4)),
+    ("eval:\n  k: 1\ntrain:\n  epochs: 1\neval:\n  k: 2\n", "eval", (1, 5)),  # a whole section twice
+    ("corpus:\n  weights:\n    organic: 1.0\n    'organic': 0.5\n", r"corpus\.weights\.organic", (3, 4)),
+])
+def test_a_key_given_twice_is_refused_naming_the_path_and_both_lines(tmp_path: Path, text: str, key: str,
+                                                                     lines: tuple[int, int]) -> None:
+    """YAML lets the later value win silently; a recipe refuses it, naming the file, the key and both lines."""
+    path = tmp_path / "r.yaml"
+    path.write_text(text)
+    first, later = lines
+    message = rf"^{re.escape(str(path))}:{later}:\d+: invalid YAML: duplicate key {key} \(lines {first} and {later}\)"
+    for load in (validate_recipe, lambda p: stage_config(config_class("eval"), "eval", p)):
+        with pytest.raises(RecipeError, match=message) as info:
+            load(str(path))
+        assert "\n" not in str(info.value)
+
+
+def test_a_merged_key_may_be_overridden_and_every_shipped_recipe_has_each_key_once(tmp_path: Path) -> None:
+    """A key a merge (``<<: *base``) brings is meant to be overridden: not a duplicate."""
+    from pipeline.recipes import load_recipe
+
+    path = tmp_path / "r.yaml"
+    path.write_text("base: &base\n  k: 1\n  n_samples: 2\neval:\n  <<: *base\n  k: 2\n")
+    assert load_recipe(str(path))["eval"] == {"k": 2, "n_samples": 2}
+    for recipe in sorted(RECIPES_DIR.glob("*.yaml")):
+        load_recipe(str(recipe))
 
 
 # --- a loss that is not a number fails the run --------------------------------------------------
