@@ -27,6 +27,7 @@ from typing import Any, Final
 
 from serving.cascade import LOCAL_API_KEY, AttemptFailed, ChatEvent, Completed, TextDelta, import_litellm
 from serving.chat_repair import program_tests
+from serving.failure_text import called_endpoint
 from serving.failures import EmptyAnswer, classify
 from serving.verify import verify_answer
 
@@ -266,7 +267,9 @@ def best_of_n_events(candidate: Any, messages: Sequence[Mapping[str, str]], n: i
     try:
         got = sample(candidate, messages, n)
     except Exception as exc:  # noqa: BLE001 - provider boundary: any failure falls back to the cascade
-        failure = classify(exc)  # the cascade's own wording (redacted, one line)
+        several = len(tuple(getattr(candidate, "deployments", ()) or ())) > 1  # which one failed: the exception says
+        endpoint = (called_endpoint(exc) or (None if several else candidate.api_base)) if candidate.api_base else None
+        failure = classify(exc, endpoint=endpoint)  # the cascade's own wording (redacted, one line)
         yield AttemptFailed(candidate.id, f"best-of-{n}: {failure.line()}", failure=failure)
         yield from fallback()
         return

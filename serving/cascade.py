@@ -43,7 +43,7 @@ from typing import Any, Final
 
 from serving.decision import Candidate, Decision
 from serving.errors import AllProvidersFailed, RequestRejected, UsageError
-from serving.failures import EmptyAnswer, Failure, classify
+from serving.failures import EmptyAnswer, Failure, classify, stream_body_fault
 from serving.keys import ResolvedKey
 from serving.llm import import_litellm
 from serving.provider_status import ProviderHealth
@@ -272,8 +272,8 @@ def _call(router: Any, target: str, c: Candidate, messages: Sequence[Mapping[str
                 yield TextDelta(delta, c.id)
             att.finish = (getattr(choice, "finish_reason", None) if choice is not None else None) or att.finish
             att.usage = getattr(chunk, "usage", None) or att.usage
-        if not "".join(att.pieces).strip():
-            raise EmptyAnswer("the model streamed no text (an empty answer)")
+        if not "".join(att.pieces).strip():  # an HTML page or nothing streams no chunk: say what came
+            raise stream_body_fault(hidden) or EmptyAnswer("the model streamed no text (an empty answer)")
     else:
         if not response.choices:
             raise EmptyAnswer("the model returned no choices")
@@ -326,9 +326,10 @@ def complete(decision: Decision, messages: Sequence[Mapping[str, str]], *, keys:
             try:
                 yield from _call(router, target, c, messages, stream, call_extra, fake, att)
             except Exception as exc:  # provider boundary: classified, then the policy decides
-                failure = classify(exc)
                 failed = att.deployment or _deployment_of(c, getattr(exc, "failed_deployment_id", None))
                 failed = failed or _deployment_of(c, target)
+                endpoint = failed if len(c.deployments) > 1 else failed or c.api_base  # named in the reason
+                failure = classify(exc, endpoint=endpoint, timeout_s=timeout)
                 room = reported_room(exc) if c.api_base is not None and call_extra is extra and not att.pieces else None
                 if room is not None:  # once per model: ask again within the room the server reported
                     attempts.append((c.id, f"{failure.line()}; asked again with max_tokens={room}"))
@@ -340,14 +341,13 @@ def complete(decision: Decision, messages: Sequence[Mapping[str, str]], *, keys:
                     tried.append(failed)
                     if att.deployment is not None and failure.kind in RETRY_ON_DEPLOYMENT:
                         _cool_down(router, c, att.deployment, exc)  # died mid-stream
-                where = f" (deployment {failed})" if failed else ""
-                attempts.append((c.id, failure.line() + where))
+                attempts.append((c.id, failure.line()))
                 # untried and not cooled down (a deployment that failed within the last seconds is
                 # not paid for again; when all are cooling down LiteLLM's pick fails at once, as 429)
                 spare = ([b for b in c.deployments if b not in tried and b not in _cooling(router, c)]
                          if len(c.deployments) > 1 else [])
                 if failure.kind in RETRY_ON_DEPLOYMENT and spare:  # each retry names a deployment: it ends
-                    yield AttemptFailed(c.id, failure.line() + where, "".join(att.pieces), failure, c.id, failed)
+                    yield AttemptFailed(c.id, failure.line(), "".join(att.pieces), failure, c.id, failed)
                     target = deployment_id(c.id, random.choice(spare))
                     continue
                 if failure.kind == "credit":
@@ -357,7 +357,7 @@ def complete(decision: Decision, messages: Sequence[Mapping[str, str]], *, keys:
                 if failure.kind == "context" and c.context_window is not None:
                     skips.min_window = max(skips.min_window or 0, c.context_window)
                 nxt = _next(cands, i, skips, skipped) if failure.moves_on else None
-                yield AttemptFailed(c.id, failure.line() + where, "".join(att.pieces), failure,
+                yield AttemptFailed(c.id, failure.line(), "".join(att.pieces), failure,
                                     cands[nxt].id if nxt is not None else None, failed)
                 if not failure.moves_on:
                     raise RequestRejected(

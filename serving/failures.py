@@ -10,7 +10,8 @@ kind                  recognised by                                          the
 ``rate_limit``        HTTP 429                                               next model
 ``timeout``           client timeouts, HTTP 408 and 504                      next model
 ``server``            HTTP 5xx, connection errors, a stream that dies,       next model
-                      an answer with no choices or no text (:class:`EmptyAnswer`)
+                      an answer with no choices or no text (:class:`EmptyAnswer`),
+                      a 200 whose body is no chat completion (:class:`BadResponse`)
 ``auth``              HTTP 401/403 (this provider's key)                     next model
 ``not_found``         HTTP 404 (the model id is gone)                        next model
 ``context``           LiteLLM's ``ContextWindowExceededError`` and the       next model with a larger
@@ -24,16 +25,20 @@ kind                  recognised by                                          the
 ====================  =====================================================  ==========================
 
 ``auth`` and ``not_found`` move on because they are faults of one provider or model, not of the
-request: another provider may serve it. LiteLLM is never imported here (classes are matched by
-name), so importing this module is free.
+request: another provider may serve it. A failure with no HTTP answer (a timeout, a failed
+connection) or with a 200 that is no chat completion is worded by :mod:`serving.failure_text`: once
+what happened, at which endpoint, and what to do. LiteLLM is never imported here (classes are
+matched by name), so importing this module is free.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+from serving.failure_text import bad_body, connection_failed, describe_body, not_json_body, timed_out
 from serving.keys import redact
 
 
@@ -42,6 +47,38 @@ class EmptyAnswer(Exception):
     Classified as ``server`` (the next model tries); never shown to the user as an empty answer.
     A new-user trial's fake server answering ``{"choices": []}`` hung best-of-n sampling in a loop
     of requests (7,690 in 30 s) and gave the cascade an empty answer with exit status 0."""
+
+
+class BadResponse(Exception):
+    """A model call answered HTTP 200 with a body that is no chat completion: an HTML page (a
+    proxy, a web server on the wrong port), plain text, nothing. Classified as ``server`` (the next
+    deployment or model tries), worded by :func:`serving.failure_text.bad_body`.
+
+    Attributes:
+        what: the body in a few words (``an HTML page``, ``an empty body``, ``text/plain``).
+        stream: the request was a streaming one (an event stream was due).
+    """
+
+    def __init__(self, what: str, *, stream: bool) -> None:
+        super().__init__(f"the server answered HTTP 200 with {what}")
+        self.what = what
+        self.stream = stream
+
+
+def stream_body_fault(hidden: object) -> BadResponse | None:
+    """For a stream that gave no text at all: a :class:`BadResponse` when the response headers
+    LiteLLM kept (``_hidden_params["additional_headers"]``) show the body was no event stream (an
+    HTML page, JSON, nothing), else ``None`` (an event stream that was empty: :class:`EmptyAnswer`).
+    """
+    headers = hidden.get("additional_headers") if isinstance(hidden, Mapping) else None
+    if not isinstance(headers, Mapping):
+        return None
+    ctype = headers.get("llm_provider-content-type")
+    empty = str(headers.get("llm_provider-content-length", "")).strip() == "0"
+    media = ctype.split(";")[0].strip().lower() if isinstance(ctype, str) else None
+    if (media is None or media == "text/event-stream") and not empty:
+        return None
+    return BadResponse(describe_body(ctype if isinstance(ctype, str) else None, None, empty=empty), stream=True)
 
 
 #: kinds after which the next model of the cascade may try
@@ -69,19 +106,13 @@ _CONTEXT: Final = re.compile(
 #: ``InternalServerError (HTTP 500): Connection error.`` for a stopped ``vox serve``)
 _NO_ANSWER: Final = re.compile(r"Connection error\.?", re.IGNORECASE)
 
-#: LiteLLM's wording when a server's 200 body is not JSON (empty, HTML): a JSON decoder's error and
-#: the response it read, re-raised as ``InternalServerError`` with a stand-in status 500 (a
-#: new-user trial saw ``InternalServerError (HTTP 500): error - Expecting value... Received
-#: response - <APIResponse [200 OK] ...`` cut mid-word)
-_NOT_JSON: Final = re.compile(r"(?:Expecting value|Extra data|Unterminated string|Invalid control character|"
-                              r"JSONDecodeError)[^\n]*Received response", re.IGNORECASE | re.DOTALL)
-
 _BY_CLASS: Final = {  # LiteLLM / OpenAI client exception class names -> kind (checked after credit/context)
     "PaymentRequiredError": "credit",
     "RateLimitError": "rate_limit",
     "Timeout": "timeout", "APITimeoutError": "timeout",
     "APIConnectionError": "server", "InternalServerError": "server", "ServiceUnavailableError": "server",
     "BadGatewayError": "server", "MidStreamFallbackError": "server", "EmptyAnswer": "server",
+    "BadResponse": "server",
     "AuthenticationError": "auth", "PermissionDeniedError": "auth",
     "NotFoundError": "not_found",
     "ContextWindowExceededError": "context",
@@ -100,13 +131,16 @@ class Failure:
         kind: one of the kinds in the module docstring.
         status: the provider's HTTP status (``None`` when no HTTP answer came back).
         error_type: the exception's class name (``PaymentRequiredError``).
-        message: the provider's message, first line, secrets redacted, at most 200 characters.
+        message: the provider's message, first line, secrets redacted, at most 200 characters;
+            for a failure without an HTTP answer, what happened at which endpoint and what to do.
+        endpoint: the base URL of the local endpoint called (``None``: a hosted provider, or unknown).
     """
 
     kind: str
     status: int | None
     error_type: str
     message: str
+    endpoint: str | None = None
 
     @property
     def moves_on(self) -> bool:
@@ -114,9 +148,12 @@ class Failure:
         return self.kind in MOVES_ON
 
     def line(self) -> str:
-        """``PaymentRequiredError (HTTP 402): insufficient credits`` (redacted, one line)."""
+        """``PaymentRequiredError (HTTP 402): insufficient credits`` (redacted, one line), then
+        ``(endpoint URL)`` unless the message names the endpoint already: it is named once. At
+        most 300 characters: a provider's message is cut at 200, ours (endpoint, hint) fit."""
         status = f" (HTTP {self.status})" if self.status else ""
-        return redact(f"{self.error_type}{status}: {self.message}")[:240]
+        at = f" (endpoint {self.endpoint})" if self.endpoint and self.endpoint not in self.message else ""
+        return redact(f"{self.error_type}{status}: {self.message}")[:300 - len(at)] + redact(at)
 
 
 def _classes(exc: BaseException) -> list[str]:
@@ -150,24 +187,36 @@ def _body_text(exc: BaseException) -> str:
     return str(body) if body else ""
 
 
-def classify(exc: BaseException) -> Failure:
+def classify(exc: BaseException, *, endpoint: str | None = None, timeout_s: float | None = None) -> Failure:
     """The :class:`Failure` for an exception raised by a model call (any provider, any client).
 
     Order matters: out-of-credit and context-overflow wordings win over the class, because
     providers send them under many statuses (OpenAI: 429 ``insufficient_quota``; OpenRouter and
     ``vox serve``: 400 with their own context wording, which LiteLLM maps to ``BadRequestError``).
+
+    Args:
+        exc: what the call raised.
+        endpoint: the base URL of the local endpoint called (``None``: a hosted provider; a
+            failure without an HTTP answer then names the URL the exception records, if any).
+        timeout_s: the attempt's time limit, named by a timeout (``None``: the request's own).
     """
     classes = _classes(exc)
     message = _message(exc)
     status = _status(exc, classes, message)
     text = f"{exc} {_body_text(exc)}"
     error_type = type(exc).__name__
-    if status is None and _NO_ANSWER.fullmatch(message):
-        error_type, message = "APIConnectionError", "no answer from the server (connection refused or reset)"
-    elif _NOT_JSON.search(text):
-        status, error_type = None, "BadResponse"
-        message = "the server's answer is not JSON (an empty or HTML body where a chat completion belongs)"
-    if status == 402 or _CREDIT.search(text):
+    local = endpoint is not None
+    if status is None and ("Timeout" in classes or "APITimeoutError" in classes):
+        message = timed_out(exc, endpoint, timeout_s)
+    elif isinstance(exc, BadResponse):
+        message = bad_body(endpoint, exc.what, stream=exc.stream, local=local)
+    elif status is None and (said := connection_failed(exc, message, endpoint, local)) is not None:
+        error_type, message = "APIConnectionError", said
+    elif (what := not_json_body(text)) is not None:  # LiteLLM re-raises it as a 500
+        status, error_type, message = None, "BadResponse", bad_body(endpoint, what, stream=False, local=local)
+    if error_type == "BadResponse":  # the body is no API's (a web page): its words say nothing of credit
+        kind = "server"
+    elif status == 402 or _CREDIT.search(text):
         kind = "credit"
     elif "ContextWindowExceededError" in classes or (
             (status is None or 400 <= status < 500) and status != 413
@@ -179,7 +228,7 @@ def classify(exc: BaseException) -> Failure:
         kind = next((_BY_CLASS[c] for c in classes if c in _BY_CLASS), "")
         if not kind or kind == "request":
             kind = _by_status(status, kind or "server")
-    return Failure(kind, status, error_type, message)
+    return Failure(kind, status, error_type, redact(message), endpoint)
 
 
 def _by_status(status: int | None, default: str) -> str:

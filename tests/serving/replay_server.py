@@ -2,8 +2,9 @@
 
 Each ``POST /v1/chat/completions`` pops the next :class:`Scripted` answer (the last one repeats)
 and records the request body, so tests can assert exactly what the client sent. Answers can
-fail with an HTTP status, or stream a few chunks and then drop the connection (a provider dying
-mid-stream). ``GET /v1/models`` lists the served model id. Standard library only.
+fail with an HTTP status, stream a few chunks and then drop the connection (a provider dying
+mid-stream), answer 200 with a body that is no chat completion (a web page on the wrong port), or
+reset the connection. ``GET /v1/models`` lists the served model id. Standard library only.
 
 A client that hangs up (a timeout, an abandoned stream, a pooled keep-alive connection closed
 later) ends its connection quietly, as real servers treat it, instead of printing a traceback
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import json
 import socket
+import struct
 import threading
 import time
 from dataclasses import dataclass
@@ -37,6 +39,8 @@ class Scripted:
         chunk_chars: characters per streamed chunk.
         delay_s: wait this long before answering (timeouts).
         no_choices: answer 200 with ``"choices": []`` (no chunk with a choice when streaming).
+        content_type: answer 200 with ``text`` as the whole body of this type instead (streaming or not).
+        reset: reset the connection (TCP RST) instead of answering.
     """
 
     text: str
@@ -45,6 +49,8 @@ class Scripted:
     chunk_chars: int = 12
     delay_s: float = 0.0
     no_choices: bool = False
+    content_type: str | None = None
+    reset: bool = False
 
 
 class ReplayServer:
@@ -143,6 +149,21 @@ class ReplayServer:
                     server._closing.wait(answer.delay_s)
                 if answer.status != 200:
                     self._json(answer.status, {"error": {"message": answer.text, "code": answer.status}})
+                    return
+                if answer.reset:  # linger 0: close() sends RST; the handler's files hold the socket open
+                    self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                    self.rfile.close()
+                    self.wfile.close()
+                    self.connection.close()
+                    self.close_connection = True
+                    return
+                if answer.content_type is not None:
+                    data = answer.text.encode()
+                    self.send_response(200)
+                    self.send_header("Content-Type", answer.content_type)
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
                     return
                 usage = {"prompt_tokens": 10, "completion_tokens": max(1, len(answer.text) // 4)}
                 usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]

@@ -173,7 +173,8 @@ def test_a_failed_best_of_n_call_is_worded_as_the_cascade_words_it() -> None:
 
     events = list(best_of_n_events(Local(), [], 8, REQUEST, sample=gone, fallback=lambda: []))
     assert isinstance(events[0], AttemptFailed) and events[0].failure is not None
-    assert events[0].reason == "best-of-8: APIConnectionError: no answer from the server (connection refused or reset)"
+    assert events[0].reason == ("best-of-8: APIConnectionError: no answer from http://127.0.0.1:9/v1 (the connection "
+                                "failed); start the server (vox serve) or correct VOX_LOCAL_ENDPOINTS")
 
 
 def test_local_model_gets_its_candidates_in_one_request_end_to_end(replay: Any) -> None:

@@ -333,7 +333,8 @@ def test_concurrent_cascades_report_only_their_own_attempts(replay: Any) -> None
         return [(e.model, e.failure.kind if e.failure else "") for e in events if isinstance(e, AttemptFailed)]
 
     assert kinds(results["one"]) == [("local/a", "rate_limit")] and kinds(results["two"]) == [("local/c", "server")]
-    assert one[-1].text == "answer one" and one[-1].attempts == (("local/a", "RateLimitError (HTTP 429): busy one"),)
+    assert one[-1].text == "answer one"
+    assert one[-1].attempts == (("local/a", f"RateLimitError (HTTP 429): busy one (endpoint {a.base_url})"),)
     assert two[-1].text == "answer two" and two[-1].attempts[0][0] == "local/c"
 
 
@@ -366,7 +367,7 @@ def test_a_failing_deployment_is_retried_on_another_deployment_first(
     failed = [e for r in runs for e in r if isinstance(e, AttemptFailed)]
     assert len(failed) == 1 and failed[0].model == "local/m" and failed[0].next_model == "local/m"
     assert failed[0].deployment == a.base_url and failed[0].failure and failed[0].failure.kind == kind
-    assert f"(deployment {a.base_url})" in failed[0].reason
+    assert failed[0].reason.count(a.base_url) == 1  # the endpoint is named once, whatever the failure
     assert bool(failed[0].partial) == stream
 
 
@@ -457,7 +458,8 @@ def test_a_connection_error_litellm_reraises_as_a_500_reads_as_no_answer() -> No
     failure = classify(litellm.InternalServerError(message="Connection error.", llm_provider="openai",
                                                    model="vox-mens-tiny"))
     assert (failure.kind, failure.status, failure.error_type) == ("server", None, "APIConnectionError")
-    assert failure.line() == "APIConnectionError: no answer from the server (connection refused or reset)"
+    assert failure.line() == ("APIConnectionError: no answer from the server (the connection failed); check the "
+                              "network and any proxy settings")
     real = classify(litellm.InternalServerError(message="boom", llm_provider="openai", model="m"))
     assert (real.status, real.error_type) == (500, "InternalServerError")  # a server that answered 500
 
@@ -474,7 +476,8 @@ def test_a_200_whose_body_is_not_json_reads_as_a_bad_response() -> None:
         llm_provider="openai", model="m")
     failure = classify(exc)
     assert (failure.kind, failure.status, failure.error_type) == ("server", None, "BadResponse")
-    assert failure.line().startswith("BadResponse: the server's answer is not JSON")
+    assert failure.line() == ("BadResponse: the server answered HTTP 200 with an empty or malformed body (Expecting "
+                              "value: line 1 column 1 (char 0)), not JSON: a proxy between here and the provider?")
 
 
 @pytest.mark.parametrize("stream", [True, False])

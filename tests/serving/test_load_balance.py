@@ -100,11 +100,17 @@ def _route(servers: list[Served], tiny_model_name: str) -> Any:
     return decide(request, f"local/{tiny_model_name}", catalog=catalog, keys=set())
 
 
-def _ask(decision: Any, stream: bool) -> tuple[Completed, list[AttemptFailed]]:
+def _ask(decision: Any, stream: bool) -> tuple[Completed, list[AttemptFailed], list[str]]:
+    """One request: ``(completed, other failures, deployments that answered empty)``. The tiny
+    random model sometimes samples an answer without text (EmptyAnswer, a server-kind failure
+    since 8e06bb3): its server did answer (HTTP 200 in its log) and the cascade tried again, as
+    it should; such attempts count as served by that deployment."""
     events = list(complete(decision, MESSAGES, keys={}, stream=stream, timeout=30.0, max_tokens=4))
     done = events[-1]
     assert isinstance(done, Completed), events
-    return done, [e for e in events if isinstance(e, AttemptFailed)]
+    failed = [e for e in events if isinstance(e, AttemptFailed)]
+    empty = [f for f in failed if f.failure is not None and f.failure.error_type == "EmptyAnswer"]
+    return done, [f for f in failed if f not in empty], [str(f.deployment) for f in empty]
 
 
 def test_two_vox_serve_processes_share_the_traffic_and_survive_a_kill(
@@ -116,22 +122,24 @@ def test_two_vox_serve_processes_share_the_traffic_and_survive_a_kill(
     # traffic spreads: simple-shuffle over two deployments (all 16 on one side: odds 2**-15)
     served: Counter[str | None] = Counter()
     for i in range(16):
-        done, failed = _ask(decision, stream=i % 2 == 1)
+        done, failed, empty = _ask(decision, stream=i % 2 == 1)
         assert not failed and done.model == f"local/{tiny_model_name}"
-        served[done.deployment] += 1
+        served.update([done.deployment, *empty])
     assert (a.answered(), b.answered()) == (served[a.base_url], served[b.base_url])  # counted by the servers
-    assert a.answered() > 0 and b.answered() > 0 and a.answered() + b.answered() == 16
+    assert a.answered() > 0 and b.answered() > 0 and a.answered() + b.answered() == sum(served.values()) >= 16
 
     # kill one: every request of the sequence after the kill is answered, by the other
     a.proc.kill()
     a.proc.wait(30)
     before = b.answered()
-    retried = []
+    retried, empties = [], 0
     for i in range(8):
-        done, failed = _ask(decision, stream=i % 2 == 0)
+        done, failed, empty = _ask(decision, stream=i % 2 == 0)
         assert done.deployment == b.base_url and done.text is not None
+        assert all(e == b.base_url for e in empty)
         retried += failed
-    assert b.answered() - before == 8
+        empties += len(empty)
+    assert b.answered() - before == 8 + empties
     # a request that still picked the dead one was retried on the live one; then it is cooled down
     assert len(retried) <= 1
     assert all(f.deployment == a.base_url and f.next_model == f"local/{tiny_model_name}" for f in retried)
