@@ -17,7 +17,7 @@ from functools import lru_cache
 from typing import Final
 
 from pipeline.decoding_scan import scan
-from pipeline.decoding_typed import _BINDS, _STRIP, UNKNOWN, _Bindings, _blank, _closing, _read
+from pipeline.decoding_typed import _BINDS, _STRIP, UNKNOWN, _Bindings, _blank, _read, closing_bracket
 from vox_lang.prelude import BUILTIN_TYPES
 from vox_lang.signatures import top_level_split
 
@@ -36,7 +36,7 @@ def declared_records(lines: str) -> Mapping[str, Mapping[str, str]]:
     text = _STRIP.sub(_blank, lines)
     found: dict[str, dict[str, str] | None] = {}
     for m in _RECORD.finditer(text):
-        close = _closing(text, m.end() - 1)
+        close = closing_bracket(text, m.end() - 1)
         fields: dict[str, str] | None = {} if close > 0 else None
         for part in top_level_split(text[m.end():close].replace("\n", ","), ",") if close > 0 else []:
             f = _FIELD.match(part)

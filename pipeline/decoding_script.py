@@ -29,6 +29,7 @@ from typing import Any, Final
 
 import numpy as np
 
+from pipeline.decoding_typed import closing_bracket
 from vox_lang.requests import RequestSpec
 from vox_lang.script_requests import runs_something
 
@@ -55,18 +56,12 @@ def script_call(spec: RequestSpec, code: str) -> str | None:
 def _returns_after(code: str, start: int) -> bool:
     """Whether the header whose parameter list opens right before ``start`` in ``code`` declares
     a return type (``) to T``) before its body's ``{``."""
-    depth = 1
-    for i in range(start, len(code)):
-        ch = code[i]
-        if ch in "([":
-            depth += 1
-        elif ch in ")]":
-            depth -= 1
-            if depth == 0:
-                rest = code[i + 1:]
-                brace = rest.find("{")
-                return re.match(r"\s*to\b", rest[: brace if brace >= 0 else len(rest)]) is not None
-    return False
+    close = closing_bracket(code, start - 1)
+    if close < 0:
+        return False
+    rest = code[close + 1:]
+    brace = rest.find("{")
+    return re.match(r"\s*to\b", rest[: brace if brace >= 0 else len(rest)]) is not None
 
 
 def would_close(closers: Collection[int], scores: Any, finite: Any, mask: Any | None) -> bool:

@@ -72,7 +72,7 @@ def type_args(type_text: str) -> list[str]:
     return top_level_split(type_text[type_text.index("[") + 1:-1], ",")
 
 
-def _closing(text: str, at: int) -> int:
+def closing_bracket(text: str, at: int) -> int:
     """Offset of the bracket closing the one at ``text[at]``; ``-1`` when it does not close."""
     depth = 0
     for i in range(at, len(text)):
@@ -132,7 +132,7 @@ def _read(text: str, b: _Bindings) -> _Bindings:
         events += [(m.start(), kind, m) for m in pattern.finditer(text)]
     for _, kind, m in sorted(events, key=lambda e: e[0]):
         if kind == "header":
-            close = _closing(text, m.end() - 1)
+            close = closing_bracket(text, m.end() - 1)
             if close < 0:
                 continue  # parameters still being written: bound once the list closes
             ret = _RET.match(text, close + 1)
@@ -249,7 +249,7 @@ def parameter_types(code: str) -> Mapping[str, tuple[str, ...]]:
     text = _STRIP.sub(_blank, code)
     found: dict[str, set[tuple[str, ...]]] = {}
     for m in _CALLABLE.finditer(text):
-        close = _closing(text, m.end() - 1)
+        close = closing_bracket(text, m.end() - 1)
         if close < 0:
             continue
         types: list[str] = []
