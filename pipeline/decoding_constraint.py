@@ -30,6 +30,7 @@ from transformers import LogitsProcessor
 from pipeline.decoding_layout import MAX_IDLE_LINES, LayoutState, LayoutTable
 from pipeline.decoding_logits import mask_rows
 from pipeline.decoding_request import user_texts
+from pipeline.devices import usable_cores
 from pipeline.errors import PipelineError
 
 log = logging.getLogger(__name__)
@@ -100,7 +101,7 @@ class VoxGrammar:
             self.grammars[mode] = grammar
         self._lock = threading.Lock()
         self._pristine: dict[str, Any] = {}  # one fresh matcher per mode, deep-copied per sequence
-        self.executor = llguidance.LLExecutor(num_threads=_threads())
+        self.executor = llguidance.LLExecutor(num_threads=usable_cores())
         self.layout: LayoutTable | None = None
         if layout:
             size = len(tokenizer)
@@ -134,16 +135,6 @@ class VoxGrammar:
 #: rows from which :func:`allowed_masks` uses llguidance's thread pool (a few rows are not worth
 #: the hand-off; the eval's batches of 96 are)
 PARALLEL_ROWS: Final = 8
-
-
-def _threads() -> int:
-    """Threads for llguidance's parallel mask computation: the CPUs this process may use."""
-    import os
-
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # pragma: no cover - not Linux
-        return max(1, os.cpu_count() or 1)
 
 
 def allowed_masks(grammar: VoxGrammar, matchers: Sequence[Any], vocab_size: int, buffer: Any = None) -> Any:

@@ -31,3 +31,14 @@ def device_kind(preferred: str | None) -> str | None:
     if kind not in DEVICE_KINDS:
         raise DecodingError(f"unknown device {preferred!r} (expected auto, cpu, cuda, cuda:N or mps)")
     return kind
+
+
+def usable_cores() -> int:
+    """CPUs this process may run on: its affinity mask where the OS has one (a container's or
+    ``taskset``'s limit, ``os.sched_getaffinity``), else ``os.cpu_count()``; at least 1."""
+    import os
+
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)

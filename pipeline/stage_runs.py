@@ -203,7 +203,7 @@ def run_eval_report(config: Any, inputs: Inputs, out_dir: Path, *, checker: Any 
     sampler = BaseSampler(adapter["base_model"], config, device, tasks, mode, threads_per_worker(workers)) \
         if workers > 1 else None
     with sampler or nullcontext():
-        base, tuned, constrained = eval_generators(adapter, config, device)
+        base, tuned, constrained = eval_generators(adapter, config, device, lazy_base=sampler is not None)
         train_prompts = {r["prompt"] for r in _load_corpus(inputs).train.select(["prompt"]).to_pylist()}
         report = run_eval(base, tuned, tasks, config, mode, checker=checker, train_prompts=train_prompts,
                           out_dir=out_dir, constrained=constrained, base_sampler=sampler)

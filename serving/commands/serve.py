@@ -77,24 +77,15 @@ def _check_device(device: str | None, *, present: bool) -> None:
         raise UsageError(str(exc)) from exc
 
 
-def usable_cores() -> int:
-    """CPUs this process may run on (its affinity mask where the OS has one, else ``os.cpu_count()``)."""
-    import os
-
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # pragma: no cover - not Linux
-        return max(1, os.cpu_count() or 1)
-
-
 def check_threads(threads: int) -> None:
     """Refuse a ``--threads`` count torch cannot use well, before anything is read: more threads
     than cores only time-slice one another (and a huge count crashes torch's thread pool, or
     overflows ``torch.set_num_threads``'s C int, after the server said it was ready).
 
     Raises:
-        UsageError: ``threads`` is negative or above :func:`usable_cores`.
+        UsageError: ``threads`` is negative or above :func:`pipeline.devices.usable_cores`.
     """
+    from pipeline.devices import usable_cores
     from serving.errors import UsageError
 
     cores = usable_cores()

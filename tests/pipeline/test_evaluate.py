@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -233,3 +234,30 @@ def test_negative_retries_are_a_recipe_error_before_any_generation() -> None:
         run_eval(gen, gen, NAMED[:1], EvalConfig(n_samples=2, k=1, retries=-1), "none")
     with pytest.raises(DataError, match=r"eval.retries=-1 must be 0 or more"):
         eval_generators({"base_model": "unused", "adapter_dir": None}, EvalConfig(retries=-1), "cpu")
+
+
+def test_a_lazy_base_is_loaded_only_when_the_parent_samples_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With eval.workers 2 a child process samples the base: the parent loads it only as a fallback."""
+    import pipeline.eval_policies as policies
+
+    loaded: list[str | None] = []
+
+    class Gen:
+        mask_skips = 3
+
+        def __init__(self, adapter_dir: str | None) -> None:
+            self.adapter_dir = adapter_dir
+
+        def __call__(self, conversations: Any, n: int) -> list[list[str]]:
+            return [["x"] * n for _ in conversations]
+
+    def fake(base_model: str, adapter_dir: str | None, config: Any, device: str) -> tuple[Any, Any]:
+        loaded.append(adapter_dir)
+        return Gen(adapter_dir), Gen(adapter_dir)
+
+    monkeypatch.setattr(policies, "model_generators", fake)
+    base, tuned, constrained = policies.eval_generators({"base_model": "b", "adapter_dir": "a"}, EvalConfig(), "cpu",
+                                                        lazy_base=True)
+    assert loaded == ["a"] and constrained is not None  # only the adapter so far
+    assert constrained[0].mask_skips == 3 and loaded == ["a", None]  # an attribute read builds the base
+    assert base([[{"role": "user", "content": "hi"}]], 2) == [["x", "x"]] and loaded == ["a", None]  # once

@@ -108,7 +108,8 @@ def test_serving_threads_one_for_a_small_model_on_a_cpu() -> None:
 
 
 def test_threads_up_to_the_usable_cores_are_accepted() -> None:
-    from serving.commands.serve import check_threads, usable_cores
+    from pipeline.devices import usable_cores
+    from serving.commands.serve import check_threads
 
     for ok in (0, 1, usable_cores()):
         check_threads(ok)
