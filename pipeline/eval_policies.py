@@ -54,7 +54,8 @@ class _LazyPair:
     """The ``(unconstrained, constrained)`` pair :func:`model_generators` returns, built on first use."""
 
     def __init__(self, build: Callable[[], tuple[Any, Any | None]]) -> None:
-        self._build, self._pair = build, None
+        self._build = build
+        self._pair: tuple[Any, Any | None] | None = None
 
     def get(self, index: int) -> Any:
         """Generator ``index`` of the pair, building both on the first call.
