@@ -1,4 +1,4 @@
-"""Canonical layout inside a constrained ```vox block: a blank-line cap and a comment cap.
+"""Canonical layout inside a constrained ```vox block: caps on blank lines, comments, words, strings and spaces.
 
 The grammar (:mod:`vox_lang.constraint`) lets newlines stand wherever layout drops them (L1
 inside ``(``/``[``, L2/L3 around operators) and runs of them anywhere, and comments may run to any
@@ -27,6 +27,12 @@ also keeps the block in a **canonical layout**, a restriction a valid program ca
   comment; in one constrained eval run of the default export 92 of 816 answers glued one, 6 of
   them passed, and the usual way was ``type Coord = bool//status: int, ...`` running into what
   should have been the next line's item (then ``ret`` stood outside a function, E0406).
+- **Spaces:** a run of spaces and tabs on a line (outside strings and comments), indentation
+  included, is at most :data:`MAX_SPACES` characters: a token whose leading spaces would pass it
+  is refused. Vox is brace-first, so indentation and the gaps between tokens never change what a
+  program means; the default corpus's longest run is 10 (indentation; 1 mid-line). In the
+  default run's constrained eval 17 of 816 answers held a run of 24 or more (``fn`` then hundreds
+  of spaces to the token limit), 15 of them cut (E0203).
 Where a line may start is the grammar's business: it models L1-L3 exactly, so a line that only
 continues an expression (``== 0.0``, ``> 3``, ``, x``) where the newline before it separates cannot
 be decoded. (A decoder-side line-start rule did that while the grammar let newlines stand around
@@ -62,6 +68,8 @@ MAX_IDLE_LINES: Final = 2 * MAX_COMMENT_LINES + 2
 MAX_WORD: Final = 64
 #: characters (quotes included) after which a string literal must close (the corpus's longest is 47)
 MAX_STRING: Final = 200
+#: characters of spaces and tabs in a row on a line, indentation included (the corpus's longest is 10)
+MAX_SPACES: Final = 32
 FENCE_OPEN: Final = "```vox"
 FENCE_CLOSE: Final = "```"
 
@@ -101,6 +109,7 @@ class LayoutTable:
         all_ws: the token is whitespace only (or empty).
         trail_nl: newlines in the token's trailing whitespace.
         starts_nl: the token's text starts with a newline (``\\n`` or ``\\r``).
+        lead_spaces: spaces and tabs the token's text starts with.
     """
 
     texts: list[str]
@@ -115,8 +124,10 @@ class LayoutTable:
     quote: list[bool] = field(default_factory=list)  # starts with '"'
     opens: list[bool] = field(default_factory=list)  # starts with "//"
     glued: list[bool] = field(default_factory=list)  # holds a "//" right after code ("x//", ")//")
+    lead_spaces: list[int] = field(default_factory=list)  # spaces/tabs the token starts with
     _masks: dict[tuple[str, int, int, int], Any] = field(default_factory=dict)
     _ends: dict[tuple[str, int], Any] = field(default_factory=dict)
+    _widest: int | None = None
 
     @classmethod
     def build(cls, texts: list[str]) -> LayoutTable:
@@ -139,7 +150,8 @@ class LayoutTable:
         return cls(list(texts), lead, most, ws, trail, starts, ["//" in t for t in texts],
                    [t.startswith("/") for t in texts], [bool(_WORD_CHAR.match(t)) for t in texts],
                    [t.startswith('"') for t in texts], [t.startswith("//") for t in texts],
-                   [bool(_GLUED.search(t)) for t in texts])
+                   [bool(_GLUED.search(t)) for t in texts],
+                   [len(t) - len(t.lstrip(" \t")) for t in texts])
 
     def ends(self, what: str, width: int) -> Any:
         """Bool numpy array ``[width]``: tokens that end a word (``what="word"``: not starting with an
@@ -149,6 +161,23 @@ class LayoutTable:
             flags = [not w for w in self.word] if what == "word" else self.quote
             cached = self._ends[(what, width)] = _flag_tensor(flags, width)
         return cached
+
+    def spaces(self, run: int, width: int) -> Any:
+        """Bool numpy array ``[width]`` of the tokens that keep a line's run of spaces and tabs, now
+        ``run`` long, within :data:`MAX_SPACES` (their leading spaces fit in what is left). Cached."""
+        room = max(0, MAX_SPACES - run)
+        cached = self._ends.get((f"spaces{room}", width))
+        if cached is None:
+            cached = self._ends[(f"spaces{room}", width)] = _flag_tensor([n <= room for n in self.lead_spaces], width)
+        return cached
+
+    @property
+    def widest_spaces(self) -> int:
+        """The most leading spaces and tabs of any token (below ``MAX_SPACES - widest_spaces``
+        a run needs no mask)."""
+        if self._widest is None:
+            self._widest = max(self.lead_spaces, default=0)
+        return self._widest
 
     def unglued(self, after_code: int, width: int) -> Any:
         """Bool numpy array ``[width]`` of the tokens that glue no comment to code: never one holding
@@ -315,6 +344,9 @@ class LayoutState:
         if string:
             return mask
         mask = mask & self.table.unglued(_after_code(self.line), width)
+        run = len(self.line) - len(self.line.rstrip(" \t"))
+        if run + self.table.widest_spaces > MAX_SPACES:
+            mask = mask & self.table.spaces(run, width)
         word = _TRAILING_WORD.search(self.line)
         if word is not None and len(word.group()) >= MAX_WORD:
             return mask & self.table.ends("word", width)

@@ -117,6 +117,29 @@ def test_runaway_words_and_strings_end() -> None:
     assert "ab" in after("```vox\n", "// ab", *("_tag",) * 20)  # in a comment only the comment cap applies
 
 
+def test_runs_of_spaces_end() -> None:
+    """`fn` then hundreds of spaces to the token limit (the default eval's cut E0203 blocks): a run
+    of spaces and tabs on a line stops at MAX_SPACES, indentation included; strings and comments
+    are not code."""
+    from pipeline.decoding_layout import MAX_SPACES
+
+    spaces = " " * 8
+    texts = ["```vox\n", "fn", " ", spaces, "\t", "x", "\n", "\n  ", "\"", "// a"]
+    after = allowed_after(texts)
+    run = (spaces,) * (MAX_SPACES // 8)
+    assert {" ", spaces, "\t"} <= after("```vox\n", "fn", *run[:-1])  # 24: room for 8 more
+    assert " " in after("```vox\n", "fn", *run[:-1], " ") and spaces not in after("```vox\n", "fn", *run[:-1], " ")
+    ended = after("```vox\n", "fn", *run)
+    assert {" ", spaces, "\t", "\n  "} & ended == {"\n  "} and {"x", "\n", "\""} <= ended  # a newline ends it
+    assert spaces not in after("```vox\n", "\n  ", *run) and "x" in after("```vox\n", "\n  ", *run)  # indentation
+    assert spaces in after("```vox\n", "x", "\n", "x")  # a new line, a new run
+    assert spaces in after("```vox\n", "\"", *run) and spaces in after("```vox\n", "// a", *run)  # text
+    prose = LayoutState(LayoutTable.build(texts))
+    for piece in ("fn", *run, *run):
+        prose.feed(texts.index(piece))
+    assert prose.mask(len(texts)) is None  # prose is free
+
+
 def test_a_comment_is_never_glued_to_code() -> None:
     after = allowed_after(["```vox\n", "type T = bool", "//", " //", "l//", "/", "/ 2", "x", " ", "\"", "\"//", "\n",
                            "  "])
