@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -122,6 +123,24 @@ def _this_run(stage: str, produced: set[str], root: Path) -> Any:
         return None
 
 
+def code_version(repo: Path | None = None) -> str:
+    """The git commit the code ran from, as the README asks figures to be quoted with.
+
+    ``repo`` defaults to this checkout (the folder above ``assets/``). Returns the short hash,
+    with ``" + uncommitted changes"`` when tracked files differ from it, or ``"unknown (not a git
+    checkout)"`` when git or the repository is missing: never raises.
+    """
+    repo = repo or Path(__file__).resolve().parent.parent
+    try:
+        head = subprocess.run(["git", "-C", str(repo), "rev-parse", "--short", "HEAD"],
+                              capture_output=True, text=True, timeout=10, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(repo), "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=10, check=True).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown (not a git checkout)"
+    return f"{head} + uncommitted changes" if dirty else head
+
+
 def summary(result: Any, seconds: float, instance: Any = None, root: Path | None = None,
             backfill: Any = None, backfill_seconds: float = 0.0) -> list[str]:
     """Human-readable summary of a finished main-job run: what it produced, from the stage results.
@@ -142,8 +161,9 @@ def summary(result: Any, seconds: float, instance: Any = None, root: Path | None
     ok = result is not None and all(r.success for r in runs)
     run_ids = ", ".join(r.run_id[:8] for r in runs)
     lines = [f"vox-mens main job: {'SUCCESS' if ok else 'FAILED'} in {seconds / 60:.1f} min "
-             f"(run {run_ids}, recipe {os.environ.get('VOX_RECIPE', 'cpu-tiny')}, "
-             f"{os.cpu_count()} cores, load {load:.1f} at the end)"]
+             f"(commit {code_version()}, recipe {os.environ.get('VOX_RECIPE', 'cpu-tiny')}, "
+             f"{os.cpu_count()} cores, load {load:.1f} at the end)",
+             f"  Dagster runs:       {run_ids} (`make ui` shows them)"]
     produced = {e.asset_key.to_user_string() for r in runs for e in r.get_asset_materialization_events()}
     if backfill is not None:
         lines.append(_partitions_line(backfill, backfill_seconds))

@@ -29,7 +29,7 @@ from typing import Annotated, Any, Literal
 from annotated_types import Ge, Gt, Le
 
 from pipeline.errors import DataError, TrainingError
-from pipeline.recipe_types import NonNegative, Positive
+from pipeline.recipe_types import NonNegative, Positive, Seed
 
 log = logging.getLogger(__name__)
 
@@ -79,7 +79,7 @@ class BaseModelConfig:
     pretrain_train_share: Annotated[float, Ge(0), Le(1)] = 0.5  # stream: most of the pretraining tokens the train
     # split (read once) fills
     tokenizer_stream_docs: NonNegative = 1000  # stream documents added to the tokenizer's training text (stream only)
-    seed: NonNegative = 0  # init + data order
+    seed: Seed = 0  # init + data order
     torch_dtype: str = "bfloat16"  # load dtype for HF models on GPU (bootstrap stays float32)
 
 

@@ -21,7 +21,7 @@ from typing import Any
 from pipeline import atomic
 from pipeline.corpus_files import SCHEMA_VERSION, corpus_version, read_rows, write_parquet
 from pipeline.errors import RecipeError
-from pipeline.recipe_types import NonNegative
+from pipeline.recipe_types import Seed
 from pipeline.recipes import recipe_path, stage_config
 
 
@@ -33,7 +33,7 @@ def _default_weights() -> dict[str, float]:
 class CorpusConfig:
     """Corpus stage settings (recipe section ``corpus:``)."""
 
-    seed: NonNegative = 1234            # master seed: same seed -> byte-identical Parquet
+    seed: Seed = 1234            # master seed: same seed -> byte-identical Parquet
     pairs: int = 5000                   # pairs generated before the gate, all sources together
     size: int = 4000                    # most rows in the mixed corpus (train + heldout)
     weights: dict[str, float] = field(default_factory=_default_weights)  # share of rows per source

@@ -45,7 +45,7 @@ from pipeline.eval_scoring import (  # noqa: F401 - NO_CODE, extract_vox, vox_ch
     vox_checker,
 )
 from pipeline.eval_tasks import Task, leaked
-from pipeline.recipe_types import EvalWorkers, NonNegative, Positive
+from pipeline.recipe_types import EvalWorkers, NonNegative, Positive, Seed
 
 if TYPE_CHECKING:
     from pipeline.eval_workers import BaseSampler
@@ -76,7 +76,7 @@ class EvalConfig:
     retry_temperature: Annotated[float, Ge(0)] = 0.7  # sampling temperature of those retries
     gate_metric: Literal["compile", "exec"] = "compile"  # release gate on "compile" (headline pass@1) or "exec"
     # (hidden checks pass)
-    seed: NonNegative = 0  # sampling seed
+    seed: Seed = 0  # sampling seed
     device: Literal["auto", "cuda", "mps", "cpu"] = "auto"  # auto = cuda, then mps, then cpu
     workers: EvalWorkers = 1  # 2: the base's gate-policy samples in a second process (eval_workers)
 

@@ -3,9 +3,10 @@
 The frozen dataclasses (``TrainConfig``, ``ExportConfig`` ...) stay the typed result that stage code
 uses; this module turns each into a pydantic model with ``extra="forbid"`` and strict types, so an
 unknown key, a wrong type, a value outside a ``Literal`` or a bound (``Annotated`` with
-``annotated_types``, e.g. :mod:`pipeline.recipe_types`), or a non-finite number (``.inf``, ``.nan``: in
-every float field and every number of a mapping field) is reported with its file, section and key
-before any stage runs, with the field's :class:`pipeline.recipe_types.Reason` where it has one. Rules
+``annotated_types``, e.g. :mod:`pipeline.recipe_types`; every integer at most :data:`INT64_MAX`), or a
+non-finite number (``.inf``, ``.nan``: in every float field and every number of a mapping field) is
+reported with its file, section and key before any stage runs, with the field's
+:class:`pipeline.recipe_types.Reason` where it has one. Rules
 between fields are in :mod:`pipeline.recipe_rules`. :data:`SECTIONS` is the one list of recipe sections.
 """
 
@@ -20,6 +21,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Final
 
+from annotated_types import Le
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, create_model
 from pydantic_core import PydanticCustomError
 
@@ -34,6 +36,12 @@ SECTIONS: Final[dict[str, str]] = {
     "export": "pipeline.export:ExportConfig",
     "distributed": "pipeline.distributed:DistributedConfig",
 }
+
+#: the largest integer any recipe field takes: torch and numpy hold counts, sizes and seeds as int64,
+#: and a larger one (``--batch-size 99999999999999999999``) passed validation, then overflowed there
+INT64_MAX: Final = 2**63 - 1
+#: what a message adds to an integer above :data:`INT64_MAX`
+INT64_REASON: Final = "a larger integer overflows the int64 of torch and numpy"
 
 #: errors listed in one message before "... and N more"
 MAX_LISTED: Final = 3
@@ -68,10 +76,14 @@ def _schema_type(hint: Any) -> Any:
     Mappings are checked here only for non-finite numbers: their entries are checked by the stage's
     own range check, which names the offending entry (e.g. ``corpus.weights: unknown source``).
     Float fields need nothing here: the model refuses ``inf``/``nan`` in all of them (``allow_inf_nan``).
+    Integer fields without an upper bound of their own get :data:`INT64_MAX`.
     """
     origin = typing.get_origin(hint)
     if origin is dict or origin is Mapping:
         return Annotated[Any, AfterValidator(_finite_entries)]
+    base, *notes = typing.get_args(hint) if origin is Annotated else (hint,)
+    if base is int and not any(isinstance(note, Le) for note in notes):  # a field's own bound is lower
+        return Annotated[hint, Le(INT64_MAX)]
     return hint
 
 
@@ -137,6 +149,8 @@ def _describe(error: Any, section: str, valid: list[str], names: Mapping[str, st
     if error["type"] == "missing":
         return f"{where} is required"
     reason = f": {reasons[key]}" if key in reasons and error["type"] in _BOUND_ERRORS else ""
+    if error["type"] == "less_than_equal" and (error.get("ctx") or {}).get("le") == INT64_MAX:
+        reason = f": {INT64_REASON}"
     return f"{where}: {error['msg'].lower()}, got {error['input']!r}{reason}"
 
 

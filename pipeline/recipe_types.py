@@ -31,8 +31,11 @@ class Reason:
 
 #: a count that must be at least 1 (sizes, batch sizes, sample counts, step intervals)
 Positive = Annotated[int, Ge(1)]
-#: a count where 0 means "none" or "no limit" (row caps, retries, warm-up steps), or a seed
+#: a count where 0 means "none" or "no limit" (row caps, retries, warm-up steps)
 NonNegative = Annotated[int, Ge(0)]
+#: a random seed: ``transformers.set_seed`` hands it to ``numpy.random.seed``, which takes 0..2**32 - 1
+Seed = Annotated[int, Ge(0), Le(2**32 - 1), Reason(
+    "seeds go to numpy.random.seed (through transformers.set_seed), which takes 0 to 2**32 - 1")]
 
 #: what the schema says about a refused :data:`StepLimit`
 STEP_LIMIT_RULE: Final = "input should be at least 1, or -1 to train by epochs"

@@ -6,11 +6,17 @@ explicit overrides (CLI flags / Dagster config). :func:`validate_recipe` checks 
 (encoding, sections, keys, types, ranges, finite numbers: :mod:`pipeline.recipe_schema`; rules between
 values: :mod:`pipeline.recipe_rules`) before the main job starts, and every :func:`stage_config` call
 checks it again, so no stage runs on a mistyped recipe.
+
+A recipe sets only what it names: every other value is the dataclass default, not ``cpu-tiny``'s
+(start a recipe from a copy of ``cpu-tiny.yaml`` to change a few of its values). A recipe with no
+settings at all (an empty file, only comments, or empty sections) is valid and runs every stage on
+the defaults; :func:`load_recipe` logs a warning saying so, once per file and process.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import logging
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -25,6 +31,8 @@ RECIPES_DIR = Path(__file__).resolve().parent / "recipes"
 DEFAULT_RECIPE = "cpu-tiny"
 
 T = TypeVar("T")
+
+_WARNED_EMPTY: set[Path] = set()  # recipes with no settings already warned about in this process
 
 
 def recipe_path(recipe: str | os.PathLike[str] | None = None) -> Path:
@@ -57,7 +65,8 @@ def load_recipe(recipe: str | os.PathLike[str] | None = None) -> dict[str, Any]:
     Raises:
         RecipeError: missing file, not UTF-8, invalid YAML (a mapping key given twice included:
             :func:`pipeline.yaml_input.load_yaml`), or a top level that is not a mapping; one line
-            naming the file (and the line for YAML errors).
+            naming the file (and the line for YAML errors). A recipe with no settings is not an
+            error: it is logged as a warning (module docstring).
     """
     path = recipe_path(recipe)
     try:
@@ -79,6 +88,11 @@ def load_recipe(recipe: str | os.PathLike[str] | None = None) -> dict[str, Any]:
         raise RecipeError(f"{path}{where}: invalid YAML: {problem}") from None
     if not isinstance(data, dict):
         raise RecipeError(f"{path}: top level must be a mapping of stage sections")
+    if not any(data.values()) and path not in _WARNED_EMPTY:
+        _WARNED_EMPTY.add(path)
+        logging.getLogger(__name__).warning(
+            "recipe %s holds no settings: every stage runs on its built-in defaults, not on %s's (copy "
+            "pipeline/recipes/%s.yaml to change a few of its values)", path, DEFAULT_RECIPE, DEFAULT_RECIPE)
     return data
 
 

@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal
 
 from annotated_types import Ge, Gt, Lt
 
-from pipeline.recipe_types import NonNegative, Positive, StepLimit  # Positive is re-exported by pipeline.train
+from pipeline.recipe_types import NonNegative, Positive, Seed, StepLimit  # Positive is re-exported by pipeline.train
 
 #: a torch dtype name; "auto" = bf16 on CUDA, fp32 elsewhere (:func:`pipeline.quant.torch_dtype`)
 DType = Literal["auto", "float32", "bfloat16", "float16"]
@@ -51,7 +51,7 @@ class TrainConfig:
     save_total_limit: NonNegative = 2  # checkpoints kept (0 = all)
     logging_steps: Positive = 5  # loss / LR / tokens-per-second logging interval
     gradient_checkpointing: bool = False  # trade compute for memory (on for big GPU models)
-    seed: NonNegative = 0  # data order, LoRA init
+    seed: Seed = 0  # data order, LoRA init
     resume: bool = True  # continue an interrupted run with the same fingerprint
 
 

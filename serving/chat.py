@@ -273,7 +273,7 @@ def _turn(text: str, send: Send, write: Callable[[str], None], options: ChatOpti
             write(f"[check] {discarded_note(attempt, best)}\n")  # once: the transcript, --explain or not
         # The conversation keeps the request and the best answer, not the failed attempts.
         s.history[-1] = {"role": "assistant", "content": best.answer}
-        if repair == options.max_repairs:
+        if repair == options.max_repairs or not best.repairable:
             _fail(write, s, best, repair)
             return
         write(f"[check] {best.summary}; repair {repair + 1}/{options.max_repairs}, sending:\n{best.feedback}\n")

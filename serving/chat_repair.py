@@ -24,6 +24,12 @@ from vox_lang.script_requests import declares_tests, unmet_shape
 
 NO_BLOCK_MESSAGE: Final = ("Your answer has no ```vox fenced block, so nothing could be checked. "
                            "Reply with the complete program in one ```vox block.")
+#: an answer the token limit stopped before it held a program: a repair under the same limit would
+#: stop there too, so none is sent
+LIMIT_SUMMARY: Final = "the answer stopped at the token limit before it held a program"
+LIMIT_REMAINING: Final = ("the answer hit the token limit (finish_reason=length) before it wrote a program in a "
+                          "```vox block, and a repair under the same limit would stop there too: no repair was "
+                          "sent. Raise --max-tokens (default 1024).\n")
 
 #: :attr:`Attempt.stage`, best first: compiles but its tests fail; compiles but does not declare what
 #: the request names (:func:`vox_lang.requests.missing_items`); compile errors; syntax errors that
@@ -168,6 +174,8 @@ class Attempt:
             tests): :func:`request_gaps`, counted whether or not it compiles.
         warnings: the front end's warnings.
         label: its name in the transcript when not :attr:`round`'s (``""``: from the round).
+        repairable: ``False`` when a repair call cannot help: the answer stopped at the token limit
+            before it held a program (:data:`LIMIT_SUMMARY`).
     """
 
     round: int
@@ -181,6 +189,7 @@ class Attempt:
     gaps: int = 0
     warnings: int = 0
     label: str = ""
+    repairable: bool = True
 
     @property
     def name(self) -> str:
@@ -246,6 +255,9 @@ def assess(round_: int, answer: str, verified: Verification, tests: Any,
                        f"{tests.failed}/{len(tests.outcomes)} test(s) failed when run",
                        test_repair_message(failures, tests.failed, len(tests.outcomes)), failures + "\n", gaps,
                        warnings)
+    if result is None and verified.hit_limit:  # cut before any program: the same limit cuts a repair
+        return Attempt(round_, answer, program, NO_PROGRAM, 1, LIMIT_SUMMARY, NO_BLOCK_MESSAGE, LIMIT_REMAINING,
+                       repairable=False)
     if verified.empty:  # nothing to re-send: the repair call shows the answer itself
         return Attempt(round_, answer, None, NO_PROGRAM, 1, EMPTY_PROGRAM_SUMMARY, EMPTY_PROGRAM_MESSAGE,
                        EMPTY_PROGRAM_SUMMARY + "\n")

@@ -23,6 +23,9 @@ if TYPE_CHECKING:
 DEFAULT_ENDPOINT: Final = "http://127.0.0.1:8000/v1"
 DEFAULT_TIMEOUT_S: Final = 0.2
 MAX_BODY_BYTES: Final = 1_000_000  # a /models list is a few KB; more is not an OpenAI server
+#: how a probe's error begins when something listens there but does not answer ``GET /models`` as an
+#: OpenAI-compatible server would (a web page, another API, a 404)
+NOT_OPENAI: Final = "answers, but not as an OpenAI-compatible server"
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,23 +156,25 @@ def _fetch(base_url: str, timeout: float) -> tuple[tuple[ServedModel, ...], str 
         with _client().stream("GET", f"{base_url}/models", headers={"Accept": "application/json"},
                               timeout=timeout) as response:
             if response.status_code >= 400:
-                return (), f"HTTP {response.status_code}"
+                return (), f"{NOT_OPENAI}: GET /models gave HTTP {response.status_code}"
             raw = b""
             for piece in response.iter_bytes():
                 raw += piece
                 if len(raw) > MAX_BODY_BYTES:
-                    return (), f"bad response: body over {MAX_BODY_BYTES} bytes"
+                    return (), f"{NOT_OPENAI}: GET /models sent over {MAX_BODY_BYTES} bytes"
         body = httpx.Response(200, content=raw).json()
     except httpx.TimeoutException:
         return (), "timeout"
     except httpx.ConnectError as exc:
         refused = isinstance(exc.__cause__, ConnectionRefusedError) or "refused" in str(exc).lower()
         return (), "connection refused" if refused else str(exc) or type(exc).__name__
-    except (httpx.HTTPError, ValueError) as exc:
+    except ValueError:
+        return (), f"{NOT_OPENAI}: GET /models is not JSON"
+    except httpx.HTTPError as exc:
         return (), f"bad response: {exc}"
     data = body.get("data") if isinstance(body, dict) else None
     if not isinstance(data, list):
-        return (), "bad response: no model list"
+        return (), f"{NOT_OPENAI}: GET /models has no model list"
     return tuple(_card(item) for item in data if isinstance(item, dict) and isinstance(item.get("id"), str)), None
 
 

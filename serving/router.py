@@ -396,8 +396,13 @@ def _what_would_help(catalog: Catalog, profile: Profile) -> str:
 
 
 def _probed_endpoints(catalog: Catalog) -> str:
-    """The local endpoints the catalog probed, comma-separated, or ``none``."""
-    return ", ".join((catalog.sources.get("local") or {}).get("endpoints") or {}) or "none"
+    """The local endpoints the catalog probed, comma-separated, each down one with why (``http://127.0.0.1:9/v1
+    (connection refused)``; ``... (answers, but not as an OpenAI-compatible server: GET /models gave HTTP 404)``),
+    or ``none``."""
+    endpoints = (catalog.sources.get("local") or {}).get("endpoints") or {}
+    shown = [url if state == "up" or not isinstance(state, str) else f"{url} ({state.removeprefix('down: ')})"
+             for url, state in endpoints.items()]
+    return ", ".join(shown) or "none"
 
 
 def _no_local_model(catalog: Catalog, why: str) -> str:

@@ -40,6 +40,8 @@ class Verification:
         notes: one line each, for the transcript (``[check] ...``): which block was used, which
             block is unterminated, that the answer hit the token limit.
         caveat: appended to a PASS verdict when the answer may be cut off (``""`` otherwise).
+        hit_limit: the provider said the answer stopped at the token limit (``finish_reason``
+            ``"length"``).
     """
 
     blocks: tuple[VoxBlock, ...]
@@ -48,6 +50,7 @@ class Verification:
     empty: bool = False
     notes: tuple[str, ...] = ()
     caveat: str = ""
+    hit_limit: bool = False
 
     @property
     def passed(self) -> bool:
@@ -78,11 +81,12 @@ def verify_answer(answer: str, check: Callable[[str], Any], *, finish_reason: st
         The :class:`Verification` (never raises for any answer).
     """
     blocks = tuple(extract_vox_blocks(answer))
+    hit_limit = finish_reason == "length"
     if not blocks:
-        return Verification(blocks, None, None)
+        return Verification(blocks, None, None, hit_limit=hit_limit)
     program = join_program(list(blocks))
     if _is_empty(program):
-        return Verification(blocks, program, None, empty=True)
+        return Verification(blocks, program, None, empty=True, hit_limit=hit_limit)
     result = check(program)
     used: tuple[VoxBlock, ...] = blocks
     notes: list[str] = []
@@ -104,11 +108,11 @@ def verify_answer(answer: str, check: Callable[[str], Any], *, finish_reason: st
         notes.append(f"the ```vox block at line {open_blocks[0].line} has no closing fence: the answer may be cut off; "
                      "what arrived was checked")
         caveats.append("unterminated ```vox block: the answer may be cut off")
-    if finish_reason == "length":
+    if hit_limit:
         notes.append("the answer stopped at the token limit (finish_reason=length)")
         caveats.append("the answer hit the token limit")
     caveat = f" ({'; '.join(caveats)})" if caveats else ""
-    return Verification(blocks, program, result, notes=tuple(notes), caveat=caveat)
+    return Verification(blocks, program, result, notes=tuple(notes), caveat=caveat, hit_limit=hit_limit)
 
 
 def example_notes(answer: str, check: Callable[[str], Any]) -> list[str]:

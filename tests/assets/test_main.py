@@ -31,6 +31,7 @@ def test_summary_reads_this_runs_results_and_times_each_step(tmp_path: Path) -> 
                                 resources={"vox_state": VoxStateResource(state_dir=str(tmp_path))})
         lines = summary(result, 6.0, instance, tmp_path)
     assert lines[0].startswith("vox-mens main job: SUCCESS in 0.1 min") and "cores, load" in lines[0]
+    assert "(commit " in lines[0] and lines[1].startswith("  Dagster runs:       ")
     assert any(line.startswith("  corpus:             not built (") for line in lines)
     assert "  gate pass rate:     n/a (gate not run)" in lines
     assert "  export:             not produced in this run" in lines
@@ -118,6 +119,27 @@ def test_a_failed_release_gate_says_how_to_serve_the_adapter_anyway(tmp_path: Pa
     assert "  release gate:       FAIL: adapter pass@1 0.287 not above base 0.311" in lines
     assert lines[-1] == ("  next:               serve it anyway: `.venv/bin/vox serve /s/base_model/model "
                          "--adapter /s/runs/f/adapter`, then `.venv/bin/vox chat --model free`")
+
+
+def test_the_code_version_is_the_commit_and_says_when_files_changed(tmp_path: Path) -> None:
+    """User trial: the summary printed two Dagster run ids (which read like commit hashes) and not the
+    git commit the README asks figures to be quoted with."""
+    import subprocess
+
+    from assets.main import code_version
+
+    assert code_version(tmp_path) == "unknown (not a git checkout)"
+    git = ["git", "-C", str(tmp_path), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    (tmp_path / "a.txt").write_text("1\n")
+    subprocess.run([*git, "add", "a.txt"], check=True)
+    subprocess.run([*git, "commit", "-qm", "one"], check=True)
+    head = subprocess.run([*git, "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    assert code_version(tmp_path) == head
+    (tmp_path / "new.txt").write_text("untracked files do not count\n")
+    assert code_version(tmp_path) == head
+    (tmp_path / "a.txt").write_text("2\n")
+    assert code_version(tmp_path) == f"{head} + uncommitted changes"
 
 
 def test_a_failed_blocking_check_is_named_with_its_description_and_reason() -> None:

@@ -80,6 +80,40 @@ def test_every_float_field_of_every_section_refuses_inf() -> None:
         assert config is None and problems == [f"{section}.{key}: input should be a finite number, got inf"]
 
 
+def test_every_integer_field_of_every_section_refuses_what_int64_cannot_hold() -> None:
+    """User trial: `--batch-size 99999999999999999999` passed validation (then overflowed in torch).
+    The bound is the schema's, for every integer field at once."""
+    import typing
+
+    from pipeline.recipe_schema import INT64_MAX, INT64_REASON, SECTIONS, section_problems
+
+    ints = [(s, f.name) for s in SECTIONS for f in dataclasses.fields(config_class(s))
+            if int in (typing.get_type_hints(config_class(s))[f.name], *typing.get_args(
+                typing.get_type_hints(config_class(s), include_extras=True)[f.name]))]
+    assert len(ints) > 30
+    for section, key in ints:
+        config, problems = section_problems(config_class(section), section, {key: 10**20})
+        assert config is None and len(problems) == 1, (section, key, problems)
+        assert problems[0].startswith(f"{section}.{key}: input should be less than or equal to "), problems
+        assert problems[0].endswith(INT64_REASON) or key in ("seed", "workers"), problems  # their own bound
+    config, problems = section_problems(config_class("train"), "train", {"max_length": INT64_MAX})
+    assert problems == [] and config is not None and config.max_length == INT64_MAX
+
+
+@pytest.mark.parametrize("flag", ["--batch-size", "--seed", "--lora-r"])
+def test_a_flag_too_large_for_int64_or_a_seed_is_refused_naming_the_flag(flag: str) -> None:
+    from pipeline.train_cli import parse
+
+    big = "99999999999999999999"
+    with pytest.raises(RecipeError, match=rf"^{flag}: input should be less than or equal to \d+, got {big}: "):
+        parse(["--config", "cpu-tiny", flag, big])
+
+
+def test_a_seed_is_held_to_what_numpy_takes(tmp_path: Path) -> None:
+    _refused(_recipe(tmp_path, train={"seed": 2**32}), r"train\.seed: input should be less than or equal to "
+             r"4294967295, got 4294967296: seeds go to numpy\.random\.seed")
+
+
 def test_a_non_finite_flag_is_refused_naming_the_flag() -> None:
     from pipeline.train_cli import parse
 
@@ -154,6 +188,23 @@ def test_allowed_values_once_checked_by_the_stage_are_checked_up_front(tmp_path:
 
 
 # --- recipe paths and flags ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("text", ["", "# only a comment\n", "train:\neval: {}\n"])
+def test_a_recipe_without_settings_runs_on_the_defaults_with_one_warning(
+        tmp_path: Path, text: str, caplog: pytest.LogCaptureFixture) -> None:
+    """User trial: an empty recipe silently ran every stage on the dataclass defaults."""
+    from pipeline.train_config import TrainConfig
+
+    path = tmp_path / "empty.yaml"
+    path.write_text(text)
+    with caplog.at_level("WARNING", logger="pipeline.recipes"):
+        configs = validate_recipe(str(path))
+        assert stage_config(TrainConfig, "train", str(path)) == TrainConfig()
+    assert configs["train"] == TrainConfig()
+    warned = [r.getMessage() for r in caplog.records if r.name == "pipeline.recipes"]
+    assert warned == [f"recipe {path} holds no settings: every stage runs on its built-in defaults, not on "
+                      "cpu-tiny's (copy pipeline/recipes/cpu-tiny.yaml to change a few of its values)"]
+
 
 def test_a_missing_recipe_path_says_no_such_file(tmp_path: Path) -> None:
     missing = tmp_path / "x" / "missing.yaml"

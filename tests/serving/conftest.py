@@ -7,7 +7,9 @@ trained here on a few KB of text with a ``<|im_start|>``/``<|im_end|>`` chat tem
 
 ``local_server`` serves that directory on a free loopback port in a background thread and yields
 its OpenAI base URL (``http://127.0.0.1:<port>/v1``). ``replay`` is the scripted loopback model
-server helper module (``replay_server.py``).
+server helper module (``replay_server.py``). ``keyless`` isolates a test from this machine's keys
+and providers: no key in the environment or keyring, no Ollama, OpenRouter and the local endpoint
+both on the discard port (refused at once).
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ import pytest
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 TINY_MODEL_NAME = "vox-mens-tiny"
+#: the discard port: nothing listens there, so a probe or call is refused at once
+NO_ENDPOINT = "http://127.0.0.1:9/v1"
 
 CHAT_TEMPLATE = (
     "{% for message in messages %}"
@@ -256,3 +260,21 @@ def replay() -> Any:
         sys.modules[name] = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(sys.modules[name])
     return sys.modules[name]
+
+
+@pytest.fixture
+def keyless(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
+    """No provider key in the environment (every :data:`serving.keys.PROVIDER_ENV` name unset) or
+    keyring (``VOX_NO_KEYRING=1``), no Ollama (``VOX_OLLAMA=0``), OpenRouter and the local endpoint
+    on :data:`NO_ENDPOINT`. Returns the monkeypatch, for a test to point ``VOX_LOCAL_ENDPOINTS`` at
+    its own server or set one key."""
+    from serving.keys import PROVIDER_ENV
+
+    for names in PROVIDER_ENV.values():
+        for name in names:
+            monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("VOX_NO_KEYRING", "1")
+    monkeypatch.setenv("VOX_OLLAMA", "0")
+    monkeypatch.setenv("VOX_LOCAL_ENDPOINTS", NO_ENDPOINT)
+    monkeypatch.setenv("VOX_OPENROUTER_URL", NO_ENDPOINT.replace("/v1", "/api/v1"))
+    return monkeypatch

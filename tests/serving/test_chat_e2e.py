@@ -11,7 +11,6 @@ import pytest
 from typer.testing import CliRunner
 
 from serving.cli import app
-from serving.keys import PROVIDER_ENV
 
 # The servers run in this test process, which holds torch, transformers and LiteLLM: one full
 # garbage collection takes ~1.5 s on a busy machine, and one landing inside the 200 ms default probe
@@ -21,16 +20,9 @@ PROBE_TIMEOUT = "10"
 
 
 @pytest.fixture
-def offline_env(monkeypatch: pytest.MonkeyPatch, local_server: str, tiny_export_dir: Path) -> str:
+def offline_env(keyless: pytest.MonkeyPatch, local_server: str, tiny_export_dir: Path) -> str:
     """No keys anywhere, only the local server reachable, the tiny export registered as latest."""
-    for names in PROVIDER_ENV.values():
-        for name in names:
-            monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("VOX_NO_KEYRING", "1")
-    monkeypatch.setenv("VOX_PROBE_TIMEOUT", PROBE_TIMEOUT)
-    monkeypatch.setenv("VOX_LOCAL_ENDPOINTS", local_server)
-    monkeypatch.setenv("VOX_OLLAMA", "0")
-    monkeypatch.setenv("VOX_OPENROUTER_URL", "http://127.0.0.1:9/api/v1")
+    _only_local(keyless, local_server)
     from pipeline.paths import exports_dir
 
     (exports_dir() / "latest.json").write_text(json.dumps({"path": str(tiny_export_dir), "eval_passed": True}))
@@ -51,33 +43,50 @@ def test_free_mode_routes_to_the_local_export(offline_env: str, tiny_model_name:
     assert result.exit_code == (0 if "vox-script-verify: PASS" in out else 1)
 
 
-def test_local_only_without_a_server_is_one_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    for names in PROVIDER_ENV.values():
-        for name in names:
-            monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("VOX_NO_KEYRING", "1")
-    monkeypatch.setenv("VOX_LOCAL_ENDPOINTS", "http://127.0.0.1:9/v1")
-    monkeypatch.setenv("VOX_OLLAMA", "0")
-    monkeypatch.setenv("VOX_OPENROUTER_URL", "http://127.0.0.1:9/api/v1")
+@pytest.mark.usefixtures("keyless")
+def test_local_only_without_a_server_is_one_clear_error() -> None:
     result = CliRunner().invoke(app, ["chat", "-m", "genius", "--local-only", "hello"])
     assert result.exit_code == 1
-    assert "error: no local model is reachable (--local-only; endpoints probed: http://127.0.0.1:9/v1)" in result.output
+    assert ("error: no local model is reachable (--local-only; endpoints probed: http://127.0.0.1:9/v1 "
+            "(connection refused))") in result.output
     assert "`vox serve`" in result.output and "VOX_LOCAL_ENDPOINTS" in result.output
     assert "set a provider key" not in result.output and "Traceback" not in result.output
 
 
+def test_an_endpoint_that_is_not_openai_compatible_is_named_as_such(keyless: pytest.MonkeyPatch) -> None:
+    """User trial: a web server on the local endpoint was reported as "no local model reachable", as
+    if nothing listened there. The error now says it answers, and how."""
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+    from threading import Thread
+
+    class NotFound(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - http.server API
+            self.send_error(404)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), NotFound)
+    Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    try:
+        _only_local(keyless, url)
+        result = CliRunner().invoke(app, ["chat", "-m", "free", "--local-only", "hello"])
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert (f"endpoints probed: {url} (answers, but not as an OpenAI-compatible server: GET /models gave "
+            "HTTP 404)") in result.output, result.output
+
+
 def _only_local(monkeypatch: pytest.MonkeyPatch, url: str) -> None:
-    for names in PROVIDER_ENV.values():
-        for name in names:
-            monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("VOX_NO_KEYRING", "1")
+    """After ``keyless``: only ``url`` is probed, with a deadline that survives a garbage collection."""
     monkeypatch.setenv("VOX_PROBE_TIMEOUT", PROBE_TIMEOUT)
     monkeypatch.setenv("VOX_LOCAL_ENDPOINTS", url)
-    monkeypatch.setenv("VOX_OLLAMA", "0")
-    monkeypatch.setenv("VOX_OPENROUTER_URL", "http://127.0.0.1:9/api/v1")
 
 
-def test_default_max_tokens_is_capped_to_a_small_local_context(monkeypatch: pytest.MonkeyPatch, replay: Any) -> None:
+def test_default_max_tokens_is_capped_to_a_small_local_context(keyless: pytest.MonkeyPatch, replay: Any) -> None:
     # Regression: `vox chat -m free` sent max_tokens=1024 to a 512-token `vox serve` model, which
     # rejects it (HTTP 400). The card's max_model_len and system_prompt_mode now set the cap.
     from pipeline.prompt import system_prompt
@@ -87,7 +96,7 @@ def test_default_max_tokens_is_capped_to_a_small_local_context(monkeypatch: pyte
     answer = "```vox\nfn add(a: int, b: int) to int {\n    ret a + b\n}\n```"
     card = {"max_model_len": 512, "system_prompt_mode": "none"}
     with replay.ReplayServer([answer], model="vox-mens-tiny", card=card) as server:
-        _only_local(monkeypatch, server.base_url)
+        _only_local(keyless, server.base_url)
         result = CliRunner().invoke(app, ["chat", "-m", "free", "--explain", "--max-repairs", "0", "--candidates", "1",
                                           request])
     assert "Traceback" not in result.output and "[failed:" not in result.output, result.output
@@ -114,14 +123,14 @@ TINY_CARD = {"max_model_len": 512, "system_prompt_mode": "none"}
 TINY_REQUEST = "Write a Vox function that returns the larger of two ints."
 
 
-def test_tiny_context_repair_sends_a_compact_history(monkeypatch: pytest.MonkeyPatch, replay: Any) -> None:
+def test_tiny_context_repair_sends_a_compact_history(keyless: pytest.MonkeyPatch, replay: Any) -> None:
     # Regression: the first repair turn re-sent the whole answer (prose included), which did not
     # fit the 512-token export; only the request, the checked program and the diagnostics go back.
     prose = "This function compares the two integers and returns whichever one is larger. " * 20
     broken = f"Here it is:\n```vox\nfn larger(a: int, b: int) to int {{\n  ret c\n}}\n```\n{prose}"
     fixed = "```vox\nfn larger(a: int, b: int) to int {\n  ret a\n}\n```"
     with replay.ReplayServer([broken, fixed], model="vox-mens-tiny", card=TINY_CARD) as server:
-        _only_local(monkeypatch, server.base_url)
+        _only_local(keyless, server.base_url)
         result = CliRunner().invoke(app, ["chat", "-m", "free", "--candidates", "1", TINY_REQUEST])
     assert "error:" not in result.output and result.exit_code == 0, result.output
     assert "vox-script-verify: PASS" in result.output
@@ -134,13 +143,13 @@ def test_tiny_context_repair_sends_a_compact_history(monkeypatch: pytest.MonkeyP
     assert prose[:40] not in str(repair["messages"])
 
 
-def test_tiny_context_repair_that_cannot_fit_ends_with_fail(monkeypatch: pytest.MonkeyPatch, replay: Any) -> None:
+def test_tiny_context_repair_that_cannot_fit_ends_with_fail(keyless: pytest.MonkeyPatch, replay: Any) -> None:
     # Even the compact repair prompt is too big for 512 tokens: FAIL with the diagnostics and a
     # note, not "error: no model can serve" after the answer was shown; exit code as for FAIL.
     body = "\n".join(f"  let v{i} = missing_name_{i}" for i in range(12))
     broken = f"```vox\nfn larger(a: int, b: int) to int {{\n{body}\n  ret a\n}}\n```"
     with replay.ReplayServer([broken], model="vox-mens-tiny", card=TINY_CARD) as server:
-        _only_local(monkeypatch, server.base_url)
+        _only_local(keyless, server.base_url)
         result = CliRunner().invoke(app, ["chat", "-m", "free", "--explain", "--candidates", "1", TINY_REQUEST])
     out = result.output
     assert "no model can serve" not in out and "Traceback" not in out, out

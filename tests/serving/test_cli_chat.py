@@ -46,25 +46,18 @@ def test_an_interactive_session_ended_by_the_user_exits_0_when_no_model_could_se
     assert result.exit_code == 0, result.output
 
 
-def test_dry_run_with_no_usable_model_shows_what_it_considered(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_dry_run_with_no_usable_model_shows_what_it_considered(tmp_path: Path, keyless: pytest.MonkeyPatch) -> None:
     # new-user trial: `--dry-run` printed only the error; it shows the routing report first (stdout),
     # then the error naming the local endpoint it probed (stderr), exit 1
-    monkeypatch.setenv("VOX_HOME", str(tmp_path))
-    monkeypatch.setenv("VOX_LOCAL_ENDPOINTS", "http://127.0.0.1:9/v1")
-    monkeypatch.setenv("VOX_OLLAMA", "0")
-    monkeypatch.setenv("VOX_NO_KEYRING", "1")
-    monkeypatch.setenv("VOX_OFFLINE", "1")
-    from serving.keys import PROVIDER_ENV
-
-    for names in PROVIDER_ENV.values():
-        for name in names:
-            monkeypatch.delenv(name, raising=False)
+    keyless.setenv("VOX_HOME", str(tmp_path))
+    keyless.setenv("VOX_OFFLINE", "1")
     result = CliRunner().invoke(app, ["chat", "--dry-run", "Write a Vox function `f() to int`"])
     assert result.exit_code == 1, result.output
     assert result.stdout.startswith("routing: mode=auto category=codegen (Vox code)\n  rule: "), result.stdout
     assert "models of providers without a key" in result.stdout
     assert result.stderr.startswith("error: no model can serve this request in mode 'auto' (no local model "
-                                    "reachable; endpoints probed: http://127.0.0.1:9/v1;"), result.stderr
+                                    "reachable; endpoints probed: http://127.0.0.1:9/v1 (connection refused);"), \
+        result.stderr
 
 
 def test_dry_run_of_an_explicit_model_that_cannot_serve_shows_why(tmp_path: Path,

@@ -81,7 +81,8 @@ def test_silent_endpoint_times_out_within_deadline(silent_port: int) -> None:
 
 def test_non_openai_server_is_down(not_openai_port: int) -> None:
     result = probe(f"http://127.0.0.1:{not_openai_port}/v1")
-    assert not result.up and "no model list" in (result.error or "")
+    assert not result.up
+    assert result.error == "answers, but not as an OpenAI-compatible server: GET /models has no model list"
 
 
 def test_probe_all_is_parallel_under_one_deadline(local_server: str, silent_port: int, refused_port: int) -> None:

@@ -339,7 +339,8 @@ def test_local_only_dead_end_says_how_to_start_a_local_model(catalog: Catalog) -
     with pytest.raises(NoCandidates) as info:
         decide(RouteRequest(CHAT, local_only=True), "genius", catalog=gone, keys=ALL_KEYS)
     message = str(info.value)
-    assert message.startswith("no local model is reachable (--local-only; endpoints probed: http://127.0.0.1:8000/v1)")
+    assert message.startswith("no local model is reachable (--local-only; endpoints probed: http://127.0.0.1:8000/v1 "
+                              "(connection refused))")
     assert "`vox serve`" in message and "VOX_LOCAL_ENDPOINTS" in message and "provider key" not in message
     small = dataclasses.replace(local("vox-mens-small", 0.3), context_window=100)
     with pytest.raises(NoCandidates, match=r"no local model can serve this request \(--local-only\): "

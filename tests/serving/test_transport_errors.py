@@ -190,20 +190,13 @@ def test_a_hosted_timeout_without_a_url_still_says_what_to_do() -> None:
     assert (failure.kind, failure.status, failure.endpoint) == ("timeout", None, None)
 
 
-def test_vox_chat_prints_one_clear_timeout_line(replay: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_vox_chat_prints_one_clear_timeout_line(replay: Any, keyless: pytest.MonkeyPatch) -> None:
     """The trial's command: a local endpoint that lists its model and never answers the chat."""
     from serving.cli import app
-    from serving.keys import PROVIDER_ENV
 
-    for names in PROVIDER_ENV.values():
-        for name in names:
-            monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("VOX_NO_KEYRING", "1")
-    monkeypatch.setenv("VOX_OLLAMA", "0")
-    monkeypatch.setenv("VOX_OPENROUTER_URL", "http://127.0.0.1:9/api/v1")
     with replay.ReplayServer([replay.Scripted("late", delay_s=5.0)], model="m") as server:
-        monkeypatch.setenv("VOX_LOCAL_ENDPOINTS", server.base_url)
-        monkeypatch.setenv("VOX_PROBE_TIMEOUT", "2")
+        keyless.setenv("VOX_LOCAL_ENDPOINTS", server.base_url)
+        keyless.setenv("VOX_PROBE_TIMEOUT", "2")
         result = CliRunner().invoke(app, ["chat", "-q", "-m", "m", "--no-vox", "--timeout", "0.5", "hi"])
     assert result.exit_code == 1, result.output
     line = f"local/m: Timeout: {server.base_url} sent nothing for 0.5 s; {TIMEOUT_HINT}"

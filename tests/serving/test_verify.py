@@ -115,6 +115,21 @@ def test_chat_token_limit_pass_is_labelled() -> None:
     assert "vox-script-verify: PASS (the answer hit the token limit)\n" in text
 
 
+@pytest.mark.parametrize("answer", ["Sure", "Here it is:\n```vox\n", "```vox\n// first", ""])
+def test_chat_answer_cut_by_the_token_limit_before_a_program_is_not_repaired(answer: str) -> None:
+    """User trial: `vox chat --max-tokens 1` said "no ```vox block in the answer" and spent both
+    repairs, each cut by the same limit. It now says the limit stopped it, and sends no repair."""
+    text, result = chat(answer, max_repairs=2, finish_reason="length")  # a second answer would be popped
+    assert result.verdicts == ("FAIL",) and "repair 1/2" not in text
+    assert "vox-script-verify: FAIL\nthe answer hit the token limit (finish_reason=length) before it wrote" in text
+    assert "Raise --max-tokens" in text
+
+
+def test_chat_no_block_without_the_token_limit_is_still_repaired() -> None:
+    text, result = chat("Sure, I can help.", f"```vox\n{GOOD}\n```", max_repairs=1)
+    assert result.verdicts == ("PASS",) and "[check] no ```vox block in the answer; repair 1/1" in text
+
+
 def test_chat_draft_then_correction_passes_and_says_which_block() -> None:
     text, result = chat(f"Draft:\n```vox\n{DRAFT}\n```\nCorrected:\n```vox\n{GOOD}\n```")
     assert result.verdicts == ("PASS",)
