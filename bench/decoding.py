@@ -10,8 +10,11 @@ decode step of 2,341 vs 1,935 µs on the default export, 2026-12-04) — then:
    the added time of the grammar mask (llguidance, with the canonical-layout cap of
    ``pipeline.decoding_layout``) and of the name/request mask (with the stop-when-done and budget
    rules of ``pipeline.decoding_done``), measured inside
-   the processors while decoding ``--tokens`` tokens of one ```vox block (code mode). Goal: masks
-   ≤ 10% of the decode step.
+   the processors while decoding ``--tokens`` tokens of one ```vox block (code mode); then the
+   wall clock per token, paired with plain decoding of as many tokens from the same seed, of the
+   masks built in process and of the same masks built by ``vox serve``'s mask worker
+   (``pipeline.decoding_remote``: a second process builds each step's mask during the forward
+   pass), median over rounds. Goal: masks ≤ 10% of the decode step, as served.
 2. On the eval tasks (``pipeline/data/eval_tasks*.yaml``), one sampled answer per task in code
    mode under three policies (grammar only, grammar + names, unconstrained): completed blocks,
    blocks cut by the token limit, syntax errors (E01xx/E02xx) in completed blocks, E0401/E0403
@@ -19,7 +22,7 @@ decode step of 2,341 vs 1,935 µs on the default export, 2026-12-04) — then:
 
 A random model says nothing about quality; use ``--model`` on a trained export for that.
 Run: ``.venv/bin/python bench/decoding.py [--model DIR] [--tokens 192] [--seeds 8] [--rounds 2] [--max-new 160]
-[--timing-only]``.
+[--wall-rounds 5] [--timing-only]``.
 """
 
 from __future__ import annotations
@@ -116,6 +119,54 @@ def per_token(model: Any, tok: Any, tokens: int, seeds: int = 1, rounds: int = 2
     return totals
 
 
+def wall_clock(model: Any, tok: Any, tokens: int, seeds: int, rounds: int) -> dict[str, float]:
+    """Item 1's wall-clock figures: per round, ``seeds`` blocks each decoded with the masks in
+    process, plainly (as many tokens, same seed) and with the mask worker, in that order; the
+    median over rounds (the first, warming caches, not counted) of each masked run's time over
+    the plain one's, minus 1. The worker must give the same tokens as the in-process masks."""
+    import statistics
+
+    from pipeline.decoding import SamplingParams, encode_chat, generate_ids
+    from pipeline.decoding_masks import MaskKit, MaskSpec, request_masks
+    from pipeline.decoding_remote import MaskWorker
+
+    request = "Write a function `late_orders(days: List[int], limit: int) to int` counting late orders."
+    prompt = encode_chat(tok, [{"role": "user", "content": request}])
+    eos = [tok.eos_token_id]
+    kit = MaskKit.build(tok, eos, model.config.vocab_size)
+    worker = MaskWorker(tok, eos, model.config.vocab_size)
+    spec = MaskSpec("code", len(prompt), tokens, True, request)
+    local: list[float] = []
+    remote: list[float] = []
+    plain_us: list[float] = []
+    try:
+        for round_ in range(max(rounds, 2)):
+            t_local = t_plain = t_remote = 0.0
+            count = 0
+            for seed in range(1, seeds + 1):
+                params = SamplingParams(max_new_tokens=tokens, temperature=1.0, seed=seed)
+                start = time.perf_counter()
+                a = list(generate_ids(model, prompt, params, eos, processors=request_masks(kit, spec, 1)))
+                t_local += time.perf_counter() - start
+                start = time.perf_counter()
+                plain = SamplingParams(max_new_tokens=len(a), temperature=1.0, seed=seed)
+                assert len(list(generate_ids(model, prompt, plain))) == len(a)
+                t_plain += time.perf_counter() - start
+                start = time.perf_counter()
+                b = list(generate_ids(model, prompt, params, eos, processors=worker.processors(spec, 1, prompt)))
+                t_remote += time.perf_counter() - start
+                assert a == b, f"seed {seed}: the worker's masks gave other tokens"
+                count += len(a)
+            if round_:
+                local.append(t_local / t_plain - 1)
+                remote.append(t_remote / t_plain - 1)
+                plain_us.append(t_plain / count * 1e6)
+    finally:
+        worker.close()
+    return {"plain_us": statistics.median(plain_us), "in_process": statistics.median(local),
+            "worker": statistics.median(remote), "rounds": len(remote)}
+
+
 def tasks() -> list[dict[str, Any]]:
     import yaml
 
@@ -176,6 +227,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-new", type=int, default=160, help="token limit per eval answer")
     parser.add_argument("--rounds", type=int, default=2, help="timing rounds; the first warms caches (not counted)")
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--wall-rounds", type=int, default=5,
+                        help="rounds of the paired wall-clock comparison; the first warms caches (not counted)")
     parser.add_argument("--timing-only", action="store_true", help="only item 1 (µs/token), skip the eval tasks")
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
@@ -193,7 +246,11 @@ def main(argv: list[str] | None = None) -> int:
           f"(paired, {timing['tokens']:.0f} tokens of {args.seeds} blocks each; wall clock +{wall:.1%})")
     print(f"grammar mask: {timing['grammar_us']:.0f} µs/token; name/request mask: {timing['names_us']:.0f} µs/token "
           "(main-thread time in the processors)")
-    print(f"masks together: {share:.1%} of the decode step (goal <= 10%)")
+    print(f"masks together: {share:.1%} of the decode step, in process")
+    clock = wall_clock(model, tok, args.tokens, args.seeds, args.wall_rounds)
+    print(f"wall clock per token, paired with plain decoding ({clock['plain_us']:.0f} µs), median of "
+          f"{clock['rounds']:.0f} rounds: masks in process +{clock['in_process']:.1%}; mask worker (vox serve) "
+          f"+{clock['worker']:.1%} (goal <= 10%)")
     for policy in () if args.timing_only else ("grammar", "names", "none"):
         print(block_stats(model, tok, args.max_new, policy))
     return 0

@@ -191,16 +191,20 @@ def _seed(params: SamplingParams) -> None:
 
 class _IdStreamer:
     """A ``generate`` streamer that queues each step's token ids, one per row (the first ``put``
-    is the prompt)."""
+    is the prompt), after handing them to ``hooks`` (each step's first reader: the library calls
+    ``put`` as soon as the step's tokens are sampled, before its stopping criteria)."""
 
-    def __init__(self, sink: queue.Queue[Any]) -> None:
-        self.sink, self._prompt_seen = sink, False
+    def __init__(self, sink: queue.Queue[Any], hooks: Sequence[Callable[[list[int]], None]] = ()) -> None:
+        self.sink, self.hooks, self._prompt_seen = sink, hooks, False
 
     def put(self, value: Any) -> None:
         if not self._prompt_seen:
             self._prompt_seen = True
             return
-        self.sink.put([int(t) for t in value.reshape(-1).tolist()])
+        tokens = [int(t) for t in value.reshape(-1).tolist()]
+        for hook in self.hooks:
+            hook(tokens)
+        self.sink.put(tokens)
 
     def end(self) -> None:
         pass
@@ -273,7 +277,9 @@ def generate_rows(
             :func:`cache_is_consistent`).
         on_logits: called with each step's raw logits of row 0 (``[vocab]``, float32).
         processors: extra ``LogitsProcessor`` objects (constraints, built for ``n`` rows),
-            applied after ``on_logits``.
+            applied after ``on_logits``. One with a ``sampled(tokens)`` method has it called with
+            each step's ``n`` ids as soon as they are sampled, and one with ``close()`` has it
+            called once generation ended (:class:`pipeline.decoding_remote.RemoteMasks`).
         cancel: stop every row when set (checked after every step).
         stopped: rows the caller finished (read by a stopping criterion after every step).
         pad_id: padding id for ``generate`` (default: the first EOS id, else 0).
@@ -294,6 +300,7 @@ def generate_rows(
     stops = set(eos_ids)
     done_rows = stopped if stopped is not None else set()
     stop_event = threading.Event()
+    hooks = [p.sampled for p in processors if hasattr(p, "sampled")]
     criteria = StoppingCriteriaList([EventStop(stop_event), RowsStop(done_rows)]
                                     + ([EventStop(cancel)] if cancel is not None else []))
     procs = LogitsProcessorList(([RecordLogits(on_logits)] if on_logits is not None else []) + list(processors)
@@ -308,7 +315,7 @@ def generate_rows(
             _seed(params)
             with torch.inference_mode():
                 model.generate(input_ids=ids, attention_mask=torch.ones_like(ids), generation_config=config,
-                               logits_processor=procs, stopping_criteria=criteria, streamer=_IdStreamer(sink))
+                               logits_processor=procs, stopping_criteria=criteria, streamer=_IdStreamer(sink, hooks))
         except BaseException as exc:  # noqa: BLE001 - handed to the consumer and re-raised there
             sink.put(exc)
         finally:
@@ -330,6 +337,9 @@ def generate_rows(
     finally:
         stop_event.set()
         thread.join()
+        for p in processors:
+            if hasattr(p, "close"):
+                p.close()
 
 
 def load_model(base: str, adapter_dir: str | None = None, device: str = "cpu", merge: bool = True) -> tuple[Any, Any]:

@@ -42,7 +42,7 @@ request is comes from :mod:`pipeline.decoding_request`.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 from typing import Any
 
@@ -120,6 +120,12 @@ class NameMask(LogitsProcessor):
 
     With ``names``, the tokens that begin a local name at a use position also get
     :attr:`copy_bias` added (:mod:`pipeline.decoding_copy`; ``0`` turns it off).
+
+    Attributes:
+        row_logits: ``f(scores, row) -> float numpy [vocab]``, how a rule that reads the model's
+            logits (the script rule of :mod:`pipeline.decoding_hold`) gets them; default
+            :func:`pipeline.decoding_logits.row_scores`. The mask worker
+            (:mod:`pipeline.decoding_remote`) asks the main process for them instead.
     """
 
     #: logit bonus for a local name where an expression starts (:data:`pipeline.decoding_copy.COPY_BIAS`)
@@ -134,6 +140,7 @@ class NameMask(LogitsProcessor):
         self.names = names
         self.report = NameReport()
         self.hold = RequestHold(table, specs, eos_ids, extras, budget, self.report) if require else None
+        self.row_logits: Callable[[Any, int], Any] = row_scores
         self._vocab = len(tokenizer)
         # (position, names, width, refused, fresh_refused)
         self._masks: dict[tuple[Position, frozenset[str], int, frozenset[str], frozenset[str]], Any] = {}
@@ -370,7 +377,7 @@ class NameMask(LogitsProcessor):
                 if finite is None:
                     finite = finite_scores(scores)
                 mask, is_forced = self.hold.step(row, code, self._seen[row], finite[row], mask,
-                                                 partial(row_scores, scores, row))
+                                                 partial(self.row_logits, scores, row))
                 if is_forced:
                     apply.append((row, mask))
                     continue

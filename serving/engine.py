@@ -21,9 +21,11 @@ from typing import Any, Final
 
 from pipeline.chat_format import present
 from pipeline.decoding import SamplingParamError, SamplingParams, encode_chat, eos_ids, generate_rows
-from pipeline.decoding_constraint import ConstraintUnavailable, VoxGrammar, answer_mode, name_mask
-from pipeline.decoding_names import request_spec, request_text, token_table
-from pipeline.decoding_prose import ProseCap, asks_for_block, closers
+from pipeline.decoding_constraint import ConstraintUnavailable, VoxGrammar, answer_mode
+from pipeline.decoding_masks import MaskKit, MaskSpec, logit_rules, request_masks
+from pipeline.decoding_names import request_spec, request_text
+from pipeline.decoding_prose import asks_for_block
+from pipeline.decoding_remote import MaskWorker, WorkerGone
 from pipeline.decoding_retry import RETRIES
 from serving.choice_text import ChoiceText
 from serving.errors import RequestError
@@ -62,17 +64,41 @@ class Engine:
         self.use_cache = use_cache
         # The union of generation_config.json, config.json and the tokenizer (issue 14 item 12).
         self.eos_ids = frozenset(eos_ids(model, tokenizer, info.eos_token_ids))
-        self.grammar: VoxGrammar | None = None
-        self.name_table: Any = None
+        self.masks: MaskKit | None = None
         self.grammar_error: str | None = None
         try:
-            vocab = int(model.config.get_text_config().vocab_size)
-            self.grammar = VoxGrammar(tokenizer, self.eos_ids, vocab)
-            self.name_table = token_table(tokenizer)
+            self.masks = MaskKit.build(tokenizer, self.eos_ids, int(model.config.get_text_config().vocab_size))
         except ConstraintUnavailable as exc:
             self.grammar_error = str(exc)
             log.warning("%s: Vox-constrained decoding unavailable, serving unconstrained: %s", info.path, exc)
+        self.mask_worker: MaskWorker | None = None
         self._lock = threading.Lock()
+
+    def start_mask_worker(self) -> str:
+        """Build the Vox masks in a second process from now on (:mod:`pipeline.decoding_remote`:
+        each step's mask is built while the forward pass runs). Returns one line for the startup
+        message: where masks are built, and why not in the worker when it did not start (then
+        they are built in process, as before)."""
+        if self.masks is None:
+            return "no Vox masks"
+        if self.mask_worker is None:
+            try:
+                self.mask_worker = MaskWorker(self.tokenizer, self.masks.eos, self.masks.grammar.vocab_size)
+            except WorkerGone as exc:
+                log.warning("Vox masks are built in process: %s", exc)
+                return f"Vox masks in process ({exc})"
+        return "Vox masks in a second process"
+
+    def close(self) -> None:
+        """Stop the mask worker, if any (idempotent); the engine keeps serving with in-process masks."""
+        if self.mask_worker is not None:
+            self.mask_worker.close()
+            self.mask_worker = None
+
+    @property
+    def grammar(self) -> VoxGrammar | None:
+        """The compiled Vox constraint (``None``: unavailable for this tokenizer, see ``grammar_error``)."""
+        return self.masks.grammar if self.masks is not None else None
 
     @property
     def model_id(self) -> str:
@@ -296,25 +322,24 @@ class Engine:
                     yield self._last(prepared, choice, i, processor)
 
     def _processors(self, prepared: Prepared) -> Callable[[int], list[Any]]:
-        """``f(rows) -> [LogitsProcessor, ...]`` for ``prepared``'s constraint: the grammar
-        processor first (its report is each choice's constraint summary), then the name mask."""
-        prompt_len, budget = len(prepared.prompt_ids), prepared.params.max_new_tokens
+        """``f(rows) -> [LogitsProcessor, ...]`` for ``prepared``'s constraint
+        (:func:`pipeline.decoding_masks.request_masks`: the grammar processor first, whose report
+        is each choice's constraint summary; built by the mask worker when one runs: its one
+        processor carries the same report); none when unconstrained."""
+        kit = self.masks
+        if prepared.constraint is None or kit is None:
+            return lambda rows: []
+        spec = MaskSpec(prepared.constraint, len(prepared.prompt_ids), prepared.params.max_new_tokens,
+                        prepared.names, prepared.request_text, prepared.block_asked)
+        worker = self.mask_worker
 
         def make(rows: int) -> list[Any]:
-            if prepared.constraint is None or self.grammar is None:
-                return []
-            procs: list[Any] = [self.grammar.processor(rows, prompt_len, prepared.constraint)]
-            if prepared.names and self.name_table is not None:
-                procs.append(name_mask([prepared.request_text] * rows, self.tokenizer, self.name_table, prompt_len,
-                                       sorted(self.eos_ids), budget=budget, ended=procs[0].stalled))
-            if prepared.constraint in ("first", "response") and self.eos_ids and self.name_table is not None:
-                # the system prompt's "at most two short sentences" after the block, and one naming the
-                # fault before it where the turn asks for a block (pipeline.decoding_prose)
-                table = self.name_table
-                procs.append(ProseCap(table.pieces, rows, prompt_len, sorted(self.eos_ids), table.index,
-                                      range(rows) if prepared.block_asked else (),
-                                      table.cached(("prose", "closers"), lambda: closers(table.pieces))))
-            return procs
+            if worker is not None and worker.alive:
+                try:
+                    return [*worker.processors(spec, rows, prepared.prompt_ids), *logit_rules(kit, spec, rows)]
+                except WorkerGone:
+                    pass  # it died since: in process (logged once by the worker)
+            return request_masks(kit, spec, rows)
 
         return make
 

@@ -110,6 +110,10 @@ def serve(
     threads: Annotated[int, typer.Option(
         help="Torch threads, at most the cores this process may use; 0: automatic (on a CPU, 1 for a model "
              "under 50M parameters, else every core).", min=0)] = 0,
+    mask_worker: Annotated[bool | None, typer.Option(
+        "--mask-worker/--no-mask-worker",
+        help="Build the Vox masks in a second process, during the forward pass (default: when a core is "
+             "left beside the torch threads).")] = None,
 ) -> None:
     """Serve an exported MENS model: /v1/models, /v1/chat/completions (streaming too), /health.
 
@@ -143,19 +147,33 @@ def serve(
         if count is not None:
             torch.set_num_threads(count)
         cache = "kv-cache" if engine.use_cache else "full-sequence forward"
-        if str(engine.device).startswith("cpu"):
+        on_cpu = str(engine.device).startswith("cpu")
+        if on_cpu:
             used = torch.get_num_threads()
             cache = f"{used} thread{'s' if used > 1 else ''}, {cache}"
+        if mask_worker if mask_worker is not None else core_to_spare(torch.get_num_threads() if on_cpu else 1):
+            cache = f"{cache}, {engine.start_mask_worker()}"
         port = sock.getsockname()[1]  # the real one when --port 0
         url_host = f"[{host}]" if ":" in host else host
         typer.echo(
             f"serving {engine.model_id!r} on http://{url_host}:{port}/v1 ({engine.device}, {cache}); Ctrl-C to stop",
             err=True,
         )
-        run_server(engine, host, port, sock=sock, default_max_tokens=max_tokens, max_n=max_n)
+        try:
+            run_server(engine, host, port, sock=sock, default_max_tokens=max_tokens, max_n=max_n)
+        finally:
+            engine.close()
     except ServingError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2 if isinstance(exc, UsageError) else 1) from None
+
+
+def core_to_spare(busy: int) -> bool:
+    """Whether this process may use a core beyond the ``busy`` ones the model's forward pass keeps
+    busy (torch threads on a CPU, one feeding a GPU): the mask worker's default."""
+    from pipeline.devices import usable_cores
+
+    return usable_cores() > busy
 
 
 def register(app: typer.Typer) -> None:

@@ -387,7 +387,7 @@ def test_code_only_answers_are_prefixes_of_valid_programs(engine: Engine) -> Non
 def test_a_turn_asking_for_a_block_bounds_the_prose_before_it(engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
     """vox chat's repair turn ends "reply with ... in one ```vox block": its answer's prose before
     the block is bounded (pipeline.decoding_prose); a question asking no block keeps free prose."""
-    import serving.engine as engine_module
+    import pipeline.decoding_prose as prose_module
     from pipeline.decoding_prose import ProseCap
 
     repair = [*USER, {"role": "assistant", "content": "```vox\nfn f() to int {\n}\n```"},
@@ -402,7 +402,7 @@ def test_a_turn_asking_for_a_block_bounds_the_prose_before_it(engine: Engine, mo
         built.append(ProseCap(*args, **kwargs))
         return built[-1]
 
-    monkeypatch.setattr(engine_module, "ProseCap", spy)
+    monkeypatch.setattr(prose_module, "ProseCap", spy)
     engine.completions(engine.prepare(repair, max_tokens=8, n=2, seed=1, vox_retries=0))
     assert built and built[0].index is not None and built[0].before_rows == {0, 1}
 
@@ -416,13 +416,13 @@ def test_constraint_can_be_turned_off_and_is_on_by_default(engine: Engine) -> No
 def test_unusable_tokenizer_means_unconstrained_with_a_reason(
     tiny_export_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import serving.engine
+    import pipeline.decoding_masks
     from pipeline.decoding_constraint import ConstraintUnavailable
 
     def refuse(*args: Any, **kwargs: Any) -> Any:
         raise ConstraintUnavailable("llguidance cannot read this tokenizer: test")
 
-    monkeypatch.setattr(serving.engine, "VoxGrammar", refuse)
+    monkeypatch.setattr(pipeline.decoding_masks, "VoxGrammar", refuse)
     eng = Engine.load(tiny_export_dir, device="cpu")
     done = eng.chat(USER, max_tokens=4, temperature=0.0)
     assert done.completion_tokens > 0 and done.constraint is not None
@@ -493,7 +493,7 @@ def test_constraint_report_lines_go_to_their_choice() -> None:
 def test_serving_builds_the_name_mask_as_evaluation_does(engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
     """One decoder: `vox serve` gets the same name/request mask as the eval's constrained policy,
     stop-when-done (what the request names and asks for) and the budget rule included."""
-    import serving.engine as engine_module
+    import pipeline.decoding_masks as masks_module
     from pipeline.decoding_constraint import name_mask
 
     request = "Write a Vox function `double(n: int) to int` that doubles n, with a test."
@@ -503,7 +503,7 @@ def test_serving_builds_the_name_mask_as_evaluation_does(engine: Engine, monkeyp
         built.append(name_mask(*args, **kwargs))
         return built[-1]
 
-    monkeypatch.setattr(engine_module, "name_mask", spy)
+    monkeypatch.setattr(masks_module, "name_mask", spy)
     engine.completions(engine.prepare([{"role": "user", "content": request}], max_tokens=24, n=2, seed=1))
     mask = built[0]
     hold = mask.hold
