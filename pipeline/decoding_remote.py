@@ -52,6 +52,7 @@ import numpy as np
 from transformers import LogitsProcessor
 
 from pipeline.decoding_constraint import ConstraintReport
+from pipeline.decoding_logits import add_scores
 from pipeline.decoding_masks import MaskSpec
 
 log = logging.getLogger(__name__)
@@ -245,11 +246,9 @@ class RemoteMasks(LogitsProcessor):
     """
 
     def __init__(self, worker: MaskWorker, gen: int, prompt_len: int, shared: _Shared, rows: int) -> None:
-        import torch
-
         self.worker, self.gen, self.prompt_len, self._shared = worker, gen, prompt_len, shared
         self.report = ConstraintReport()
-        self._masks = torch.from_numpy(shared.array[:rows])  # [rows, vocab], written by the worker each step
+        self._masks = shared.array[:rows]  # [rows, vocab], written by the worker each step
         self._off = False  # the worker was lost: unconstrained from there
         self._closed = False
 
@@ -277,8 +276,7 @@ class RemoteMasks(LogitsProcessor):
                 elif msg[0] == "mask" and msg[2] == step:
                     if msg[3]:
                         self.report.events.extend(msg[3])
-                    masks = self._masks if scores.device.type == "cpu" else self._masks.to(scores.device)
-                    scores += masks
+                    add_scores(scores, self._masks)
                     return scores
         except (WorkerGone, OSError, ValueError) as exc:
             self.lost(str(exc))

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from pipeline.decoding_logits import finite_scores, mask_rows
+from pipeline.decoding_logits import add_scores, finite_scores, mask_rows
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
@@ -32,3 +32,13 @@ def test_mask_rows_checks_its_arguments_and_accepts_nothing() -> None:
     assert torch.equal(scores, torch.zeros(2, 4))
     with pytest.raises(ValueError, match="2 rows for 1 masks"):
         mask_rows(scores, [0, 1], [np.ones(4, dtype=np.bool_)])
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
+def test_add_scores_masks_and_adds_in_place(dtype: torch.dtype) -> None:
+    scores = torch.arange(8, dtype=torch.float32).reshape(2, 4).to(dtype)
+    values = np.array([[0.0, -np.inf, 2.0, 0.0], [-np.inf, -np.inf, 0.0, 0.0]], dtype=np.float32)
+    same = scores
+    add_scores(scores, values)
+    assert same is scores and scores.dtype == dtype
+    assert scores.float().tolist() == [[0.0, -np.inf, 4.0, 3.0], [-np.inf, -np.inf, 6.0, 7.0]]
