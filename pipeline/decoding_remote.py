@@ -158,7 +158,7 @@ class MaskWorker:
         try:
             self.conn.send(("init", tokenizer, tuple(sorted(set(eos))), self.width))
             first = self.recv(START_TIMEOUT_S)
-        except (WorkerGone, OSError, ValueError) as exc:
+        except Exception as exc:  # noqa: BLE001 - e.g. a tokenizer that cannot be pickled: serve in process
             self.close()
             raise WorkerGone(f"the mask worker did not start: {exc}") from None
         if first[0] != "ready":

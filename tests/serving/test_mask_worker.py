@@ -103,6 +103,8 @@ def test_a_worker_that_cannot_start_says_why_and_serving_stays_in_process(
         plain: Engine, tiny_export_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(WorkerGone, match="^the mask worker did not start: "):
         MaskWorker(object(), [0], 16)  # no tokenizer llguidance can read
+    with pytest.raises(WorkerGone, match="^the mask worker did not start: "):
+        MaskWorker(lambda: None, [0], 16)  # a tokenizer that cannot be pickled
     engine = Engine.load(tiny_export_dir, device="cpu")
 
     def refuse(*args: Any, **kwargs: Any) -> Any:
