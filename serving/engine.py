@@ -32,7 +32,7 @@ from serving.errors import RequestError
 from serving.messages import plain_messages
 from serving.model_dir import ModelDirInfo
 from serving.model_load import load_model
-from serving.prepared import Completion, Prepared, StreamEvent, constraint_summary
+from serving.prepared import Completion, Prepared, StreamEvent, constraint_summary, request_lines
 from serving.verified import replay, verified_choices
 
 log = logging.getLogger(__name__)
@@ -347,18 +347,21 @@ class Engine:
                   cancel: threading.Event | None) -> Iterator[StreamEvent]:
         """The choices of a request with compiler-checked retries (:mod:`serving.verified`): each
         choice's text is handed out once its retries are done, in choice order."""
-        built: list[Any] = []
+        built: list[Any] = []  # each pass's grammar processor
 
         def make(rows: int) -> list[Any]:
             procs: list[Any] = processors(rows)
-            if not built and procs:
-                built.append(procs[0])  # the first pass's grammar processor: the choices' summaries
+            if procs:
+                built.append(procs[0])
             return procs
 
         rows, retries = verified_choices(self.model, self.tokenizer, prepared.prompt_ids, prepared.params,
                                        sorted(self.eos_ids), make, prepared.n, prepared.retries,
                                        use_cache=self.use_cache, cancel=cancel, request=prepared.request)
-        yield from replay(prepared, rows, retries, self.tokenizer, self.eos_ids, built[0] if built else None,
+        first: Any = built[0] if built else None  # the first pass's report: the choices' summaries
+        for later in built[1:]:  # with what the retry passes saw of the whole request (a worker lost)
+            first.report.events.extend(e for e in request_lines(later.report.events) if e not in first.report.events)
+        yield from replay(prepared, rows, retries, self.tokenizer, self.eos_ids, first,
                           cancel is not None and cancel.is_set())
 
     @staticmethod

@@ -6,6 +6,7 @@ what the Vox constraint did (:func:`constraint_summary`).
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -67,6 +68,12 @@ class Completion:
 
 #: a report line about one row of the batch (``"row 2: dead end after 7 tokens; ..."``)
 _ROW_LINE: Final = re.compile(r"row (\d+): ")
+
+
+def request_lines(events: Sequence[str]) -> list[str]:
+    """The report lines about the whole request, not one row (``"mask worker stopped (...)"``):
+    what a retry pass's report adds to the request's, whose rows are numbered otherwise."""
+    return [e for e in events if _ROW_LINE.match(e) is None]
 
 
 #: a choice's ``retries`` report when no retry round ran (a stream by default, ``vox_retries: 0``, an

@@ -151,8 +151,16 @@ def serve(
         if on_cpu:
             used = torch.get_num_threads()
             cache = f"{used} thread{'s' if used > 1 else ''}, {cache}"
-        if mask_worker if mask_worker is not None else core_to_spare(torch.get_num_threads() if on_cpu else 1):
+        busy = torch.get_num_threads() if on_cpu else 1
+        if engine.grammar is None:
+            pass  # unconstrained (warned at load): no masks to build anywhere
+        elif mask_worker if mask_worker is not None else core_to_spare(busy):
+            if not core_to_spare(busy):
+                typer.echo(f"warning: --mask-worker with no core beside the {busy} the model uses: the worker "
+                           "and the forward pass will take turns (slower than masks in process)", err=True)
             cache = f"{cache}, {engine.start_mask_worker()}"
+        else:
+            cache = f"{cache}, Vox masks in process"
         port = sock.getsockname()[1]  # the real one when --port 0
         url_host = f"[{host}]" if ":" in host else host
         typer.echo(

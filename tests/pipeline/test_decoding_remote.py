@@ -19,7 +19,8 @@ import torch
 import pipeline.decoding_masks as masks_module
 from pipeline.decoding_constraint import ConstraintReport
 from pipeline.decoding_masks import MaskSpec
-from pipeline.decoding_remote import RemoteMasks, WorkerGone, _Shared, _worker_main
+from pipeline.decoding_remote import RemoteMasks, WorkerGone
+from pipeline.decoding_worker import SharedMasks, worker_main
 
 WIDTH = 8
 
@@ -54,17 +55,17 @@ class Stub:
 
 
 @pytest.fixture
-def worker(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Stub, _Shared]]:
+def worker(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Stub, SharedMasks]]:
     monkeypatch.setattr(masks_module.MaskKit, "build",
                         staticmethod(lambda *a: SimpleNamespace(grammar=SimpleNamespace(vocab_size=WIDTH))))
     monkeypatch.setattr(masks_module, "token_masks", lambda kit, spec, rows: [MasksFavourite()])
     ours, theirs = socket.socketpair()
     main, child = Connection(ours.detach()), Connection(theirs.detach())
-    thread = threading.Thread(target=_worker_main, args=(child,), daemon=True)
+    thread = threading.Thread(target=worker_main, args=(child,), daemon=True)
     thread.start()
     main.send(("init", None, (0,), WIDTH))
     assert main.recv() == ("ready",)
-    shared = _Shared(1, WIDTH)
+    shared = SharedMasks(1, WIDTH)
     yield Stub(main), shared
     main.send(("close",))
     thread.join(timeout=10)
@@ -72,7 +73,7 @@ def worker(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Stub, _Shared]]:
     main.close()
 
 
-def test_a_rule_reading_the_logits_gets_them_from_the_main_process(worker: tuple[Stub, _Shared]) -> None:
+def test_a_rule_reading_the_logits_gets_them_from_the_main_process(worker: tuple[Stub, SharedMasks]) -> None:
     stub, shared = worker
     masks = RemoteMasks(stub, 1, 2, shared, 1)  # type: ignore[arg-type]
     stub.conn.send(("start", 1, MaskSpec("code", 2, 4), 1, [5, 6], shared.path))
@@ -88,7 +89,7 @@ def test_a_rule_reading_the_logits_gets_them_from_the_main_process(worker: tuple
 
 
 def test_a_worker_that_stops_answering_leaves_the_generation_unconstrained(
-        worker: tuple[Stub, _Shared], monkeypatch: pytest.MonkeyPatch) -> None:
+        worker: tuple[Stub, SharedMasks], monkeypatch: pytest.MonkeyPatch) -> None:
     stub, shared = worker
     masks = RemoteMasks(stub, 1, 2, shared, 1)  # type: ignore[arg-type]
     # no "start" sent: the worker never answers this generation
@@ -98,3 +99,33 @@ def test_a_worker_that_stops_answering_leaves_the_generation_unconstrained(
     assert torch.equal(out, scores) and stub.stopped == "no answer in 0.2 s"
     assert masks.report.events == ["mask worker stopped (no answer in 0.2 s); unconstrained from here"]
     assert torch.equal(masks(torch.tensor([[5, 6, 1]]), scores.clone()), scores)  # off for good, no wait
+
+
+def test_the_mask_file_goes_to_the_next_folder_when_one_is_full(
+        tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its blocks are reserved up front, so a full /dev/shm is an error here, never a SIGBUS later."""
+    import errno
+    import os
+
+    import pipeline.decoding_worker as worker_module
+
+    full, roomy = tmp_path / "full", tmp_path / "roomy"
+    full.mkdir()
+    roomy.mkdir()
+    reserve = os.posix_fallocate
+
+    def fallocate(fd: int, offset: int, size: int) -> None:
+        if os.readlink(f"/proc/self/fd/{fd}").startswith(str(full)):
+            raise OSError(errno.ENOSPC, "No space left on device")
+        reserve(fd, offset, size)
+
+    monkeypatch.setattr(worker_module.os, "posix_fallocate", fallocate)
+    monkeypatch.setattr(worker_module, "MASK_FOLDERS", (str(tmp_path / "absent"), str(full), str(roomy)))
+    shared = SharedMasks(2, 3 * 2**17)
+    assert shared.path.startswith(str(roomy)) and shared.array.shape == (2, 3 * 2**17)
+    assert not list(full.iterdir())  # the failed file is removed
+    shared.close()
+    monkeypatch.setattr(worker_module, "MASK_FOLDERS", (str(full),))
+    with pytest.raises(OSError, match=rf"^\[Errno 28\] there is no room for the 3.0 MiB mask file in {full} "
+                                      r"\(No space left on device\)$"):
+        SharedMasks(2, 3 * 2**17)

@@ -116,3 +116,18 @@ def test_threads_up_to_the_usable_cores_are_accepted() -> None:
     for bad in (-1, usable_cores() + 1):
         with pytest.raises(UsageError, match=f"a count from 1 to {usable_cores()} "):
             check_threads(bad)
+
+
+def test_the_startup_line_says_where_the_masks_are_built(tiny_export_dir: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    import serving.server
+    from pipeline.devices import usable_cores
+
+    monkeypatch.setattr(serving.server, "serve", lambda *args, **kwargs: None)
+    runner = CliRunner()
+    result = runner.invoke(app, ["serve", str(tiny_export_dir), "--port", "0", "--no-mask-worker"])
+    assert result.exit_code == 0 and ", Vox masks in process); Ctrl-C to stop" in result.stderr, result.stderr
+    every = str(usable_cores())
+    result = runner.invoke(app, ["serve", str(tiny_export_dir), "--port", "0", "--mask-worker", "--threads", every])
+    assert result.exit_code == 0 and ", Vox masks in a second process); Ctrl-C to stop" in result.stderr
+    assert f"warning: --mask-worker with no core beside the {every} the model uses" in result.stderr

@@ -5,6 +5,7 @@ working (unconstrained from that step, in process afterwards), and nothing is le
 from __future__ import annotations
 
 import glob
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,7 @@ import pytest
 
 from pipeline.decoding_remote import MaskWorker, RemoteMasks, WorkerGone
 from serving.engine import Engine
+from serving.prepared import NO_RETRIES
 
 REQUESTS = [
     ("Write a function that adds two integers.", {}),
@@ -125,3 +127,88 @@ def test_no_mask_file_is_left_behind(tiny_export_dir: Path) -> None:
     assert set(glob.glob("/dev/shm/vox-masks-*")) == before  # unlinked once the worker mapped it
     engine.close()
     assert set(glob.glob("/dev/shm/vox-masks-*")) == before
+
+
+def test_the_worker_runs_our_code_in_its_own_session_and_outlives_stray_signals(
+        plain: Engine, remote: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A `pipeline` package in the working folder is not imported in its place; a terminal's
+    Ctrl-C (its own session) or a stray SIGINT/SIGTERM does not end it: its socket does."""
+    import os
+    import signal
+
+    worker = remote.mask_worker
+    assert worker is not None
+    assert os.getsid(worker._proc.pid) != os.getsid(0)
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        os.kill(worker._proc.pid, sig)
+    assert _done(remote, REQUESTS[1][0]) == _done(plain, REQUESTS[1][0])
+    assert worker.alive
+    (tmp_path / "pipeline").mkdir()
+    (tmp_path / "pipeline" / "__init__.py").write_text("raise SystemExit('a user package was imported')\n")
+    monkeypatch.chdir(tmp_path)
+    kit = plain.masks
+    assert kit is not None
+    other = MaskWorker(plain.tokenizer, kit.eos, kit.grammar.vocab_size)
+    assert other.alive
+    other.close()
+
+
+def test_a_worker_that_dies_between_requests_is_logged_once(
+        plain: Engine, caplog: pytest.LogCaptureFixture) -> None:
+    kit = plain.masks
+    assert kit is not None
+    worker = MaskWorker(plain.tokenizer, kit.eos, kit.grammar.vocab_size)
+    worker._proc.kill()
+    worker._proc.wait()
+    with caplog.at_level("WARNING", logger="pipeline.decoding_remote"):
+        assert not worker.alive and not worker.alive
+    assert [r.getMessage() for r in caplog.records] == [
+        "Vox mask worker stopped: it exited (signal SIGKILL); masks are built in process from now on"]
+    worker.close()
+
+
+def test_no_room_for_the_mask_file_builds_that_request_in_process(
+        plain: Engine, remote: Engine, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    import errno
+
+    import pipeline.decoding_worker
+
+    def full(fd: int, offset: int, size: int) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(pipeline.decoding_worker.os, "posix_fallocate", full)
+    text = REQUESTS[3][0]
+    with caplog.at_level("WARNING", logger="pipeline.decoding_remote"):
+        assert _done(remote, text, n=9) == _done(plain, text, n=9)  # more rows than any file so far
+    lines = [r.getMessage() for r in caplog.records]
+    tried = f"/dev/shm (No space left on device), {tempfile.gettempdir()} (No space left on device)"
+    assert len(lines) == 1 and lines[0].startswith("Vox masks are built in process while there is no room for the ")
+    assert lines[0].endswith(f" KiB mask file in {tried}"), lines
+    worker = remote.mask_worker
+    assert worker is not None and worker.alive
+    monkeypatch.undo()
+    assert _done(remote, text, n=9) == _done(plain, text, n=9)
+
+
+def test_a_retry_pass_that_loses_the_worker_says_so(plain: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each choice's summary is the first pass's report plus what later passes saw of the whole
+    request (their row lines number other rows and are left out)."""
+    from types import SimpleNamespace
+
+    import serving.engine
+    from pipeline.decoding_constraint import ConstraintReport
+
+    passes = [["row 0: dead end after 3 tokens; unconstrained from here"],
+              ["row 0: about another row", "mask worker stopped (it exited (code 1)); unconstrained from here"]]
+
+    def two_passes(model: Any, tokenizer: Any, prompt_ids: list[int], params: Any, eos: Any, make: Any,
+                   n: int, rounds: int, **kwargs: Any) -> Any:
+        for events in passes:
+            make(n)[0].report.events.extend(events)
+        return [[] for _ in range(n)], [dict(NO_RETRIES) for _ in range(n)]
+
+    monkeypatch.setattr(serving.engine, "verified_choices", two_passes)
+    prepared = plain.prepare([{"role": "user", "content": REQUESTS[0][0]}], max_tokens=8, n=2)
+    make = lambda rows: [SimpleNamespace(report=ConstraintReport())]  # noqa: E731
+    last = [e for e in plain._verified(prepared, make, None) if e.finish_reason is not None]
+    assert [(e.constraint or {})["events"] for e in last] == [[passes[0][0], passes[1][1]], [passes[1][1]]]
