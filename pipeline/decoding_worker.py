@@ -90,7 +90,8 @@ class SharedMasks:
 
     The main process creates the file and removes its name once the worker has mapped it
     (:meth:`unlink`, at the worker's first answer after ``start``): the memory lives as long as
-    both maps, and nothing is left behind however either process ends.
+    both maps, and from then on nothing is left behind however either process ends (only a
+    ``SIGKILL`` of the main process in the milliseconds before that answer leaves the file).
 
     Args:
         rows: sequences of the generation (rows of the array).
@@ -129,7 +130,6 @@ class SharedMasks:
         self.array = np.empty((0, 0), dtype=np.float32)  # drop the view before the map
         with contextlib.suppress(BufferError):
             self._map.close()
-
 
 
 class _Ended(Exception):
