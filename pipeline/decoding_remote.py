@@ -170,7 +170,11 @@ class MaskWorker:
                 raise WorkerGone(f"no answer in {timeout:g} s")
             return self.conn.recv()
         except (EOFError, OSError) as exc:
-            raise WorkerGone(f"it exited ({type(exc).__name__})") from None
+            try:  # its end closed: it is exiting, say how (as for a worker found dead between requests)
+                cause = _exit_cause(self._proc.wait(timeout=1))
+            except subprocess.TimeoutExpired:
+                cause = type(exc).__name__
+            raise WorkerGone(f"it exited ({cause})") from None
 
     def stop(self, why: str) -> None:
         """Give the worker up for good (logged once); later requests build their masks in process."""

@@ -12,9 +12,11 @@ since a small local model fixes a program far more often in N tries than in one.
 keep one candidate (each costs money) unless ``--candidates`` is given explicitly.
 
 ``vox serve`` generates the ``n`` candidates in one batch (one request, one model call). A
-server that refuses ``n`` or returns fewer choices gets the missing candidates as separate
-calls; a failed best-of-n call falls back to the ordinary cascade (one candidate). Model output
-is only parsed and checked, never executed.
+server that refuses ``n`` as too many, naming its limit (``vox serve --max-n``: "at most K"), is
+asked for K at a time, and the sampler remembers K for that server; one that refuses ``n``
+otherwise or returns fewer choices gets the missing candidates as separate calls; a failed
+best-of-n call falls back to the ordinary cascade (one candidate). Model output is only parsed
+and checked, never executed.
 """
 
 from __future__ import annotations
@@ -41,6 +43,15 @@ CANDIDATE_TEMPERATURE: Final = 0.7
 #: a 400 about the ``n`` parameter ("only n=1 is supported", vox serve's "n=40 is too many choices"),
 #: as opposed to one about another field ("max_tokens=1024 is too large" holds the letter n too)
 _REFUSES_N: Final = re.compile(r"(?<![\w.])n\b")
+#: the most choices a server says it gives per request ("at most 4 per request", "maximum of 4",
+#: "n must be <= 4")
+_N_LIMIT: Final = re.compile(r"(?:at most|maximum(?: of)?|<=|less than or equal to)\s+(\d+)", re.IGNORECASE)
+
+
+def n_limit(message: str) -> int | None:
+    """The most choices per request a 400 about ``n`` names (``None``: it names none, or 1)."""
+    found = _N_LIMIT.search(message)
+    return int(found.group(1)) if found and int(found.group(1)) > 1 else None
 
 
 @dataclass(frozen=True)
@@ -196,8 +207,9 @@ def pick(texts: Sequence[str], request: str, check: Callable[[str], Any] | None 
 
 def litellm_sampler(keys: Mapping[str, Any], *, timeout: float = 120.0, max_tokens: int | None = None,
                     temperature: float = CANDIDATE_TEMPERATURE, mock: Mapping[str, Any] | None = None) -> Sampler:
-    """A :data:`Sampler` over LiteLLM: one non-streaming call with ``n``; missing candidates (a
-    server that ignores or refuses ``n``) come from one call each.
+    """A :data:`Sampler` over LiteLLM: one non-streaming call with ``n``, or batches of the most a
+    server said it gives (remembered per model and endpoint); missing candidates (a server that
+    ignores or refuses ``n``) come from one call each.
 
     Args:
         keys: provider -> resolved key (hosted candidates); local ones use :data:`LOCAL_API_KEY`.
@@ -206,6 +218,8 @@ def litellm_sampler(keys: Mapping[str, Any], *, timeout: float = 120.0, max_toke
         temperature: sampling temperature.
         mock: candidate id -> LiteLLM ``mock_response`` (tests and benchmarks).
     """
+
+    limits: dict[tuple[str, str | None], int] = {}  # (model, api_base) -> most choices it gives per request
 
     def sample(candidate: Any, messages: Sequence[Mapping[str, str]], n: int) -> Samples:
         litellm = import_litellm()
@@ -226,14 +240,23 @@ def litellm_sampler(keys: Mapping[str, Any], *, timeout: float = 120.0, max_toke
         texts: list[str] = []
         pt = ct = 0
         estimated = False
-        try:
-            calls = [litellm.completion(n=n, **params)]
-        except litellm.BadRequestError as exc:  # e.g. "only n=1 is supported": one call per candidate
-            if not _REFUSES_N.search(str(exc)):  # another 400 (e.g. max_tokens): asking n times fails too
-                raise
-            calls = []
-        for response in calls:
-            texts.extend(c.message.content or "" for c in response.choices)
+        server = (candidate.litellm_model, params.get("api_base"))
+        calls: list[Any] = []
+        while len(texts) < n:  # batches of what the server gives at once (all n, unless it said less)
+            batch = min(n - len(texts), limits.get(server, n))
+            if batch < 2:
+                break
+            try:
+                calls.append(litellm.completion(n=batch, **params))
+            except litellm.BadRequestError as exc:  # e.g. "only n=1 is supported": one call per candidate
+                if not _REFUSES_N.search(str(exc)):  # another 400 (e.g. max_tokens): asking n times fails too
+                    raise
+                limits[server] = min(batch - 1, n_limit(str(exc)) or 1)
+                continue
+            got = [c.message.content or "" for c in calls[-1].choices[:batch]]
+            texts.extend(got)
+            if len(got) < batch:  # it ignores n: the rest one call each
+                break
         while len(texts) < n:  # each call adds at least one text, or raises
             response = litellm.completion(**params)
             calls.append(response)

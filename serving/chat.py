@@ -401,6 +401,8 @@ def routed_sender(catalog: Any, keys: Mapping[str, Any], mode: str, *, k: int = 
     memory = health if health is not None else ProviderHealth()
     given = max_tokens is not None
     limit = max_tokens if max_tokens is not None else DEFAULT_MAX_TOKENS
+    # one sampler for the session: it remembers how many choices each server gives per request
+    sample = sampler or litellm_sampler(keys, timeout=timeout, max_tokens=limit, mock=mock)
 
     def send(messages: Sequence[Message], turn: Turn) -> Iterable[ChatEvent]:
         request = route_request(turn.request, messages, max_output_tokens=limit, max_tokens_given=given,
@@ -417,7 +419,6 @@ def routed_sender(catalog: Any, keys: Mapping[str, Any], mode: str, *, k: int = 
         if progress is not None:
             progress(progress_line(decision.primary.id, n, turn.repair))
         if n > 1:
-            sample = sampler or litellm_sampler(keys, timeout=timeout, max_tokens=limit, mock=mock)
             return best_of_n_events(decision.primary, messages, n, turn.request, sample=sample, fallback=cascade,
                                     explain=explain)
         return cascade()

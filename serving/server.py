@@ -16,6 +16,7 @@ import asyncio
 import errno
 import json
 import logging
+import signal
 import socket
 import sys
 import threading
@@ -40,7 +41,7 @@ from serving.openai_wire import (
     non_utf8_body_response,
     validation_error_response,
 )
-from serving.service import Service
+from serving.service import Service, ShuttingDown
 from serving.sse import stream_events
 
 log = logging.getLogger(__name__)
@@ -210,6 +211,8 @@ def create_app(engine: Engine, *, default_max_tokens: int = 512, max_queue: int 
             return StreamingResponse(events, media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
         try:
             choices = await service.complete_unless_disconnected(request, prepared)
+        except ShuttingDown as exc:
+            return error_response(503, str(exc), code="shutting_down")
         except ServingError as exc:
             return error_response(500, f"generation failed: {exc}")
         except Exception as exc:  # noqa: BLE001 - one request's failure must not take the server down
@@ -237,7 +240,43 @@ def bind_socket(host: str, port: int) -> socket.socket:
         bad_host = isinstance(exc, socket.gaierror) or exc.errno == errno.EADDRNOTAVAIL
         error = UsageError if bad_host else ServingError
         raise error(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc
+    sock.listen(128)  # connections wait in the backlog from now on, not refused while the model loads
     return sock
+
+
+def uvicorn_server(app: FastAPI, log_level: str) -> Any:
+    """The ``uvicorn.Server`` of an app from :func:`create_app` (``lifespan`` off). On the first
+    Ctrl-C or ``SIGTERM`` the request in progress is finished and the waiting ones are refused
+    (503, :meth:`serving.service.Service.shut_down`; before, every queued request ran first); on a
+    second Ctrl-C the one in progress is cancelled too, and the tasks uvicorn then cancels are not
+    logged as application errors (they were two tracebacks)."""
+    import uvicorn
+
+    service: Service = app.state.service
+
+    class Server(uvicorn.Server):
+        def handle_exit(self, sig: int, frame: Any) -> None:
+            force = self.should_exit and sig == signal.SIGINT
+            count = service.shut_down(cancel_running=force)
+            if not self.should_exit and count:
+                waiting = f", {count - 1} waiting refused" if count > 1 else ""
+                _UVICORN_LOG.info("Stopping: the request in progress is finished%s (Ctrl-C again to cancel it)",
+                                  waiting)
+            super().handle_exit(sig, frame)
+
+    server = Server(uvicorn.Config(app, log_level=log_level, lifespan="off"))
+    _UVICORN_LOG.addFilter(_not_a_cancelled_task)
+    return server
+
+
+#: uvicorn's own logger (its startup/shutdown lines and "Exception in ASGI application")
+_UVICORN_LOG: Final = logging.getLogger("uvicorn.error")
+
+
+def _not_a_cancelled_task(record: logging.LogRecord) -> bool:
+    """Leave out uvicorn's traceback of a request task it cancelled while forced to stop."""
+    kind = record.exc_info[0] if record.exc_info else None
+    return not (kind is not None and issubclass(kind, (asyncio.CancelledError, KeyboardInterrupt)))
 
 
 class ServerThread:
@@ -248,13 +287,11 @@ class ServerThread:
     """
 
     def __init__(self, engine: Engine, host: str = "127.0.0.1", port: int = 0, **app_kwargs: Any) -> None:
-        import uvicorn
-
         self.host = host
         self._sock = bind_socket(host, port)
         self.port: int = self._sock.getsockname()[1]
-        config = uvicorn.Config(create_app(engine, **app_kwargs), log_level="warning", lifespan="off")
-        self._server = uvicorn.Server(config)
+        self.app = create_app(engine, **app_kwargs)
+        self._server = uvicorn_server(self.app, "warning")
         self._thread = threading.Thread(
             target=self._server.run, kwargs={"sockets": [self._sock]}, name=f"vox-serve-{self.port}", daemon=True
         )
@@ -292,11 +329,9 @@ def serve(
     Raises:
         ServingError: ``host:port`` cannot be bound.
     """
-    import uvicorn
-
     sock = sock if sock is not None else bind_socket(host, port)
-    config = uvicorn.Config(create_app(engine, **app_kwargs), log_level="info", lifespan="off")
+    server = uvicorn_server(create_app(engine, **app_kwargs), "info")
     try:
-        uvicorn.Server(config).run(sockets=[sock])
+        server.run(sockets=[sock])
     finally:
         sock.close()

@@ -3,7 +3,9 @@
 :class:`Service` turns a validated :class:`~serving.openai_wire.ChatRequest` into a
 :class:`~serving.prepared.Prepared` (or the 4xx it deserves), runs generations one after another
 on one worker thread (FIFO; never interleaved in one model call), and cancels a non-streamed
-generation whose client hung up.
+generation whose client hung up. When the server is asked to stop (:meth:`Service.shut_down`), the
+request in progress is finished and those still waiting are refused (503); asked again, the one in
+progress is cancelled too.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from fastapi import Request
 from fastapi.responses import JSONResponse
 
 from serving.engine import MAX_CHOICES, Engine
+from serving.errors import ServingError
 from serving.openai_wire import ChatRequest, error_response
 from serving.prepared import Completion, Prepared
 from serving.probe import pass_rate
@@ -27,6 +30,14 @@ log = logging.getLogger(__name__)
 
 #: seconds between checks for a vanished client while a non-streamed request waits or runs
 DISCONNECT_POLL_S: Final = 0.1
+
+
+class ShuttingDown(ServingError):
+    """The server is stopping: a request that had not started is refused (503)."""
+
+    def __init__(self) -> None:
+        super().__init__("the server is shutting down: this request was not started; send it again "
+                         "to another server or once this one is back")
 
 
 class Service:
@@ -47,6 +58,36 @@ class Service:
         self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vox-generate")
         self.pending = 0  # requests submitted to the worker and not finished (event-loop only)
         self.created = int(time.time())
+        self.closing = threading.Event()  # set by shut_down: requests not started are refused
+        self._cancels: set[threading.Event] = set()  # the cancel event of each request submitted
+
+    def shut_down(self, cancel_running: bool = False) -> int:
+        """Stop taking work: requests that have not started are refused with :class:`ShuttingDown`
+        when their turn comes; with ``cancel_running`` the one generating is cancelled too (it
+        ends with ``finish_reason`` ``"cancelled"``). Thread-safe (called from a signal handler).
+        Returns how many requests were waiting or running."""
+        self.closing.set()
+        if cancel_running:
+            for cancel in list(self._cancels):
+                cancel.set()
+        return len(self._cancels)
+
+    def guarded(self, cancel: threading.Event, fn: Any) -> Any:
+        """``fn`` wrapped for the worker thread: it raises :class:`ShuttingDown` instead of running
+        once :meth:`shut_down` was called, and ``cancel`` is known to :meth:`shut_down` until the
+        request ends (call :meth:`release` then)."""
+        self._cancels.add(cancel)
+
+        def run(*args: Any) -> Any:
+            if self.closing.is_set():
+                raise ShuttingDown
+            return fn(*args)
+
+        return run
+
+    def release(self, cancel: threading.Event) -> None:
+        """Forget a finished request's ``cancel`` event (:meth:`guarded`)."""
+        self._cancels.discard(cancel)
 
     def model_card(self) -> dict[str, Any]:
         """The ``/v1/models`` entry of the served model."""
@@ -126,9 +167,12 @@ class Service:
         A JSON (non-SSE) client that gives up used to keep the model busy to ``max_tokens`` while
         the next request waited (issue 14 item 13). The cancelled completions are still returned
         (nobody reads them); a queued request cancelled before it started generates nothing.
+
+        Raises:
+            ShuttingDown: the server began to stop before this request's turn came.
         """
         cancel = threading.Event()
-        future = self.submit(self.engine.completions, prepared, cancel)
+        future = self.submit(self.guarded(cancel, self.engine.completions), prepared, cancel)
         try:
             while True:
                 done, _ = await asyncio.wait({future}, timeout=DISCONNECT_POLL_S)
@@ -140,3 +184,4 @@ class Service:
                     return list(await future)
         finally:
             cancel.set()
+            self.release(cancel)

@@ -20,7 +20,7 @@ from typing import Any
 
 from serving.openai_wire import chunk_body, usage
 from serving.prepared import Prepared, StreamEvent
-from serving.service import Service
+from serving.service import Service, ShuttingDown
 
 log = logging.getLogger(__name__)
 
@@ -42,12 +42,16 @@ async def stream_events(service: Service, prepared: Prepared, completion_id: str
         except RuntimeError:  # the event loop is gone (server shutting down)
             cancel.set()
 
-    def work() -> None:
-        try:
-            if cancel.is_set():
-                return
+    def generate() -> None:
+        if not cancel.is_set():
             for event in engine.stream(prepared, cancel):
                 put(event)
+
+    run = service.guarded(cancel, generate)  # refused (ShuttingDown) if the server stops first
+
+    def work() -> None:
+        try:
+            run()
         except Exception as exc:  # noqa: BLE001 - reported to the client as an SSE error event
             put(exc)
         finally:
@@ -66,6 +70,10 @@ async def stream_events(service: Service, prepared: Prepared, completion_id: str
         for index in range(prepared.n):
             yield chunk(index, {"role": "assistant", "content": ""})
         while (item := await queue.get()) is not _END:
+            if isinstance(item, ShuttingDown):
+                error = {"message": str(item), "type": "server_error", "code": "shutting_down"}
+                yield f"data: {json.dumps({'error': error})}\n\n"
+                continue
             if isinstance(item, Exception):
                 log.error("streamed generation failed: %s", item)
                 error = {"message": f"generation failed: {type(item).__name__}: {item}", "type": "server_error"}
@@ -90,3 +98,4 @@ async def stream_events(service: Service, prepared: Prepared, completion_id: str
         yield "data: [DONE]\n\n"
     finally:
         cancel.set()  # client went away or we finished: stop generating, free the queue
+        service.release(cancel)

@@ -24,6 +24,9 @@ declare. The rules, in order, for each backticked span:
 4. A span listed after ``variants``/``cases``/``fields`` is a part of the type named before it,
    not an item; a requested type whose variants or fields are listed, in backticks or plain words,
    must have exactly those, in any order (:mod:`vox_lang.request_shapes`).
+5. Without backticks, a name right after a kind word that cannot be English ("a function
+   count_above that ...", "an actor named Greeter", "a struct Point") is asked for by name
+   (:mod:`vox_lang.request_plain`).
 
 Kind words: function/fn/tool/view/component/page → ``function``; workflow, activity, type (record,
 struct, enum, alias), actor, handler. Prelude names, reserved words and call expressions with
@@ -42,6 +45,7 @@ from vox_lang import syntax
 from vox_lang.diagnostics import DiagnosticSink
 from vox_lang.lexer import KEYWORDS
 from vox_lang.prelude import BUILTIN_TYPES, BUILTINS, CONSTRUCTORS, VIEW_ELEMENTS
+from vox_lang.request_plain import plain_items
 from vox_lang.request_shapes import ROLE_WORDS, listed_signature
 from vox_lang.request_spans import read_span
 from vox_lang.signatures import fn_signature, params_text, same_shape, type_signature
@@ -292,6 +296,11 @@ def extract_request(text: str) -> RequestSpec:
         if item is not None and (item.kind, item.name) not in seen:
             seen.add((item.kind, item.name))
             items.append(item)
+    named = {item.name for item in items}
+    for kind, name in plain_items(text, _NOT_NAMES):  # rule 5: a name without backticks
+        if name not in named:
+            named.add(name)
+            items.append(RequestedItem(kind, name))
     return RequestSpec(tuple(items))
 
 

@@ -161,6 +161,9 @@ def serve(
             cache = f"{cache}, {engine.start_mask_worker()}"
         else:
             cache = f"{cache}, Vox masks in process"
+        if max_tokens >= engine.max_context:
+            typer.echo(f"warning: --max-tokens {max_tokens} is not below the model's context of {engine.max_context} "
+                       "tokens: a request without max_tokens gets what room its prompt leaves", err=True)
         port = sock.getsockname()[1]  # the real one when --port 0
         url_host = f"[{host}]" if ":" in host else host
         typer.echo(

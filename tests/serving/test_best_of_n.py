@@ -7,6 +7,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+import pytest
+
 from serving.best_of_n import (
     DEFAULT_LOCAL_CANDIDATES,
     Samples,
@@ -424,3 +426,45 @@ def test_blank_candidates_are_an_empty_answer_not_a_pick(replay: Any) -> None:
         send = routed_sender(catalog_for(server.base_url), {}, "free", timeout=10, candidates=2)
         with pytest.raises(AllProvidersFailed, match="empty answer|streamed no text"):
             run_chat(send, lambda _p: None, lambda _t: None, prompt=REQUEST)
+
+
+def test_a_server_with_a_lower_max_n_is_asked_in_batches_it_gives(tiny_export_dir: Any) -> None:
+    """A new-user trial: `vox serve --max-n 4` and the default best-of-8 gave a 400, then 8 calls
+    of one choice each, on every turn (3x slower). Now: batches of the limit the 400 names,
+    remembered for the session (a repair turn asks for 4 at once at the first try)."""
+    from serving.engine import Engine
+    from serving.server import ServerThread
+    from tests.serving.test_repair_loop import catalog_for
+
+    engine = Engine.load(tiny_export_dir, device="cpu")
+    calls: list[int] = []
+    original = engine.completions
+
+    def completions(prepared: Any, cancel: Any = None) -> Any:
+        calls.append(prepared.n)
+        return original(prepared, cancel)
+
+    engine.completions = completions  # type: ignore[method-assign]  # records each generation
+    server = ServerThread(engine, max_n=4)
+    server.start()
+    try:
+        catalog = catalog_for(server.base_url)
+        entry = replace(catalog.entries[0], id=f"local/{engine.model_id}", litellm_model=f"openai/{engine.model_id}")
+        send = routed_sender(catalog.with_entries([entry]), {}, "free", timeout=30, max_tokens=16, candidates=9)
+        run_chat(send, lambda _p: None, _ignore, prompt=REQUEST, options=ChatOptions(max_repairs=1))
+    finally:
+        server.stop()
+    assert calls[:3] == [4, 4, 1], calls  # 9 = 4 + 4 + 1 after the 400 naming "at most 4"
+    assert calls[3:] in ([], [4, 4, 1]), calls  # a repair turn, if one ran, without a 400 first
+
+
+@pytest.mark.parametrize(("message", "limit"), [
+    ("n=9 is too many choices: this server generates at most 4 per request (vox serve --max-n)", 4),
+    ("n must be <= 8", 8),
+    ("only n=1 is supported", None),
+    ("the maximum of 1 choice", None),
+])
+def test_the_limit_a_400_names(message: str, limit: int | None) -> None:
+    from serving.best_of_n import n_limit
+
+    assert n_limit(message) == limit

@@ -125,8 +125,10 @@ def test_the_startup_line_says_where_the_masks_are_built(tiny_export_dir: Path,
 
     monkeypatch.setattr(serving.server, "serve", lambda *args, **kwargs: None)
     runner = CliRunner()
-    result = runner.invoke(app, ["serve", str(tiny_export_dir), "--port", "0", "--no-mask-worker"])
+    result = runner.invoke(app, ["serve", str(tiny_export_dir), "--port", "0", "--no-mask-worker",
+                                 "--max-tokens", "100000"])
     assert result.exit_code == 0 and ", Vox masks in process); Ctrl-C to stop" in result.stderr, result.stderr
+    assert "warning: --max-tokens 100000 is not below the model's context of " in result.stderr
     every = str(usable_cores())
     result = runner.invoke(app, ["serve", str(tiny_export_dir), "--port", "0", "--mask-worker", "--threads", every])
     assert result.exit_code == 0 and ", Vox masks in a second process); Ctrl-C to stop" in result.stderr

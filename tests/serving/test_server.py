@@ -735,3 +735,69 @@ def test_health_counts_waiting_requests_not_the_running_one() -> None:
     engine.busy, app.state.service.pending = False, 0
     with TestClient(app) as http:
         assert http.get("/health").json()["queued"] == 0
+
+
+@pytest.fixture
+def stoppable(tiny_export_dir: Path) -> Iterator[tuple[Any, list[tuple[Any, float, float]]]]:
+    """A server (its ServerThread) whose engine has no EOS id: answers run to their token limit."""
+    from serving.engine import Engine
+    from serving.server import ServerThread
+
+    engine = Engine.load(tiny_export_dir, device="cpu")
+    engine.eos_ids = frozenset()
+    spans = _recording(engine)
+    server = ServerThread(engine)
+    server.start()
+    yield server, spans
+    server.stop()
+
+
+@pytest.mark.parametrize("twice", [False, True])
+def test_ctrl_c_finishes_the_running_request_and_refuses_the_waiting_ones(
+        stoppable: tuple[Any, list[Any]], tiny_model_name: str, caplog: pytest.LogCaptureFixture, twice: bool) -> None:
+    """A new-user trial: one Ctrl-C ran all 5 queued n=16 requests first (35 s); a second one
+    printed two tracebacks. Now the running request ends (cancelled by a second Ctrl-C), the
+    waiting ones get a 503 (a streamed one an SSE error), and nothing is logged as an error."""
+    import signal
+
+    server, spans = stoppable
+    url = f"{server.base_url}/chat/completions"
+    payload = {"model": tiny_model_name, "messages": MESSAGES, "max_tokens": 300, "temperature": 0}
+    answers: dict[str, Any] = {}
+
+    def running() -> None:
+        answers["running"] = httpx.post(url, json=payload, timeout=60)
+
+    def waiting_json() -> None:
+        answers["json"] = httpx.post(url, json=payload, timeout=60)
+
+    def waiting_stream() -> None:
+        with httpx.stream("POST", url, json={**payload, "stream": True}, timeout=60) as r:
+            answers["stream"] = [line for line in r.iter_lines() if line.startswith("data: ")]
+
+    first = threading.Thread(target=running)
+    first.start()
+    deadline = time.monotonic() + 20
+    while not _health(server.base_url)["busy"] and time.monotonic() < deadline:
+        time.sleep(0.01)
+    others = [threading.Thread(target=fn) for fn in (waiting_json, waiting_stream)]
+    for thread in others:
+        thread.start()
+    while _health(server.base_url)["queued"] < 2 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    with caplog.at_level("INFO", logger="uvicorn.error"):
+        server._server.handle_exit(signal.SIGINT, None)
+        if twice:
+            server._server.handle_exit(signal.SIGINT, None)
+        for thread in (first, *others):
+            thread.join(60)
+    assert "Stopping: the request in progress is finished, 2 waiting refused" in caplog.text
+    assert not [r for r in caplog.records if r.levelname == "ERROR"], caplog.text
+    done = answers["running"].json()
+    assert answers["running"].status_code == 200
+    assert (done["usage"]["completion_tokens"] < 300) == twice, done["usage"]
+    refused = answers["json"]
+    assert refused.status_code == 503 and refused.json()["error"]["code"] == "shutting_down"
+    assert refused.json()["error"]["message"].startswith("the server is shutting down: this request was not started")
+    assert any('"code": "shutting_down"' in line for line in answers["stream"]), answers["stream"]
+    assert len(spans) == 1  # only the running request generated

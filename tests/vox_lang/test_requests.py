@@ -332,3 +332,38 @@ def test_a_request_s_words_are_read_a_bounded_number_of_times(unit: str, monkeyp
     text = "".join(unit.format(i=i) for i in range(spans))
     extract_request(text)
     assert counting.chars <= 2 * len(text) + 40 * spans, (counting.chars, len(text))
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # a new-user trial: without backticks the name was not required, and `fn pick_above` got a PASS
+    ("write a vox function count_above that takes a list of ints and a limit",
+     [("function", "count_above", None)]),
+    ("a Vox function countAbove over a list", [("function", "countAbove", None)]),
+    ("I need a function named total", [("function", "total", None)]),
+    ("an actor called Greeter that says hello", [("actor", "Greeter", None)]),
+    ("a struct Point with x and y", [("type", "Point", None)]),
+    ("an enum Color with Red and Green", [("type", "Color", None)]),
+    ("a function add(a, b) returning the sum", [("function", "add", None)]),
+    # English after the kind word, a name no program can declare, a backticked span in between
+    ("Write a function that adds two numbers. A type of list. A function To compute it.", []),
+    ("a function in Vox that prints main; write a function main", []),
+    ("write a function named `bucket_parcels` taking limit (int)", [("function", "bucket_parcels", None)]),
+])
+def test_a_name_without_backticks_is_asked_for(text: str, expected: list[tuple[str, str, str | None]]) -> None:
+    assert [(i.kind, i.name, i.signature) for i in extract_request(text).items] == expected
+
+
+def test_the_plain_name_is_required_of_the_program() -> None:
+    spec = extract_request("write a vox function count_above that counts the items above limit")
+    other = "fn pick_above(xs: List[int]) to int {\n  ret 0\n}\n"
+    assert missing_items(spec, other) == ["count_above"]
+    assert missing_items(spec, other.replace("pick_above", "count_above")) == []
+
+
+@pytest.mark.parametrize("text", [
+    "Fix this Vox code: fn total(xs: List[int]) -> int { return 0 }",
+    "Fix it:\n```vox\nfunction total(xs: List[int]) to int {\n  ret 0\n}\n```",
+    "Why does type Point = { x: int } fail? And actor Greeter { } too?",
+])
+def test_pasted_code_is_not_read_as_plain_names(text: str) -> None:
+    assert extract_request(text).items == ()
