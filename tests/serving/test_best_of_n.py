@@ -246,14 +246,11 @@ def test_a_server_refusing_n_gets_one_call_per_candidate(replay: Any) -> None:
     assert requests[0]["n"] == 4 and all("n" not in r or r["n"] == 1 for r in requests[1:])
 
 
-def test_local_vox_serve_answers_all_candidates_in_one_generation(tiny_export_dir: Any) -> None:
-    # Through the real `vox serve` (tiny random model) and the real router: the default candidates are
-    # one request with that n, generated in one batch (one engine call); --explain counts the passes.
+def _counted_engine(export: Any) -> tuple[Any, list[int]]:
+    """The tiny export's engine, recording each generation's ``n``."""
     from serving.engine import Engine
-    from serving.server import ServerThread
-    from tests.serving.test_repair_loop import catalog_for
 
-    engine = Engine.load(tiny_export_dir, device="cpu")
+    engine = Engine.load(export, device="cpu")
     calls: list[int] = []
     original = engine.completions
 
@@ -262,6 +259,16 @@ def test_local_vox_serve_answers_all_candidates_in_one_generation(tiny_export_di
         return original(prepared, cancel)
 
     engine.completions = completions  # type: ignore[method-assign]  # records each generation
+    return engine, calls
+
+
+def test_local_vox_serve_answers_all_candidates_in_one_generation(tiny_export_dir: Any) -> None:
+    # Through the real `vox serve` (tiny random model) and the real router: the default candidates are
+    # one request with that n, generated in one batch (one engine call); --explain counts the passes.
+    from serving.server import ServerThread
+    from tests.serving.test_repair_loop import catalog_for
+
+    engine, calls = _counted_engine(tiny_export_dir)
     server = ServerThread(engine)
     server.start()
     try:
@@ -432,19 +439,10 @@ def test_a_server_with_a_lower_max_n_is_asked_in_batches_it_gives(tiny_export_di
     """A new-user trial: `vox serve --max-n 4` and the default best-of-8 gave a 400, then 8 calls
     of one choice each, on every turn (3x slower). Now: batches of the limit the 400 names,
     remembered for the session (a repair turn asks for 4 at once at the first try)."""
-    from serving.engine import Engine
     from serving.server import ServerThread
     from tests.serving.test_repair_loop import catalog_for
 
-    engine = Engine.load(tiny_export_dir, device="cpu")
-    calls: list[int] = []
-    original = engine.completions
-
-    def completions(prepared: Any, cancel: Any = None) -> Any:
-        calls.append(prepared.n)
-        return original(prepared, cancel)
-
-    engine.completions = completions  # type: ignore[method-assign]  # records each generation
+    engine, calls = _counted_engine(tiny_export_dir)
     server = ServerThread(engine, max_n=4)
     server.start()
     try:

@@ -372,18 +372,10 @@ def recording_server(tiny_export_dir: Path) -> Iterator[tuple[str, list[tuple[An
 
 
 @pytest.fixture
-def endless_server(tiny_export_dir: Path) -> Iterator[tuple[str, list[tuple[Any, float, float]]]]:
+def endless_server(stoppable: tuple[Any, list[Any]]) -> tuple[str, list[tuple[Any, float, float]]]:
     """As ``recording_server``, but the engine has no EOS id: every answer runs to its token limit."""
-    from serving.engine import Engine
-    from serving.server import ServerThread
-
-    engine = Engine.load(tiny_export_dir, device="cpu")
-    engine.eos_ids = frozenset()
-    spans = _recording(engine)
-    server = ServerThread(engine)
-    server.start()
-    yield server.base_url, spans
-    server.stop()
+    server, spans = stoppable
+    return server.base_url, spans
 
 
 def test_concurrent_requests_are_queued_not_interleaved(
