@@ -70,13 +70,12 @@ async def stream_events(service: Service, prepared: Prepared, completion_id: str
         for index in range(prepared.n):
             yield chunk(index, {"role": "assistant", "content": ""})
         while (item := await queue.get()) is not _END:
-            if isinstance(item, ShuttingDown):
-                error = {"message": str(item), "type": "server_error", "code": "shutting_down"}
-                yield f"data: {json.dumps({'error': error})}\n\n"
-                continue
             if isinstance(item, Exception):
-                log.error("streamed generation failed: %s", item)
-                error = {"message": f"generation failed: {type(item).__name__}: {item}", "type": "server_error"}
+                if isinstance(item, ShuttingDown):
+                    error = {"message": str(item), "type": "server_error", "code": "shutting_down"}
+                else:
+                    log.error("streamed generation failed: %s", item)
+                    error = {"message": f"generation failed: {type(item).__name__}: {item}", "type": "server_error"}
                 yield f"data: {json.dumps({'error': error})}\n\n"
                 continue
             if item.text:
